@@ -1,0 +1,82 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// The tree mirrors the data flow (see docs and ../shared/DESIGN.md):
+/// radios -> transports -> pure codecs -> hosts -> peer sessions -> proximity -> events -> stdout.
+let package = Package(
+    name: "NearbyBridge",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "nearby-bridge", targets: ["NearbyBridgeCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+    ],
+    targets: [
+        // C libraries, imported through pkg-config.
+        .systemLibrary(
+            name: "CLibUSB", pkgConfig: "libusb-1.0",
+            providers: [.apt(["libusb-1.0-0-dev"])]),
+        .systemLibrary(
+            name: "CBlueZ", pkgConfig: "bluez",
+            providers: [.apt(["libbluetooth-dev"])]),
+
+        // Pure codecs: bytes in, values out; no I/O, no clocks.
+        .target(name: "UCI"),
+        .target(name: "PeerProtocol"),
+
+        // I/O and protocol state.
+        .target(
+            name: "UCIHost",
+            dependencies: [
+                "UCI", "CLibUSB",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(
+            name: "BLE",
+            dependencies: ["CBlueZ"]),
+
+        // Per-peer logic and output.
+        .target(name: "Proximity"),
+        .target(
+            name: "Events",
+            dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
+        .target(
+            name: "Bridge",
+            dependencies: [
+                "UCI", "UCIHost", "PeerProtocol", "BLE", "Proximity", "Events",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+
+        // The virtual world: the embedded default and the test stand-in for both radios.
+        .target(
+            name: "Simulation",
+            dependencies: [
+                "UCI", "UCIHost", "PeerProtocol", "BLE", "Bridge", "Events",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Scenarios")]),
+
+        .executableTarget(
+            name: "NearbyBridgeCLI",
+            dependencies: [
+                "UCIHost", "BLE", "Bridge", "Events", "Simulation",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]),
+
+        .testTarget(name: "UCITests", dependencies: ["UCI"]),
+        .testTarget(name: "PeerProtocolTests", dependencies: ["PeerProtocol"]),
+        .testTarget(name: "UCIHostTests", dependencies: ["UCI", "UCIHost"]),
+        .testTarget(name: "ProximityTests", dependencies: ["Proximity"]),
+        .testTarget(name: "EventsTests", dependencies: ["Events"]),
+        .testTarget(
+            name: "BridgeTests",
+            dependencies: ["Bridge", "Simulation", "Events", "UCI", "UCIHost", "PeerProtocol"],
+            resources: [.copy("Golden")]),
+    ],
+    swiftLanguageModes: [.v6]
+)

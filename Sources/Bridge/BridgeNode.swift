@@ -1,0 +1,135 @@
+import BLE
+import Events
+import Logging
+import PeerProtocol
+import UCI
+import Synchronization
+import UCIHost
+
+/// One rig: a UWB radio, a BLE adapter, the peer registry, and the event output.
+///
+/// Inputs from both radios and the clock go through one inbox and are handled one at a time;
+/// each peer's state lives in its own `PeerSession` actor inside the registry.
+public final class BridgeNode: Sendable {
+    public let identity: NodeIdentity
+    public let uwb: UCIHost
+    private let uwbTransportName: String
+    private let ble: any BLEAdapter
+    private let inbox: NodeInbox
+    private let registry: PeerRegistry
+    private let context: PeerContext
+    /// Set by `stop`, so the radios closing on purpose is not reported as a device loss.
+    private let stopping = Atomic<Bool>(false)
+
+    /// - Parameters:
+    ///   - tracker: set by the simulation so it can wait for the node to go idle.
+    ///   - seed: seeds this node's choices (session ids, STS values) for reproducible runs.
+    public init(
+        identity: NodeIdentity, config: BridgeConfig, uwbTransport: any UCITransport, ble: any BLEAdapter,
+        events: EventStream, time: any TimeSource, logger: Logger, seed: UInt64, tracker: WorkTracker? = nil
+    ) {
+        let inbox = NodeInbox(tracker: tracker)
+        var logger = logger
+        logger[metadataKey: "node"] = "\(identity.name)"
+        let uwb = UCIHost(transport: uwbTransport, logger: logger) { inbox.post(.uwb($0)) }
+        let tag = identity.tag
+        let context = PeerContext(
+            identity: identity, config: config, uwb: uwb, ble: ble, logger: logger, time: time,
+            emit: { body in events.emit(Event(node: tag, body: body), timestampMilliseconds: time.nowMilliseconds()) })
+        self.identity = identity
+        self.uwb = uwb
+        self.uwbTransportName = uwbTransport.description
+        self.ble = ble
+        self.inbox = inbox
+        self.context = context
+        self.registry = PeerRegistry(context: context, seed: seed)
+    }
+
+    /// Brings both radios up and reports them as `device` events. Throws if the UWB radio does not
+    /// answer; a BLE failure is reported and the node keeps running without discovery.
+    public func start() async throws {
+        await uwb.start()
+        try await uwb.reset()
+        let info = try await uwb.deviceInfo()
+        context.emit(
+            .device(
+                .init(
+                    radio: .uwb, state: .ready, backend: uwbTransportName,
+                    detail: [
+                        "uci": info.uciVersion.description, "mac": info.macVersion.description,
+                        "phy": info.phyVersion.description, "vendor": info.vendorData.hexString,
+                    ])))
+
+        let inbox = self.inbox
+        do {
+            try await ble.start { inbox.post(.ble($0)) }
+            let advert = Advertisement(
+                group: identity.group, peerID: identity.peerID, uwbShortAddress: identity.uwbShortAddress,
+                capabilities: [.uwb], psm: context.config.psm)
+            try await ble.advertise(advert.advertisingData(), scanResponse: Self.nameAD(identity.name))
+            try await ble.startScanning()
+            context.emit(.device(.init(radio: .ble, state: .ready, backend: ble.backendName)))
+        } catch {
+            context.logger.error("Bluetooth unavailable", metadata: ["error": "\(error)"])
+            context.emit(.device(.init(radio: .ble, state: .unavailable, backend: ble.backendName, detail: ["error": "\(error)"])))
+        }
+    }
+
+    /// Handles inputs until `stop` is called.
+    public func run() async {
+        var lastDeviceState: DeviceState? = .ready
+        for await input in inbox.inputs {
+            switch input {
+            case .ble(let event):
+                await registry.handle(event)
+            case .uwb(.notification(let notification)):
+                if case .deviceStatus(let state) = notification, state != lastDeviceState {
+                    lastDeviceState = state
+                    context.emit(.device(.init(radio: .uwb, state: Self.eventState(state), backend: uwbTransportName)))
+                }
+                await registry.handle(notification)
+            case .uwb(.closed(let error)):
+                guard !stopping.load(ordering: .acquiring) else { break }
+                context.logger.error("UWB radio lost", metadata: ["error": "\(error)"])
+                context.emit(.device(.init(radio: .uwb, state: .removed, backend: uwbTransportName, detail: ["error": "\(error)"])))
+            case .tick:
+                await registry.tick()
+            }
+            inbox.handled()
+        }
+    }
+
+    /// Posts a clock tick (peer and exchange timeouts).
+    public func tick() {
+        inbox.post(.tick)
+    }
+
+    /// Says goodbye to peers, stops the radios, and ends `run`.
+    public func stop() async {
+        stopping.store(true, ordering: .releasing)
+        await registry.closeAll()
+        await ble.stop()
+        await uwb.shutdown()
+        inbox.finish()
+    }
+
+    private static func eventState(_ state: DeviceState) -> Event.Device.State {
+        switch state {
+        case .ready: .ready
+        case .active: .active
+        case .error: .error
+        }
+    }
+
+    /// Complete Local Name AD structure (scan response data on real radios).
+    private static func nameAD(_ name: String) -> [UInt8] {
+        let bytes = Array(name.utf8.prefix(29))
+        return [UInt8(bytes.count + 1), 0x09] + bytes
+    }
+}
+
+extension Array where Element == UInt8 {
+    var hexString: String {
+        map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+}

@@ -1,0 +1,339 @@
+import BLE
+import Events
+import Logging
+import PeerProtocol
+import Proximity
+import UCI
+import UCIHost
+
+/// What every peer session shares: who we are, the radios, and where events go.
+struct PeerContext: Sendable {
+    let identity: NodeIdentity
+    let config: BridgeConfig
+    let uwb: UCIHost
+    let ble: any BLEAdapter
+    let logger: Logger
+    let time: any TimeSource
+    let emit: @Sendable (Event.Body) -> Void
+}
+
+/// One peer: its link, its UWB session, its proximity state and its profile drops.
+///
+/// Lifecycle: discovered (advert or hello) -> role fixed by comparing peer ids (the lower id
+/// connects and is the UWB controller) -> parameters agreed over the link -> UWB session
+/// configured and started -> ranges feed proximity -> contact starts a profile drop -> lost.
+actor PeerSession {
+    enum Stage: Equatable {
+        case discovered
+        case connecting(LinkID)
+        case negotiating(LinkID)
+        case ranging(LinkID)
+    }
+
+    /// A profile drop in progress. It completes only with the peer's card *and* the ack of ours.
+    private struct Exchange {
+        var bumpID: UInt32
+        var startedAt: Int64
+        var peerCard: String?
+        var ownCardAcked = false
+        var distance: Double?
+    }
+
+    nonisolated let peer: PeerID
+    private let context: PeerContext
+    private(set) var stage: Stage = .discovered
+    private(set) var name = ""
+    private(set) var address: BLEAddress?
+    private var uwbAddress: UInt16?
+    private(set) var lastHeard: Int64
+    private(set) var uwbToken: UInt32?
+    private var random: SplitMix64
+    private var proximity: ProximityTracker
+    private var exchange: Exchange?
+    /// Parameters we proposed as controller, until the peer accepts them.
+    private var pendingParameters: PeerMessage.RangingParameters?
+    /// Highest bump id finished or abandoned with this peer; the next gesture uses the one after.
+    private var lastBumpID: UInt32 = 0
+
+    init(peer: PeerID, context: PeerContext, seed: UInt64) {
+        self.peer = peer
+        self.context = context
+        self.random = SplitMix64(seed: seed)
+        self.proximity = ProximityTracker(config: context.config.proximity)
+        self.lastHeard = context.time.nowMilliseconds()
+    }
+
+    private var isInitiator: Bool { context.identity.peerID < peer }
+    private var now: Int64 { context.time.nowMilliseconds() }
+    private var logger: Logger {
+        var logger = context.logger
+        logger[metadataKey: "peer"] = "\(peer)"
+        return logger
+    }
+
+    var link: LinkID? {
+        switch stage {
+        case .discovered: nil
+        case .connecting(let link), .negotiating(let link), .ranging(let link): link
+        }
+    }
+
+    // MARK: Discovery
+
+    func heard(_ advert: Advertisement, name: String?, address: BLEAddress) {
+        lastHeard = now
+        self.address = address
+        uwbAddress = advert.uwbShortAddress
+        if let name { self.name = name }
+    }
+
+    /// Starts the connection if this side is the initiator and nothing is under way.
+    func connectIfInitiator() async -> LinkID? {
+        guard isInitiator, stage == .discovered, let address else { return nil }
+        do {
+            let link = try await context.ble.connect(to: address)
+            stage = .connecting(link)
+            return link
+        } catch {
+            logger.warning("connect failed", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// Our outgoing link is up: introduce ourselves and propose the ranging parameters.
+    func outgoingLinkOpened() async {
+        guard case .connecting(let link) = stage, let uwbAddress else { return }
+        let parameters = PeerMessage.RangingParameters(
+            sessionID: UInt32.random(in: 1...UInt32.max, using: &random),
+            channel: context.config.uwb.channel,
+            preambleCodeIndex: context.config.uwb.preambleCodeIndex,
+            controllerAddress: context.identity.uwbShortAddress,
+            controleeAddress: uwbAddress,
+            vendorID: UInt16.random(in: 1...UInt16.max, using: &random),
+            staticSTSIV: (0..<6).map { _ in UInt8.random(in: 0...255, using: &random) },
+            rangingIntervalMilliseconds: context.config.uwb.rangingIntervalMilliseconds)
+        stage = .negotiating(link)
+        await send(.hello(hello), on: link)
+        await send(.rangingParameters(parameters), on: link)
+        pendingParameters = parameters
+    }
+
+    /// A peer connected to us and introduced itself.
+    func incomingLinkAccepted(_ link: LinkID, hello: PeerMessage.Hello) async {
+        if self.link != nil { await closeRadios(sayGoodbye: false) }
+        lastHeard = now
+        name = hello.name
+        stage = .negotiating(link)
+        await send(.hello(self.hello), on: link)
+    }
+
+    private var hello: PeerMessage.Hello {
+        .init(peerID: context.identity.peerID, group: context.identity.group, name: context.identity.name)
+    }
+
+    // MARK: Peer messages
+
+    enum Verdict: Equatable {
+        case ok
+        case peerEnded
+        case violation(String)
+    }
+
+    func receive(_ message: PeerMessage) async -> Verdict {
+        lastHeard = now
+        guard let link else { return .violation("message without a link") }
+        switch message {
+        case .hello(let hello):
+            name = hello.name
+        case .rangingParameters(let parameters):
+            guard !isInitiator else { return .violation("the controller sent ranging parameters to the controller") }
+            guard parameters.controleeAddress == context.identity.uwbShortAddress else {
+                return .violation("parameters name UWB address \(parameters.controleeAddress), ours is \(context.identity.uwbShortAddress)")
+            }
+            guard await startUWB(parameters, asController: false) else { return .ok }
+            stage = .ranging(link)
+            await send(.parametersAccepted(sessionID: parameters.sessionID), on: link)
+        case .parametersAccepted(let sessionID):
+            guard let parameters = pendingParameters, parameters.sessionID == sessionID, case .negotiating = stage else {
+                return .violation("acceptance of unknown session \(sessionID)")
+            }
+            pendingParameters = nil
+            guard await startUWB(parameters, asController: true) else { return .ok }
+            stage = .ranging(link)
+        case .card(let bumpID, let cardJSON):
+            await receivedCard(bumpID: bumpID, json: cardJSON, on: link)
+        case .cardAck(let bumpID):
+            if exchange?.bumpID == bumpID {
+                exchange?.ownCardAcked = true
+                completeExchangeIfDone()
+            }
+        case .goodbye:
+            return .peerEnded
+        }
+        return .ok
+    }
+
+    func linkClosed() async {
+        stage = .discovered
+        exchange = nil
+        pendingParameters = nil
+        await stopUWB()
+    }
+
+    // MARK: UWB
+
+    private func startUWB(_ parameters: PeerMessage.RangingParameters, asController: Bool) async -> Bool {
+        let uwb = context.uwb
+        do {
+            let token = try await uwb.initSession(id: parameters.sessionID)
+            uwbToken = token
+            try await uwb.setAppConfig(session: token, context.config.uwb.appConfig(for: parameters, asController: asController))
+            try await uwb.startRanging(session: token)
+            logger.info("ranging", metadata: ["role": "\(asController ? "controller" : "controlee")", "session": "\(token)"])
+            return true
+        } catch {
+            logger.error("could not start the UWB session", metadata: ["error": "\(error)"])
+            await stopUWB()
+            return false
+        }
+    }
+
+    private func stopUWB() async {
+        guard let token = uwbToken else { return }
+        uwbToken = nil
+        if await context.uwb.sessionStates[token] == .active {
+            try? await context.uwb.stopRanging(session: token)
+        }
+        do {
+            try await context.uwb.deinitSession(token)
+        } catch {
+            logger.warning("SESSION_DEINIT failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The UWBS ended our session on its own (e.g. max retries): start over from discovery.
+    func uwbSessionEnded(reason: ReasonCode) async {
+        logger.warning("UWB session ended by the device", metadata: ["reason": "\(reason)"])
+        uwbToken = nil
+        if let link { await context.ble.disconnect(link) }
+        await linkClosed()
+    }
+
+    func ranges(_ data: RangeData) async {
+        for measurement in data.measurements {
+            guard let uwbAddress, measurement.address == .short(uwbAddress) else { continue }
+            let distance: Double? =
+                switch measurement.status {
+                case .ok: Double(measurement.distanceCentimetres) / 100
+                case .okNegativeDistanceReport: -Double(measurement.distanceCentimetres) / 100
+                default: nil
+                }
+            let nlos: Bool? =
+                switch measurement.lineOfSight {
+                case .lineOfSight: false
+                case .nonLineOfSight: true
+                case .unknown: nil
+                }
+            if distance != nil { lastHeard = now }
+            let changes = proximity.update(RangeSample(distance: distance, nonLineOfSight: nlos ?? false))
+            let azimuth = measurement.azimuth.figureOfMerit > 0 ? measurement.azimuth.degrees : nil
+            let elevation = measurement.elevation.figureOfMerit > 0 ? measurement.elevation.degrees : nil
+            context.emit(
+                .range(
+                    .init(
+                        peer: peer.description, status: measurement.status.description, distance: distance,
+                        filtered: proximity.filtered, nlos: nlos, azimuth: azimuth, elevation: elevation)))
+            for change in changes {
+                switch change {
+                case .near(let d): context.emit(.near(.init(peer: peer.description, distance: d, azimuth: azimuth)))
+                case .far(let d): context.emit(.far(.init(peer: peer.description, distance: d, azimuth: azimuth)))
+                case .contact(let d): await startExchange(distance: d)
+                }
+            }
+        }
+    }
+
+    // MARK: Profile drop
+
+    private func startExchange(distance: Double) async {
+        guard exchange == nil, case .ranging(let link) = stage else { return }
+        let bumpID = lastBumpID &+ 1
+        exchange = Exchange(bumpID: bumpID, startedAt: now, distance: distance)
+        await send(.card(bumpID: bumpID, cardJSON: context.identity.card.json), on: link)
+    }
+
+    private func receivedCard(bumpID: UInt32, json: String, on link: LinkID) async {
+        let card: ProfileCard
+        do {
+            card = try ProfileCard(json: json)
+        } catch {
+            logger.warning("ignoring an invalid profile card", metadata: ["error": "\(error)"])
+            return
+        }
+        if bumpID <= lastBumpID {
+            // Our ack was lost and the peer retries a drop we already finished.
+            await send(.cardAck(bumpID: bumpID), on: link)
+            return
+        }
+        if var current = exchange {
+            if bumpID < current.bumpID { return }
+            if bumpID > current.bumpID {
+                // Both started; the higher id wins and both converge on it.
+                current.bumpID = bumpID
+                current.ownCardAcked = false
+                await send(.card(bumpID: bumpID, cardJSON: context.identity.card.json), on: link)
+            }
+            current.peerCard = card.json
+            exchange = current
+        } else {
+            // The peer saw the contact first. Join, unless this approach already had its bump.
+            guard proximity.contactArmed else {
+                logger.info("declining a second profile drop in one gesture", metadata: ["bump": "\(bumpID)"])
+                return
+            }
+            proximity.consumeContact()
+            exchange = Exchange(bumpID: bumpID, startedAt: now, peerCard: card.json, distance: proximity.filtered)
+            await send(.card(bumpID: bumpID, cardJSON: context.identity.card.json), on: link)
+        }
+        await send(.cardAck(bumpID: bumpID), on: link)
+        completeExchangeIfDone()
+    }
+
+    private func completeExchangeIfDone() {
+        guard let current = exchange, let card = current.peerCard, current.ownCardAcked else { return }
+        exchange = nil
+        lastBumpID = current.bumpID
+        context.emit(.bump(.init(peer: peer.description, bumpID: current.bumpID, distance: current.distance, cardJSON: card)))
+    }
+
+    // MARK: Time
+
+    /// Returns true when the peer has been silent for longer than the peer timeout.
+    func tick() -> Bool {
+        let now = self.now
+        if let current = exchange, now - current.startedAt > context.config.exchangeTimeoutMilliseconds {
+            logger.warning("profile drop timed out; no bump reported", metadata: ["bump": "\(current.bumpID)"])
+            lastBumpID = max(lastBumpID, current.bumpID)
+            exchange = nil
+        }
+        return now - lastHeard > context.config.peerTimeoutMilliseconds
+    }
+
+    /// Ends everything with this peer.
+    func closeRadios(sayGoodbye: Bool) async {
+        if let link {
+            // Best effort: the peer may have left the air already.
+            if sayGoodbye { try? await context.ble.send(PeerMessage.goodbye.encoded(), on: link) }
+            await context.ble.disconnect(link)
+        }
+        await linkClosed()
+    }
+
+    private func send(_ message: PeerMessage, on link: LinkID) async {
+        do {
+            try await context.ble.send(message.encoded(), on: link)
+        } catch {
+            logger.warning("send failed", metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Synchronization
+
+/// Counts work that has been handed to a node but not finished, so a simulation driver can wait
+/// until the node is idle before advancing virtual time. That wait is what makes a seeded run
+/// reproduce the same event stream every time. Real radios run without one.
+public final class WorkTracker: Sendable {
+    private struct State {
+        var outstanding = 0
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public func begin() {
+        state.withLock { $0.outstanding += 1 }
+    }
+
+    public func end() {
+        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { s in
+            s.outstanding -= 1
+            precondition(s.outstanding >= 0, "WorkTracker.end without begin")
+            guard s.outstanding == 0 else { return [] }
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    /// Returns once nothing is outstanding.
+    public func waitUntilIdle() async {
+        await withCheckedContinuation { continuation in
+            let idle = state.withLock { s in
+                if s.outstanding == 0 { return true }
+                s.waiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+}

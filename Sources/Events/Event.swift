@@ -1,0 +1,136 @@
+/// Version of the event schema (`schema/events-v1.schema.json`). Bump it, and the schema file,
+/// whenever a field changes meaning or disappears; adding optional fields keeps the version.
+public let eventSchemaVersion = 1
+
+/// One proximity event as it appears on stdout, before `seq` and `ts` are stamped.
+///
+/// `node` names the rig (its peer id) that observed the event, so streams from several rigs (or
+/// the demo's virtual peers) can be merged and still read correctly.
+public struct Event: Sendable, Equatable {
+    public var node: String
+    public var body: Body
+
+    public init(node: String, body: Body) {
+        self.node = node
+        self.body = body
+    }
+
+    public enum Body: Sendable, Equatable {
+        case device(Device)
+        case peerFound(PeerFound)
+        case range(Range)
+        case near(Zone)
+        case far(Zone)
+        case bump(Bump)
+        case peerLost(PeerLost)
+    }
+
+    /// The `type` field.
+    public var type: String {
+        switch body {
+        case .device: "device"
+        case .peerFound: "peer.found"
+        case .range: "range"
+        case .near: "near"
+        case .far: "far"
+        case .bump: "bump"
+        case .peerLost: "peer.lost"
+        }
+    }
+
+    /// Radio state: which radio, through which backend, and what it is doing now.
+    public struct Device: Sendable, Equatable {
+        public enum Radio: String, Sendable { case uwb, ble }
+        public enum State: String, Sendable {
+            case ready, active, error, unavailable, removed
+        }
+        public var radio: Radio
+        public var state: State
+        public var backend: String
+        /// Free-form facts the radio reported (UCI/MAC/PHY versions, vendor data), or why it is unavailable.
+        public var detail: [String: String]
+
+        public init(radio: Radio, state: State, backend: String, detail: [String: String] = [:]) {
+            self.radio = radio
+            self.state = state
+            self.backend = backend
+            self.detail = detail
+        }
+    }
+
+    public struct PeerFound: Sendable, Equatable {
+        public var peer: String
+        public var name: String
+        public var rssi: Int?
+        public init(peer: String, name: String, rssi: Int?) {
+            self.peer = peer
+            self.name = name
+            self.rssi = rssi
+        }
+    }
+
+    /// One ranging round. `distance` is the raw reading, `filtered` what proximity decisions use.
+    public struct Range: Sendable, Equatable {
+        public var peer: String
+        public var status: String
+        public var distance: Double?
+        public var filtered: Double?
+        public var nlos: Bool?
+        public var azimuth: Double?
+        public var elevation: Double?
+        public init(
+            peer: String, status: String, distance: Double?, filtered: Double?, nlos: Bool?,
+            azimuth: Double?, elevation: Double?
+        ) {
+            self.peer = peer
+            self.status = status
+            self.distance = distance
+            self.filtered = filtered
+            self.nlos = nlos
+            self.azimuth = azimuth
+            self.elevation = elevation
+        }
+    }
+
+    /// Entering (`near`) or leaving (`far`) the near zone.
+    public struct Zone: Sendable, Equatable {
+        public var peer: String
+        public var distance: Double
+        public var azimuth: Double?
+        public init(peer: String, distance: Double, azimuth: Double?) {
+            self.peer = peer
+            self.distance = distance
+            self.azimuth = azimuth
+        }
+    }
+
+    /// A completed profile drop: both sides hold the other's card and the ack of their own.
+    public struct Bump: Sendable, Equatable {
+        public var peer: String
+        public var bumpID: UInt32
+        public var distance: Double?
+        /// The peer's profile card: a JSON object, kept verbatim.
+        public var cardJSON: String
+        public init(peer: String, bumpID: UInt32, distance: Double?, cardJSON: String) {
+            self.peer = peer
+            self.bumpID = bumpID
+            self.distance = distance
+            self.cardJSON = cardJSON
+        }
+    }
+
+    public struct PeerLost: Sendable, Equatable {
+        public enum Reason: String, Sendable {
+            /// No advertisement or message for longer than the peer timeout.
+            case timeout
+            /// The peer said goodbye.
+            case peerEnded = "peer-ended"
+        }
+        public var peer: String
+        public var reason: Reason
+        public init(peer: String, reason: Reason) {
+            self.peer = peer
+            self.reason = reason
+        }
+    }
+}

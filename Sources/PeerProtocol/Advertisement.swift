@@ -1,0 +1,99 @@
+/// What a peer advertises, in the manufacturer-specific AD structure of a legacy advertisement.
+///
+/// Layout (all little-endian), inside AD type 0xFF after the 2-byte company id 0xFFFF (the id
+/// the Bluetooth SIG reserves for tests; a registered id replaces it before shipping):
+///
+/// | off | size | field |
+/// |---|---|---|
+/// | 0 | 2 | magic "NB" |
+/// | 2 | 1 | payload version (1) |
+/// | 3 | 2 | group |
+/// | 5 | 8 | peer id |
+/// | 13 | 2 | UWB short address |
+/// | 15 | 1 | capabilities (bit 0 UWB, bit 1 AoA) |
+/// | 16 | 1 | L2CAP PSM of the peer channel |
+///
+/// With the Flags AD this is 3 + 4 + 17 = 24 of the 31 legacy bytes; the name goes in the scan
+/// response. Ranging secrets (session id, STS values) are never advertised: they travel over the
+/// peer channel only.
+public struct Advertisement: Sendable, Equatable {
+    public static let companyID: UInt16 = 0xFFFF
+    public static let magic: [UInt8] = Array("NB".utf8)
+    public static let version: UInt8 = 1
+
+    public struct Capabilities: OptionSet, Sendable, Equatable {
+        public var rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        public static let uwb = Capabilities(rawValue: 1 << 0)
+        public static let angleOfArrival = Capabilities(rawValue: 1 << 1)
+    }
+
+    public var group: UInt16
+    public var peerID: PeerID
+    public var uwbShortAddress: UInt16
+    public var capabilities: Capabilities
+    public var psm: UInt8
+
+    public init(group: UInt16, peerID: PeerID, uwbShortAddress: UInt16, capabilities: Capabilities, psm: UInt8) {
+        self.group = group
+        self.peerID = peerID
+        self.uwbShortAddress = uwbShortAddress
+        self.capabilities = capabilities
+        self.psm = psm
+    }
+
+    /// Complete advertising data: Flags (LE General Discoverable, BR/EDR not supported) + our AD.
+    public func advertisingData() -> [UInt8] {
+        var ad: [UInt8] = [0x02, 0x01, 0x06]
+        var body: [UInt8] = [0xFF]
+        body.appendLE(Self.companyID)
+        body += Self.magic
+        body.append(Self.version)
+        body.appendLE(group)
+        body.appendLE(peerID.rawValue)
+        body.appendLE(uwbShortAddress)
+        body.append(capabilities.rawValue)
+        body.append(psm)
+        ad.append(UInt8(body.count))
+        ad += body
+        return ad
+    }
+
+    /// Finds our payload among the AD structures of any advertisement.
+    ///
+    /// Returns nil, cheaply, for foreign adverts and for other payload versions (a newer peer is
+    /// ignored rather than misread). Throws only when our magic is present but the structure is broken.
+    public static func find(in advertisingData: [UInt8]) throws(PeerProtocolError) -> Advertisement? {
+        var index = 0
+        while index < advertisingData.count {
+            let length = Int(advertisingData[index])
+            if length == 0 { return nil }  // early terminator per Core Spec Vol 3 Part C §11
+            let start = index + 1
+            let end = start + length
+            guard end <= advertisingData.count else { return nil }
+            if advertisingData[start] == 0xFF, length >= 6,
+                advertisingData[start + 1] == UInt8(companyID & 0xFF),
+                advertisingData[start + 2] == UInt8(companyID >> 8),
+                Array(advertisingData[start + 3..<start + 5]) == magic
+            {
+                return try decodeBody(advertisingData[start + 5..<end])
+            }
+            index = end
+        }
+        return nil
+    }
+
+    private static func decodeBody(_ body: ArraySlice<UInt8>) throws(PeerProtocolError) -> Advertisement? {
+        var reader = ByteReader(body, context: "advertisement")
+        let version = try reader.u8("version")
+        guard version == Self.version else { return nil }
+        let advert = Advertisement(
+            group: try reader.uint(UInt16.self, "group"),
+            peerID: PeerID(try reader.uint(UInt64.self, "peer_id")),
+            uwbShortAddress: try reader.uint(UInt16.self, "uwb_short_address"),
+            capabilities: Capabilities(rawValue: try reader.u8("capabilities")),
+            psm: try reader.u8("psm"))
+        try reader.expectEnd()
+        return advert
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+
+/// A scripted world: who is there, where they walk, and how noisy the radios are.
+///
+/// JSON form (see `Scenarios/meetup.json`):
+/// ```json
+/// { "name": "meetup", "duration": 60, "group": 1,
+///   "radio": { "sigma": 0.10 },
+///   "nodes": [ { "name": "rig", "path": [[0, 0, 0]] },
+///              { "name": "alice", "path": [[0, 8, 0], [12, 0.03, 0]], "card": {"name": "Alice"} },
+///              { "name": "field-rig", "external": true, "path": [[0, 2, 0]] } ] }
+/// ```
+/// A path is a list of `[t, x, y]` waypoints (seconds, metres), linearly interpolated and held
+/// after the last one. `external` nodes run in another process and reach the world over TCP.
+public struct Scenario: Codable, Sendable, Equatable {
+    public var name: String
+    public var duration: Double
+    public var group: UInt16?
+    public var radio: RadioModel?
+    public var nodes: [Node]
+
+    public struct Node: Codable, Sendable, Equatable {
+        public var name: String
+        public var path: [Waypoint]
+        public var card: JSONObjectText?
+        public var external: Bool?
+
+        public init(name: String, path: [Waypoint], card: JSONObjectText? = nil, external: Bool? = nil) {
+            self.name = name
+            self.path = path
+            self.card = card
+            self.external = external
+        }
+    }
+
+    public struct Waypoint: Codable, Sendable, Equatable {
+        public var t: Double
+        public var x: Double
+        public var y: Double
+
+        public init(t: Double, x: Double, y: Double) {
+            self.t = t
+            self.x = x
+            self.y = y
+        }
+
+        public init(from decoder: any Decoder) throws {
+            var container = try decoder.unkeyedContainer()
+            t = try container.decode(Double.self)
+            x = try container.decode(Double.self)
+            y = try container.decode(Double.self)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.unkeyedContainer()
+            try container.encode(t)
+            try container.encode(x)
+            try container.encode(y)
+        }
+    }
+
+    public enum Invalid: Error, CustomStringConvertible {
+        case unreadable(String)
+        case rule(String)
+
+        public var description: String {
+            switch self {
+            case .unreadable(let why): "cannot read the scenario: \(why)"
+            case .rule(let why): "invalid scenario: \(why)"
+            }
+        }
+    }
+
+    public static func load(contentsOf url: URL) throws -> Scenario {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw Invalid.unreadable("\(url.path): \(error.localizedDescription)")
+        }
+        return try decode(data)
+    }
+
+    public static func decode(_ data: Data) throws -> Scenario {
+        let scenario: Scenario
+        do {
+            scenario = try JSONDecoder().decode(Scenario.self, from: data)
+        } catch let error as DecodingError {
+            throw Invalid.unreadable(Self.explain(error))
+        }
+        try scenario.validate()
+        return scenario
+    }
+
+    /// The built-in scenario the demo runs when no file is given.
+    public static func builtIn(_ name: String = "meetup") throws -> Scenario {
+        guard let url = Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Scenarios") else {
+            throw Invalid.unreadable("no built-in scenario named \(name)")
+        }
+        return try load(contentsOf: url)
+    }
+
+    func validate() throws {
+        guard duration > 0, duration.isFinite else { throw Invalid.rule("duration must be a positive number of seconds") }
+        guard !nodes.isEmpty else { throw Invalid.rule("at least one node is needed") }
+        var names = Set<String>()
+        for node in nodes {
+            guard names.insert(node.name).inserted else { throw Invalid.rule("node name \(node.name) is used twice") }
+            guard !node.path.isEmpty else { throw Invalid.rule("node \(node.name) has an empty path") }
+            for (a, b) in zip(node.path, node.path.dropFirst()) where b.t < a.t {
+                throw Invalid.rule("node \(node.name): waypoint times must not decrease (\(a.t) then \(b.t))")
+            }
+            for point in node.path where ![point.t, point.x, point.y].allSatisfy(\.isFinite) {
+                throw Invalid.rule("node \(node.name): waypoints must be finite numbers")
+            }
+        }
+    }
+
+    private static func explain(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "missing \"\(key.stringValue)\" at \(path(context))"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return "\(context.debugDescription) at \(path(context))"
+        @unknown default: return "\(error)"
+        }
+    }
+}
+
+extension Scenario.Node {
+    /// Position at time `t` (seconds since the scenario started).
+    public func position(at t: Double) -> (x: Double, y: Double) {
+        guard let first = path.first, t > first.t else { return (path[0].x, path[0].y) }
+        for (a, b) in zip(path, path.dropFirst()) where t <= b.t {
+            let span = b.t - a.t
+            let f = span > 0 ? (t - a.t) / span : 1
+            return (a.x + (b.x - a.x) * f, a.y + (b.y - a.y) * f)
+        }
+        let last = path[path.count - 1]
+        return (last.x, last.y)
+    }
+}
+
+/// A JSON object kept as text (a profile card inside a scenario file).
+public struct JSONObjectText: Codable, Sendable, Equatable {
+    public var text: String
+
+    public init(text: String) {
+        self.text = text
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let value = try decoder.singleValueContainer().decode(JSONValue.self)
+        guard case .object = value else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "a card must be a JSON object"))
+        }
+        let data = try JSONEncoder().encode(value)
+        text = String(decoding: data, as: UTF8.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)))
+    }
+}
+
+/// Just enough of JSON to carry arbitrary card objects through Codable.
+indirect enum JSONValue: Codable, Equatable {
+    case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if c.decodeNil() { self = .null }
+        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
+        else if let n = try? c.decode(Double.self) { self = .number(n) }
+        else if let s = try? c.decode(String.self) { self = .string(s) }
+        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
+        else { self = .object(try c.decode([String: JSONValue].self)) }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case .null: try c.encodeNil()
+        case .bool(let b): try c.encode(b)
+        case .number(let n): try c.encode(n)
+        case .string(let s): try c.encode(s)
+        case .array(let a): try c.encode(a)
+        case .object(let o): try c.encode(o)
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import BLE
+import Bridge
+import Events
+import Foundation
+import Logging
+import PeerProtocol
+
+/// Time as the world sees it, on the Unix epoch for event timestamps.
+struct VirtualTime: TimeSource {
+    let world: World
+    let epochMilliseconds: Int64
+    func nowMilliseconds() -> Int64 { epochMilliseconds + world.nowMilliseconds }
+}
+
+/// Runs a scenario: one `BridgeNode` per in-process body, each with a virtual UWBS and a virtual
+/// BLE adapter, all through the same bridge code that drives real radios.
+///
+/// Time advances in fixed steps. At each step the world produces radio traffic, then each node in
+/// scenario order receives its share and is waited on until idle. Nothing depends on thread
+/// timing, so a scenario and seed always give the same event stream.
+public final class SimulationDriver: Sendable {
+    public struct Options: Sendable {
+        public var seed: UInt64 = 1
+        /// Seconds of scenario time per second of wall time; nil runs as fast as possible.
+        public var speed: Double? = 1
+        /// Overrides the scenario's duration (seconds).
+        public var duration: Double?
+        public var stepMilliseconds: Int64 = 50
+        /// Event timestamps start here (Unix epoch milliseconds).
+        public var epochMilliseconds: Int64 = 0
+        public var bridge = BridgeConfig()
+        public init() {}
+    }
+
+    public let world: World
+    private let options: Options
+    private let nodes: [(body: Int, node: BridgeNode, tracker: WorkTracker)]
+
+    public init(scenario: Scenario, options: Options, events: EventStream, logger: Logger) {
+        let world = World(scenario: scenario, seed: options.seed)
+        var random = SplitMix64(seed: options.seed)
+        let time = VirtualTime(world: world, epochMilliseconds: options.epochMilliseconds)
+        var nodes: [(Int, BridgeNode, WorkTracker)] = []
+        for (body, spec) in scenario.nodes.enumerated() {
+            // Every body draws its identity, even external ones, so adding an external body to a
+            // scenario does not reshuffle the others.
+            let identity = Self.identity(for: spec, group: scenario.group ?? 1, random: &random)
+            let seed = random.next()
+            guard spec.external != true else { continue }
+            let tracker = WorkTracker()
+            let node = BridgeNode(
+                identity: identity, config: options.bridge,
+                uwbTransport: SimulatedTransport(world: world, body: body, tracker: tracker),
+                ble: VirtualAdapter(world: world, body: body), events: events, time: time, logger: logger,
+                seed: seed, tracker: tracker)
+            nodes.append((body, node, tracker))
+        }
+        self.world = world
+        self.options = options
+        self.nodes = nodes
+    }
+
+    /// Identities of the in-process nodes, by scenario name.
+    public var identities: [String: NodeIdentity] {
+        Dictionary(uniqueKeysWithValues: nodes.map { (world.scenario.nodes[$0.body].name, $0.node.identity) })
+    }
+
+    static func identity(for spec: Scenario.Node, group: UInt16, random: inout SplitMix64) -> NodeIdentity {
+        let peerID = PeerID(random.next())
+        let address = UInt16.random(in: 1...0xFFFE, using: &random)
+        let card = spec.card.flatMap { try? ProfileCard(json: $0.text) } ?? ProfileCard(name: spec.name)
+        return NodeIdentity(peerID: peerID, name: spec.name, group: group, card: card, uwbShortAddress: address)
+    }
+
+    /// Runs the scenario to its end (or `until` returns true), then stops every node.
+    public func run(until shouldStop: @Sendable () -> Bool = { false }) async throws {
+        for entry in nodes { try await entry.node.start() }
+        let loops = nodes.map { entry in Task { await entry.node.run() } }
+        for entry in nodes { await entry.tracker.waitUntilIdle() }
+
+        let end = Int64(((options.duration ?? world.scenario.duration) * 1000).rounded())
+        let started = ContinuousClock.now
+        var t: Int64 = 0
+        while t < end, !shouldStop() {
+            t += options.stepMilliseconds
+            if let speed = options.speed, speed > 0 {
+                try await Task.sleep(until: started + .milliseconds(Double(t) / speed), clock: .continuous)
+            }
+            await step(to: t)
+        }
+        for entry in nodes { await entry.node.stop() }
+        for loop in loops { await loop.value }
+    }
+
+    /// Advances the world by one step and lets every node catch up, in scenario order. External
+    /// bodies (served over TCP) receive their traffic in the same pass.
+    ///
+    /// Each node gets its UWB bytes, then its BLE events, then a tick, waiting for it to go idle
+    /// after each: UWB bytes pass through the host's reader task while BLE events are posted
+    /// directly, so delivering them together would let their order vary from run to run.
+    func step(to t: Int64) async {
+        world.advance(to: t)
+        var next = nodes.startIndex
+        for body in world.scenario.nodes.indices {
+            guard next < nodes.endIndex, nodes[next].body == body else {
+                world.flushDevice(body: body)
+                world.flushAir(body: body)
+                continue
+            }
+            let (node, tracker) = (nodes[next].node, nodes[next].tracker)
+            next += 1
+            world.flushDevice(body: body)
+            await tracker.waitUntilIdle()
+            world.flushAir(body: body)
+            await tracker.waitUntilIdle()
+            node.tick()
+            await tracker.waitUntilIdle()
+        }
+    }
+}

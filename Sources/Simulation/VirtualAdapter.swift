@@ -1,0 +1,41 @@
+import BLE
+
+/// A BLE adapter on the world's virtual air: adverts with RSSI from distance, links with latency.
+final class VirtualAdapter: BLEAdapter {
+    private let world: World
+    private let body: Int
+    let backendName = "virtual"
+
+    init(world: World, body: Int) {
+        self.world = world
+        self.body = body
+    }
+
+    func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws {
+        world.attachEndpoint(body: body, handler: events)
+    }
+
+    func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {
+        world.advertise(body: body, data: data + scanResponse)
+    }
+
+    func startScanning() async throws {
+        world.startScanning(body: body)
+    }
+
+    func connect(to peer: BLEAddress) async throws -> LinkID {
+        world.connect(from: body, to: peer)
+    }
+
+    func send(_ sdu: [UInt8], on link: LinkID) async throws {
+        try world.send(sdu, on: link, from: body)
+    }
+
+    func disconnect(_ link: LinkID) async {
+        world.disconnect(link, from: body)
+    }
+
+    func stop() async {
+        world.detachEndpoint(body: body)
+    }
+}

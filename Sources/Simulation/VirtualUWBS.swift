@@ -1,0 +1,232 @@
+import UCI
+
+/// A virtual UWB subsystem: the device side of FiRa UCI, byte for byte. It answers the commands a
+/// DS-TWR host sends, keeps session state like a board does (INIT -> IDLE once configured ->
+/// ACTIVE -> IDLE -> DEINIT, each change notified), and reports UCI 2.0 with session handles that
+/// differ from session ids, so hosts must use the handle. Ranging results come from the `World`.
+struct VirtualUWBS {
+    struct Session {
+        var id: UInt32
+        var handle: UInt32
+        var state: SessionState
+        var config: [AppConfigID: [UInt8]] = [:]
+        var nextRoundMilliseconds: Int64 = 0
+        var sequence: UInt32 = 0
+
+        var isController: Bool { config[.deviceType] == [1] }
+        var ownAddress: UInt16? { Self.shortAddress(config[.deviceMacAddress]) }
+        var destinations: [UInt16] {
+            guard let bytes = config[.dstMacAddress], bytes.count % 2 == 0 else { return [] }
+            return stride(from: 0, to: bytes.count, by: 2).map { UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8 }
+        }
+        var intervalMilliseconds: Int64 {
+            guard let b = config[.rangingDuration], b.count == 4 else { return 200 }
+            return Int64(UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24)
+        }
+        /// Everything both sides must share to hear each other.
+        var airParameters: [[UInt8]?] {
+            [config[.channelNumber], config[.preambleCodeIndex], config[.vendorID], config[.staticSTSIV]]
+        }
+        var isConfigured: Bool {
+            config[.deviceType] != nil && config[.deviceRole] != nil && ownAddress != nil && !destinations.isEmpty
+                && config[.channelNumber] != nil
+        }
+
+        private static func shortAddress(_ bytes: [UInt8]?) -> UInt16? {
+            guard let bytes, bytes.count == 2 else { return nil }
+            return UInt16(bytes[0]) | UInt16(bytes[1]) << 8
+        }
+    }
+
+    /// Reported in GET_DEVICE_INFO vendor data so a host can tell the virtual board apart.
+    let serial: UInt8
+    private var decoder = UCIStreamDecoder()
+    private(set) var sessions: [UInt32: Session] = [:]
+    private var nextHandle: UInt32 = 1
+
+    /// Sizes of the app config values we check; others are stored as given.
+    private static let valueSizes: [AppConfigID: Set<Int>] = [
+        .deviceType: [1], .deviceRole: [1], .rangingRoundUsage: [1], .stsConfig: [1], .multiNodeMode: [1],
+        .channelNumber: [1], .numberOfControlees: [1], .deviceMacAddress: [2, 8], .slotDuration: [2],
+        .rangingDuration: [4], .preambleCodeIndex: [1], .vendorID: [2], .staticSTSIV: [6], .macAddressMode: [1],
+    ]
+    private static let validChannels: Set<UInt8> = [5, 6, 8, 9, 10, 12, 13, 14]
+    static let maxSessions = 8
+
+    init(serial: UInt8) {
+        self.serial = serial
+    }
+
+    /// Consumes host bytes; returns the device's reply bytes (responses and the notifications
+    /// they cause), in order.
+    mutating func receive(_ bytes: [UInt8], now: Int64) -> [UInt8] {
+        decoder.append(bytes)
+        var out: [UInt8] = []
+        while true {
+            do {
+                guard let message = try decoder.next() else { break }
+                for reply in handle(message, now: now) { out += reply.encoded() }
+            } catch {
+                // A real UWBS drops what it cannot frame; so do we, and answer nothing.
+                continue
+            }
+        }
+        return out
+    }
+
+    private mutating func handle(_ message: UCIMessage, now: Int64) -> [UCIMessage] {
+        let command: UCICommand
+        do {
+            command = try UCICommand(message)
+        } catch .unknownOpcode(_, let gid, _) {
+            let known = [GroupID.core, .sessionConfig, .sessionControl].map(\.rawValue).contains(gid)
+            return [Self.statusOnly(message, known ? .unknownOID : .unknownGID)]
+        } catch {
+            return [Self.statusOnly(message, .syntaxError)]
+        }
+        return execute(command, now: now).map(\.message)
+    }
+
+    private enum Reply {
+        case response(UCIResponse)
+        case notification(UCINotification)
+        var message: UCIMessage {
+            switch self {
+            case .response(let r): r.message
+            case .notification(let n): n.message
+            }
+        }
+    }
+
+    private mutating func execute(_ command: UCICommand, now: Int64) -> [Reply] {
+        switch command {
+        case .deviceReset:
+            sessions = [:]
+            return [.response(.deviceReset(.ok)), .notification(.deviceStatus(.ready))]
+        case .getDeviceInfo:
+            let info = DeviceInfo(
+                uciVersion: UCIVersion(major: 2, minor: 0, maintenance: 0),
+                macVersion: UCIVersion(major: 1, minor: 3, maintenance: 0),
+                phyVersion: UCIVersion(major: 1, minor: 3, maintenance: 0),
+                uciTestVersion: UCIVersion(major: 1, minor: 1, maintenance: 0),
+                vendorData: Array("NBVW".utf8) + [serial])
+            return [.response(.deviceInfo(.ok, info))]
+        case .getCapsInfo:
+            // UCI 2.0 numbering: max message size, max data payload, channels bitmap (5 and 9).
+            return [
+                .response(
+                    .capsInfo(
+                        .ok,
+                        [
+                            CapabilityTLV(type: 0x00, value: [0xFF, 0x00]),
+                            CapabilityTLV(type: 0x01, value: [0x00, 0x01]),
+                            CapabilityTLV(type: 0x0E, value: [0x11]),
+                        ]))
+            ]
+        case .sessionInit(let id, _):
+            if sessions.values.contains(where: { $0.id == id }) { return [.response(.sessionInit(.sessionDuplicate, sessionHandle: nil))] }
+            guard sessions.count < Self.maxSessions else { return [.response(.sessionInit(.maxSessionsExceeded, sessionHandle: nil))] }
+            let handle = nextHandle
+            nextHandle &+= 1
+            sessions[handle] = Session(id: id, handle: handle, state: .initialized)
+            return [
+                .response(.sessionInit(.ok, sessionHandle: handle)),
+                .notification(.sessionStatus(session: handle, state: .initialized, reason: .stateChangeWithSessionManagementCommands)),
+            ]
+        case .sessionDeinit(let handle):
+            guard sessions.removeValue(forKey: handle) != nil else { return [.response(.sessionDeinit(.sessionNotExist))] }
+            return [
+                .response(.sessionDeinit(.ok)),
+                .notification(.sessionStatus(session: handle, state: .deinitialized, reason: .stateChangeWithSessionManagementCommands)),
+            ]
+        case .setAppConfig(let handle, let tlvs):
+            return setAppConfig(handle, tlvs)
+        case .getAppConfig(let handle, let ids):
+            guard let session = sessions[handle] else { return [.response(.getAppConfig(.sessionNotExist, []))] }
+            let wanted = ids.isEmpty ? session.config.keys.sorted { $0.rawValue < $1.rawValue } : ids
+            let found = wanted.compactMap { id in session.config[id].map { AppConfigTLV(id: id, value: $0) } }
+            return [.response(.getAppConfig(found.count == wanted.count ? .ok : .invalidParam, found))]
+        case .updateControllerMulticastList(let handle, _, let controlees):
+            guard let session = sessions[handle] else { return [.response(.updateControllerMulticastList(.sessionNotExist, []))] }
+            guard session.isController, session.config[.multiNodeMode] == [1] else {
+                return [.response(.updateControllerMulticastList(.rejected, []))]
+            }
+            var addresses = session.config[.dstMacAddress] ?? []
+            for controlee in controlees {
+                addresses += [UInt8(controlee.shortAddress & 0xFF), UInt8(controlee.shortAddress >> 8)]
+            }
+            sessions[handle]?.config[.dstMacAddress] = addresses
+            return [
+                .response(
+                    .updateControllerMulticastList(
+                        .ok, controlees.map { ControleeStatus(shortAddress: $0.shortAddress, status: 0) }))
+            ]
+        case .sessionStart(let handle):
+            guard let session = sessions[handle] else { return [.response(.sessionStart(.sessionNotExist))] }
+            switch session.state {
+            case .active: return [.response(.sessionStart(.sessionActive))]
+            case .idle: break
+            default: return [.response(.sessionStart(.sessionNotConfigured))]
+            }
+            sessions[handle]?.state = .active
+            sessions[handle]?.nextRoundMilliseconds = now + session.intervalMilliseconds
+            return [
+                .response(.sessionStart(.ok)),
+                .notification(.sessionStatus(session: handle, state: .active, reason: .stateChangeWithSessionManagementCommands)),
+            ]
+        case .sessionStop(let handle):
+            guard let session = sessions[handle] else { return [.response(.sessionStop(.sessionNotExist))] }
+            guard session.state == .active else { return [.response(.sessionStop(.rejected))] }
+            sessions[handle]?.state = .idle
+            return [
+                .response(.sessionStop(.ok)),
+                .notification(.sessionStatus(session: handle, state: .idle, reason: .stateChangeWithSessionManagementCommands)),
+            ]
+        }
+    }
+
+    private mutating func setAppConfig(_ handle: UInt32, _ tlvs: [AppConfigTLV]) -> [Reply] {
+        guard var session = sessions[handle] else { return [.response(.setAppConfig(.sessionNotExist, []))] }
+        guard session.state != .active else { return [.response(.setAppConfig(.sessionActive, []))] }
+        var rejected: [AppConfigStatus] = []
+        for tlv in tlvs {
+            if let sizes = Self.valueSizes[tlv.id], !sizes.contains(tlv.value.count) {
+                rejected.append(AppConfigStatus(id: tlv.id, status: .invalidParam))
+            } else if tlv.id == .channelNumber, !Self.validChannels.contains(tlv.value.first ?? 0) {
+                rejected.append(AppConfigStatus(id: tlv.id, status: .invalidRange))
+            } else {
+                session.config[tlv.id] = tlv.value
+            }
+        }
+        var replies: [Reply] = [.response(.setAppConfig(rejected.isEmpty ? .ok : .invalidParam, rejected))]
+        if session.state == .initialized, session.isConfigured {
+            session.state = .idle
+            replies.append(.notification(.sessionStatus(session: handle, state: .idle, reason: .stateChangeWithSessionManagementCommands)))
+        }
+        sessions[handle] = session
+        return replies
+    }
+
+    /// Builds one SESSION_INFO_NTF for `handle` and advances its sequence number.
+    mutating func rangeNotification(
+        handle: UInt32, peer: UInt16, status: StatusCode, centimetres: UInt16, lineOfSight: LineOfSight
+    ) -> [UInt8] {
+        guard let session = sessions[handle] else { return [] }
+        sessions[handle]?.sequence &+= 1
+        let measurement = TwoWayMeasurement(
+            address: .short(peer), status: status, lineOfSight: lineOfSight, distanceCentimetres: centimetres)
+        let data = RangeData(
+            sequenceNumber: session.sequence, session: handle, rcrIndicator: 0,
+            rangingIntervalMilliseconds: UInt32(session.intervalMilliseconds), measurementType: .twoWay,
+            macAddressMode: .short, measurements: [measurement], vendorData: [])
+        return UCINotification.rangeData(data).message.encoded()
+    }
+
+    mutating func scheduleNextRound(handle: UInt32, at time: Int64) {
+        sessions[handle]?.nextRoundMilliseconds = time
+    }
+
+    private static func statusOnly(_ command: UCIMessage, _ status: StatusCode) -> UCIMessage {
+        UCIResponse.statusOnly(groupID: command.groupID, opcodeID: command.opcodeID, status).message
+    }
+}

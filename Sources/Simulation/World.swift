@@ -1,0 +1,293 @@
+import BLE
+import Bridge
+import Glibc
+import Synchronization
+import UCI
+
+/// The shared virtual space: bodies moving along scenario paths, each optionally carrying a
+/// virtual UWBS and a virtual BLE endpoint. It answers UCI commands at once and, when time
+/// advances, produces ranging rounds, advert reports and link traffic into per-body outboxes
+/// that the driver delivers body by body (which keeps seeded runs reproducible).
+///
+/// One lock guards everything; every operation is short and never calls out while holding it.
+public final class World: Sendable {
+    typealias DeviceOutput = @Sendable ([UInt8]) -> Void
+    typealias AirHandler = @Sendable (BLEEvent) -> Void
+
+    private struct Device {
+        var uwbs: VirtualUWBS
+        var output: DeviceOutput
+        var outbox: [UInt8] = []
+    }
+
+    private struct Endpoint {
+        var handler: AirHandler
+        var advertisingData: [UInt8]?
+        var scanning = false
+        var outbox: [BLEEvent] = []
+    }
+
+    private struct Link {
+        var initiator: Int
+        var target: Int
+    }
+
+    private struct Delivery {
+        var at: Int64
+        var body: Int
+        var event: BLEEvent
+    }
+
+    private struct State {
+        var now: Int64 = 0
+        var random: SplitMix64
+        var devices: [Int: Device] = [:]
+        var endpoints: [Int: Endpoint] = [:]
+        var links: [LinkID: Link] = [:]
+        var nextLink: LinkID = 1
+        var deliveries: [Delivery] = []
+    }
+
+    public let scenario: Scenario
+    public let radio: RadioModel
+    private let state: Mutex<State>
+    /// Adverts reach scanners this often.
+    static let advertPeriodMilliseconds: Int64 = 250
+    /// Link traffic arrives with the next time step.
+    static let airLatencyMilliseconds: Int64 = 1
+
+    public init(scenario: Scenario, seed: UInt64) {
+        self.scenario = scenario
+        self.radio = scenario.radio ?? RadioModel()
+        self.state = Mutex(State(random: SplitMix64(seed: seed ^ 0x5EED_0F_A1D)))
+    }
+
+    public var nowMilliseconds: Int64 { state.withLock { $0.now } }
+
+    public func bodyIndex(named name: String) -> Int? {
+        scenario.nodes.firstIndex { $0.name == name }
+    }
+
+    /// BLE address of a body: a static random address (two top bits set) derived from its index.
+    public static func address(ofBody body: Int) -> BLEAddress {
+        BLEAddress(bytes: [UInt8(truncatingIfNeeded: body), UInt8(truncatingIfNeeded: body >> 8), 0x42, 0x57, 0x42, 0xC0])
+    }
+
+    func distance(between a: Int, and b: Int, at milliseconds: Int64) -> Double {
+        let t = Double(milliseconds) / 1000
+        let p = scenario.nodes[a].position(at: t)
+        let q = scenario.nodes[b].position(at: t)
+        return ((p.x - q.x) * (p.x - q.x) + (p.y - q.y) * (p.y - q.y)).squareRoot()
+    }
+
+    // MARK: UWB devices
+
+    /// Plugs a virtual UWBS into `body` (replacing any previous one: a replug).
+    func attachDevice(body: Int, output: @escaping DeviceOutput) {
+        state.withLock { $0.devices[body] = Device(uwbs: VirtualUWBS(serial: UInt8(truncatingIfNeeded: body)), output: output) }
+    }
+
+    func detachDevice(body: Int) {
+        _ = state.withLock { $0.devices.removeValue(forKey: body) }
+    }
+
+    /// Host bytes for the device in `body`; the replies go out before this returns.
+    func deviceInput(body: Int, bytes: [UInt8]) {
+        let reply: (DeviceOutput, [UInt8])? = state.withLock { s in
+            guard var device = s.devices[body] else { return nil }
+            let out = device.uwbs.receive(bytes, now: s.now)
+            s.devices[body] = device
+            return (device.output, out)
+        }
+        if let (output, bytes) = reply, !bytes.isEmpty { output(bytes) }
+    }
+
+    // MARK: BLE endpoints
+
+    func attachEndpoint(body: Int, handler: @escaping AirHandler) {
+        state.withLock { $0.endpoints[body] = Endpoint(handler: handler) }
+    }
+
+    func detachEndpoint(body: Int) {
+        state.withLock { s in
+            s.endpoints[body] = nil
+            for (id, link) in s.links where link.initiator == body || link.target == body {
+                s.links[id] = nil
+                let other = link.initiator == body ? link.target : link.initiator
+                s.deliveries.append(Delivery(at: s.now + Self.airLatencyMilliseconds, body: other, event: .linkClosed(id)))
+            }
+        }
+    }
+
+    func advertise(body: Int, data: [UInt8]) {
+        state.withLock { $0.endpoints[body]?.advertisingData = data }
+    }
+
+    func startScanning(body: Int) {
+        state.withLock { $0.endpoints[body]?.scanning = true }
+    }
+
+    /// Opens a link from `body` to whoever has `address`; both sides hear of it after the air latency.
+    func connect(from body: Int, to address: BLEAddress) -> LinkID {
+        state.withLock { s in
+            let id = s.nextLink
+            s.nextLink &+= 1
+            let at = s.now + Self.airLatencyMilliseconds
+            guard let target = s.endpoints.keys.first(where: { Self.address(ofBody: $0) == address }),
+                distance(between: body, and: target, at: s.now) <= radio.bleRange
+            else {
+                s.deliveries.append(Delivery(at: at, body: body, event: .linkClosed(id)))
+                return id
+            }
+            s.links[id] = Link(initiator: body, target: target)
+            s.deliveries.append(
+                Delivery(at: at, body: body, event: .linkOpened(id, peer: Self.address(ofBody: target), initiatedLocally: true)))
+            s.deliveries.append(
+                Delivery(at: at, body: target, event: .linkOpened(id, peer: Self.address(ofBody: body), initiatedLocally: false)))
+            return id
+        }
+    }
+
+    func send(_ sdu: [UInt8], on link: LinkID, from body: Int) throws(BLEAdapterError) {
+        try state.withLock { (s: inout State) throws(BLEAdapterError) in
+            guard let open = s.links[link], open.initiator == body || open.target == body else { throw .unknownLink(link) }
+            let other = open.initiator == body ? open.target : open.initiator
+            s.deliveries.append(Delivery(at: s.now + Self.airLatencyMilliseconds, body: other, event: .linkData(link, sdu)))
+        }
+    }
+
+    func disconnect(_ link: LinkID, from body: Int) {
+        state.withLock { s in
+            guard let open = s.links.removeValue(forKey: link) else { return }
+            let other = open.initiator == body ? open.target : open.initiator
+            s.deliveries.append(Delivery(at: s.now + Self.airLatencyMilliseconds, body: other, event: .linkClosed(link)))
+        }
+    }
+
+    // MARK: Time
+
+    /// Moves time to `milliseconds`: runs due ranging rounds, advert reports and link deliveries,
+    /// and breaks links whose ends moved out of range. Results wait in outboxes until `flush`.
+    func advance(to milliseconds: Int64) {
+        state.withLock { s in
+            s.now = milliseconds
+            runRangingRounds(&s)
+            if milliseconds % Self.advertPeriodMilliseconds == 0 { reportAdverts(&s) }
+            breakLinksOutOfRange(&s)
+            let due = s.deliveries.filter { $0.at <= milliseconds }
+            s.deliveries.removeAll { $0.at <= milliseconds }
+            for delivery in due { s.endpoints[delivery.body]?.outbox.append(delivery.event) }
+        }
+    }
+
+    /// Hands `body`'s pending UWB bytes to its host.
+    func flushDevice(body: Int) {
+        let pending: (DeviceOutput, [UInt8])? = state.withLock { s in
+            guard let device = s.devices[body], !device.outbox.isEmpty else { return nil }
+            s.devices[body]?.outbox = []
+            return (device.output, device.outbox)
+        }
+        if let (output, bytes) = pending { output(bytes) }
+    }
+
+    /// Hands `body`'s pending BLE events to its adapter.
+    func flushAir(body: Int) {
+        let pending: (AirHandler, [BLEEvent])? = state.withLock { s in
+            guard let endpoint = s.endpoints[body], !endpoint.outbox.isEmpty else { return nil }
+            s.endpoints[body]?.outbox = []
+            return (endpoint.handler, endpoint.outbox)
+        }
+        if let (handler, events) = pending { events.forEach(handler) }
+    }
+
+    private func runRangingRounds(_ s: inout State) {
+        for body in s.devices.keys.sorted() {
+            guard let handles = s.devices[body]?.uwbs.sessions.keys.sorted() else { continue }
+            for handle in handles {
+                while let session = s.devices[body]?.uwbs.sessions[handle], session.state == .active,
+                    session.nextRoundMilliseconds <= s.now
+                {
+                    let roundTime = session.nextRoundMilliseconds
+                    s.devices[body]?.uwbs.scheduleNextRound(handle: handle, at: roundTime + session.intervalMilliseconds)
+                    rangingRound(&s, body: body, session: session)
+                }
+            }
+        }
+    }
+
+    /// One DS-TWR round. In deferred DS-TWR the controller sends the result to the controlee, so
+    /// both report the same reading; an unmatched session reports RX_TIMEOUT like a board does.
+    private func rangingRound(_ s: inout State, body: Int, session: VirtualUWBS.Session) {
+        let partner = findPartner(s, body: body, session: session)
+        if !session.isController, partner != nil { return }  // the controller's round reports for both
+        let peerAddress = session.destinations.first ?? 0
+        guard let (otherBody, otherHandle) = partner, let otherAddress = session.ownAddress else {
+            emit(&s, body: body, handle: session.handle, peer: peerAddress, reading: nil)
+            return
+        }
+        s.devices[otherBody]?.uwbs.scheduleNextRound(
+            handle: otherHandle, at: session.nextRoundMilliseconds + 2 * session.intervalMilliseconds)
+        let reading = radio.rangingReading(trueDistance: distance(between: body, and: otherBody, at: s.now), random: &s.random)
+        emit(&s, body: body, handle: session.handle, peer: peerAddress, reading: reading)
+        emit(&s, body: otherBody, handle: otherHandle, peer: otherAddress, reading: reading)
+    }
+
+    private func emit(_ s: inout State, body: Int, handle: UInt32, peer: UInt16, reading: RadioModel.Reading?) {
+        let status: StatusCode
+        let centimetres: UInt16
+        let lineOfSight: LineOfSight
+        if let reading {
+            status = reading.metres < 0 ? .okNegativeDistanceReport : .ok
+            centimetres = UInt16(min(abs(reading.metres * 100).rounded(), Double(UInt16.max)))
+            lineOfSight = reading.nonLineOfSight ? .nonLineOfSight : .lineOfSight
+        } else {
+            status = .rangingRxTimeout
+            centimetres = 0
+            lineOfSight = .unknown(0xFF)
+        }
+        guard
+            let bytes = s.devices[body]?.uwbs.rangeNotification(
+                handle: handle, peer: peer, status: status, centimetres: centimetres, lineOfSight: lineOfSight)
+        else { return }
+        s.devices[body]?.outbox += bytes
+    }
+
+    /// The active session on another device that this one can range with: same session id and
+    /// air parameters, opposite device type, and each naming the other's address.
+    private func findPartner(_ s: State, body: Int, session: VirtualUWBS.Session) -> (Int, UInt32)? {
+        guard let own = session.ownAddress else { return nil }
+        for other in s.devices.keys.sorted() where other != body {
+            for candidate in s.devices[other]!.uwbs.sessions.values.sorted(by: { $0.handle < $1.handle })
+            where candidate.state == .active && candidate.id == session.id
+                && candidate.isController != session.isController
+                && candidate.airParameters == session.airParameters
+                && candidate.ownAddress.map(session.destinations.contains) == true
+                && candidate.destinations.contains(own)
+            {
+                return (other, candidate.handle)
+            }
+        }
+        return nil
+    }
+
+    private func reportAdverts(_ s: inout State) {
+        for scanner in s.endpoints.keys.sorted() where s.endpoints[scanner]!.scanning {
+            for advertiser in s.endpoints.keys.sorted() where advertiser != scanner {
+                guard let data = s.endpoints[advertiser]!.advertisingData else { continue }
+                let d = distance(between: scanner, and: advertiser, at: s.now)
+                guard let rssi = radio.advertRSSI(distance: d, random: &s.random) else { continue }
+                s.endpoints[scanner]!.outbox.append(.advertisement(Self.address(ofBody: advertiser), rssi: rssi, data: data))
+            }
+        }
+    }
+
+    private func breakLinksOutOfRange(_ s: inout State) {
+        for id in s.links.keys.sorted() {
+            let link = s.links[id]!
+            guard distance(between: link.initiator, and: link.target, at: s.now) > radio.bleRange else { continue }
+            s.links[id] = nil
+            s.endpoints[link.initiator]?.outbox.append(.linkClosed(id))
+            s.endpoints[link.target]?.outbox.append(.linkClosed(id))
+        }
+    }
+}

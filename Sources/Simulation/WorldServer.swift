@@ -1,0 +1,106 @@
+import BLE
+import Bridge
+import Logging
+import Synchronization
+import UCIHost
+
+/// Serves a running world's external bodies over TCP: each external body's virtual UWBS on its
+/// own port (one connection = one device, like pica; a new connection is a replug), and the
+/// virtual air on one shared port where a client names its body in `hello`.
+public final class WorldServer: Sendable {
+    public struct Endpoint: Sendable {
+        public var body: String
+        public var uwbPort: UInt16
+    }
+
+    private let world: World
+    private let logger: Logger
+    private let listeners: [TCPListener]
+    public let endpoints: [Endpoint]
+    public let airPort: UInt16
+    private let airListener: TCPListener
+
+    public init(world: World, host: String, uwbBasePort: UInt16, airPort: UInt16, logger: Logger) throws {
+        self.world = world
+        self.logger = logger
+        var listeners: [TCPListener] = []
+        var endpoints: [Endpoint] = []
+        for (body, node) in world.scenario.nodes.enumerated() where node.external == true {
+            let port = uwbBasePort == 0 ? 0 : uwbBasePort + UInt16(endpoints.count)
+            let listener = try TCPListener(host: host, port: port)
+            listeners.append(listener)
+            endpoints.append(Endpoint(body: node.name, uwbPort: listener.port))
+            listener.acceptLoop { [world, logger] connection in
+                Self.serveDevice(connection, body: body, world: world, logger: logger)
+            }
+        }
+        self.listeners = listeners
+        self.endpoints = endpoints
+        airListener = try TCPListener(host: host, port: airPort)
+        self.airPort = airListener.port
+        airListener.acceptLoop { [world, logger] connection in
+            Self.serveAir(connection, world: world, logger: logger)
+        }
+    }
+
+    public func close() {
+        listeners.forEach { $0.close() }
+        airListener.close()
+    }
+
+    private static func serveDevice(_ connection: TCPConnection, body: Int, world: World, logger: Logger) {
+        logger.info("UWB host connected", metadata: ["body": "\(world.scenario.nodes[body].name)"])
+        world.attachDevice(body: body) { bytes in try? connection.writeNow(bytes) }
+        Task {
+            while let bytes = try? await connection.read() { world.deviceInput(body: body, bytes: bytes) }
+            logger.info("UWB host disconnected", metadata: ["body": "\(world.scenario.nodes[body].name)"])
+            world.detachDevice(body: body)
+            connection.close()
+        }
+    }
+
+    private static func serveAir(_ connection: TCPConnection, world: World, logger: Logger) {
+        Task {
+            var buffer: [UInt8] = []
+            var body: Int?
+            do {
+                while let chunk = try await connection.read() {
+                    buffer += chunk
+                    while let frame = try AirFrame.next(from: &buffer) {
+                        if let body {
+                            try handle(frame, body: body, world: world, connection: connection)
+                        } else if case .hello(let name) = frame, let index = world.bodyIndex(named: name),
+                            world.scenario.nodes[index].external == true
+                        {
+                            body = index
+                            world.attachEndpoint(body: index) { event in try? connection.writeNow(AirFrame.event(event).encoded()) }
+                            try connection.writeNow(AirFrame.welcome(World.address(ofBody: index)).encoded())
+                            logger.info("air client joined", metadata: ["body": "\(name)"])
+                        } else {
+                            let external = world.scenario.nodes.filter { $0.external == true }.map(\.name)
+                            try connection.writeNow(
+                                AirFrame.failure("say hello with an external body name first: \(external.joined(separator: ", "))").encoded())
+                            connection.close()
+                            return
+                        }
+                    }
+                }
+            } catch {
+                logger.warning("air client dropped", metadata: ["error": "\(error)"])
+            }
+            if let body { world.detachEndpoint(body: body) }
+            connection.close()
+        }
+    }
+
+    private static func handle(_ frame: AirFrame, body: Int, world: World, connection: TCPConnection) throws {
+        switch frame {
+        case .advertise(let data): world.advertise(body: body, data: data)
+        case .scan: world.startScanning(body: body)
+        case .connect(let address): try connection.writeNow(AirFrame.connected(world.connect(from: body, to: address)).encoded())
+        case .send(let link, let sdu): try? world.send(sdu, on: link, from: body)
+        case .disconnect(let link): world.disconnect(link, from: body)
+        case .hello, .welcome, .connected, .event, .failure: break
+        }
+    }
+}

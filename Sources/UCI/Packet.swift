@@ -1,0 +1,136 @@
+/// The 3-bit MT field of every UCI packet header.
+public enum MessageType: UInt8, Sendable {
+    case data = 0, command = 1, response = 2, notification = 3
+}
+
+/// A FiRa UCI message group.
+///
+/// A struct rather than an enum because vendor groups (0x9-0xC, 0xE, 0xF) are open-ended.
+public struct GroupID: RawRepresentable, Hashable, Sendable {
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    public static let core = GroupID(rawValue: 0x0)
+    public static let sessionConfig = GroupID(rawValue: 0x1)
+    public static let sessionControl = GroupID(rawValue: 0x2)
+    public static let dataControl = GroupID(rawValue: 0x3)
+    public static let test = GroupID(rawValue: 0xD)
+}
+
+/// Largest payload of one control packet: its length field is a single octet.
+let maxControlPayload = 255
+/// Largest payload of one data packet: its length field is two octets.
+let maxDataPacketPayload = 0xFFFF
+let packetHeaderSize = 4
+
+/// One packet on the wire (one segment).
+///
+/// Control packets (MT 1-3): octet 0 = MT|PBF|GID, octet 1 = OID (6 bits), octet 2 RFU,
+/// octet 3 = payload length. Data packets (MT 0): octet 0 = MT|PBF|DPF, octet 1 RFU,
+/// octets 2-3 = payload length, little-endian.
+public struct UCIPacket: Hashable, Sendable {
+    public var messageType: MessageType
+    /// PBF == 0: this packet completes its message.
+    public var isFinalSegment: Bool
+    /// GID for control packets, DPF for data packets (4 bits).
+    public var groupID: UInt8
+    /// OID (6 bits) for control packets; 0 for data packets.
+    public var opcodeID: UInt8
+    public var payload: [UInt8]
+
+    public init(
+        messageType: MessageType, isFinalSegment: Bool = true, groupID: UInt8, opcodeID: UInt8,
+        payload: [UInt8]
+    ) {
+        self.messageType = messageType
+        self.isFinalSegment = isFinalSegment
+        self.groupID = groupID
+        self.opcodeID = opcodeID
+        self.payload = payload
+    }
+
+    /// The largest payload this packet's header can describe.
+    var payloadLimit: Int { messageType == .data ? maxDataPacketPayload : maxControlPayload }
+
+    /// Header plus payload. The payload must fit the header's length field
+    /// (255 for control, 65535 for data); `UCIMessage.packets()` guarantees that.
+    public func encoded() -> [UInt8] {
+        precondition(payload.count <= payloadLimit, "UCI packet payload exceeds its length field")
+        let octet0 = messageType.rawValue << 5 | (isFinalSegment ? 0 : 0x10) | groupID & 0x0F
+        var bytes: [UInt8]
+        if messageType == .data {
+            bytes = [octet0, 0, UInt8(payload.count & 0xFF), UInt8(payload.count >> 8)]
+        } else {
+            bytes = [octet0, opcodeID & 0x3F, 0, UInt8(payload.count)]
+        }
+        bytes.append(contentsOf: payload)
+        return bytes
+    }
+
+    /// Parses one packet from the front of `bytes`.
+    ///
+    /// Returns nil if more bytes are needed; otherwise the packet and how many bytes it used.
+    /// Throws `.invalidMessageType` as soon as the first octet shows a reserved MT (4...7).
+    public static func parse(_ bytes: ArraySlice<UInt8>) throws(UCIError) -> (packet: UCIPacket, consumed: Int)? {
+        guard let octet0 = bytes.first else { return nil }
+        guard let type = MessageType(rawValue: octet0 >> 5) else {
+            throw .invalidMessageType(octet0 >> 5)
+        }
+        guard bytes.count >= packetHeaderSize else { return nil }
+        let start = bytes.startIndex
+        let length = type == .data
+            ? Int(bytes[start + 2]) | Int(bytes[start + 3]) << 8
+            : Int(bytes[start + 3])
+        guard bytes.count >= packetHeaderSize + length else { return nil }
+        let payloadStart = start + packetHeaderSize
+        let packet = UCIPacket(
+            messageType: type,
+            isFinalSegment: octet0 & 0x10 == 0,
+            groupID: octet0 & 0x0F,
+            opcodeID: type == .data ? 0 : bytes[start + 1] & 0x3F,
+            payload: Array(bytes[payloadStart..<payloadStart + length]))
+        return (packet, packetHeaderSize + length)
+    }
+}
+
+/// A whole message after reassembly (or before segmentation).
+public struct UCIMessage: Hashable, Sendable {
+    public var messageType: MessageType
+    /// GID for control messages, DPF for data messages.
+    public var groupID: UInt8
+    /// OID for control messages; 0 for data messages.
+    public var opcodeID: UInt8
+    public var payload: [UInt8]
+
+    public init(messageType: MessageType, groupID: UInt8, opcodeID: UInt8, payload: [UInt8]) {
+        self.messageType = messageType
+        self.groupID = groupID
+        self.opcodeID = opcodeID
+        self.payload = payload
+    }
+
+    /// Splits into wire packets: control payloads in chunks of at most 255 octets,
+    /// data payloads in chunks of at most `maxDataPayload` (the UWBS's advertised
+    /// SUPPORTED_MAX_DATA_PACKET_PAYLOAD_SIZE, clamped to 1...65535).
+    /// PBF is set on all but the last packet. An empty payload gives one packet.
+    public func packets(maxDataPayload: Int = 4096) -> [UCIPacket] {
+        let chunk = messageType == .data
+            ? min(max(maxDataPayload, 1), maxDataPacketPayload)
+            : maxControlPayload
+        var packets: [UCIPacket] = []
+        var offset = 0
+        repeat {
+            let end = min(offset + chunk, payload.count)
+            packets.append(UCIPacket(
+                messageType: messageType, isFinalSegment: end == payload.count,
+                groupID: groupID, opcodeID: opcodeID, payload: Array(payload[offset..<end])))
+            offset = end
+        } while offset < payload.count
+        return packets
+    }
+
+    /// All packets' bytes concatenated, ready to write to a byte-stream transport.
+    public func encoded() -> [UInt8] {
+        packets().flatMap { $0.encoded() }
+    }
+}

@@ -1,0 +1,181 @@
+/// Joins segments (PBF) into messages.
+///
+/// Like AOSP's `PacketDefrager`, control and data messages reassemble independently (a data
+/// message may be interleaved with control packets), and a segment whose MT/GID/OID differs
+/// from the message being reassembled is rejected. After an error the partial message is
+/// dropped so the next packet starts fresh; the one refinement is that the remaining segments
+/// of a message already rejected as too large are skipped silently, so its tail is never
+/// mistaken for a message of its own.
+public struct UCIReassembler: Sendable {
+    private struct Partial: Sendable {
+        var messageType: MessageType
+        var groupID: UInt8
+        var opcodeID: UInt8
+        var payload: [UInt8]
+        /// Set once the message exceeded the limit: its later segments are dropped.
+        var isDiscarding = false
+
+        func matches(_ packet: UCIPacket) -> Bool {
+            packet.messageType == messageType && packet.groupID == groupID && packet.opcodeID == opcodeID
+        }
+    }
+
+    private let maxMessageSize: Int
+    private var control: Partial?
+    private var data: Partial?
+
+    public init(maxMessageSize: Int = 4096) {
+        self.maxMessageSize = maxMessageSize
+    }
+
+    /// Adds one packet; returns the message it completes, if any.
+    public mutating func push(_ packet: UCIPacket) throws(UCIError) -> UCIMessage? {
+        if packet.messageType == .data {
+            return try Self.push(packet, into: &data, limit: maxMessageSize)
+        }
+        return try Self.push(packet, into: &control, limit: maxMessageSize)
+    }
+
+    private static func push(_ packet: UCIPacket, into slot: inout Partial?, limit: Int) throws(UCIError) -> UCIMessage? {
+        guard packet.payload.count <= packet.payloadLimit else {
+            slot = nil
+            throw .payloadTooLong(length: packet.payload.count, limit: packet.payloadLimit)
+        }
+        var partial: Partial
+        if let existing = slot {
+            guard existing.matches(packet) else {
+                slot = nil
+                if existing.isDiscarding {
+                    // The oversized message ended without its final segment; start over.
+                    return try push(packet, into: &slot, limit: limit)
+                }
+                throw .segmentMismatch(
+                    expected: label(existing.messageType, existing.groupID, existing.opcodeID),
+                    got: label(packet.messageType, packet.groupID, packet.opcodeID))
+            }
+            partial = existing
+        } else {
+            partial = Partial(
+                messageType: packet.messageType, groupID: packet.groupID,
+                opcodeID: packet.opcodeID, payload: [])
+        }
+        if partial.isDiscarding {
+            slot = packet.isFinalSegment ? nil : partial
+            return nil
+        }
+        let size = partial.payload.count + packet.payload.count
+        guard size <= limit else {
+            partial.payload = []
+            partial.isDiscarding = true
+            slot = packet.isFinalSegment ? nil : partial
+            throw .messageTooLarge(size: size, limit: limit)
+        }
+        partial.payload.append(contentsOf: packet.payload)
+        guard packet.isFinalSegment else {
+            slot = partial
+            return nil
+        }
+        slot = nil
+        return UCIMessage(
+            messageType: partial.messageType, groupID: partial.groupID,
+            opcodeID: partial.opcodeID, payload: partial.payload)
+    }
+
+    /// "response GID 0x01 OID 0x03" or "data DPF 0x02": names a message header in errors.
+    private static func label(_ type: MessageType, _ gid: UInt8, _ oid: UInt8) -> String {
+        type == .data ? "data DPF \(hex(gid))" : "\(type) GID \(hex(gid)) OID \(hex(oid))"
+    }
+}
+
+/// Turns a byte stream (USB bulk, tty, TCP: packets back to back, no extra framing) into messages.
+///
+/// Memory stays bounded: once `next()` has returned nil, the decoder holds at most one
+/// partial packet plus one partial message of each kind, never accumulated garbage.
+/// There is no checksum in UCI, so resynchronisation relies on the header looking plausible:
+/// the MT must be 0-3 (the host expects responses, notifications and data; commands are
+/// accepted so the same decoder serves a device), and a data header must name a known DPF
+/// and a length the message limit allows. The latter matters because runs of zeros and line
+/// noise most often look like MT 0, and a bogus data length could swallow up to 64 KiB.
+public struct UCIStreamDecoder: Sendable {
+    private var buffer: [UInt8] = []
+    /// Index of the first unconsumed byte; consumed bytes are compacted away in batches.
+    private var head = 0
+    private var reassembler: UCIReassembler
+    private let maxMessageSize: Int
+    /// Bytes dropped while resynchronising on garbage.
+    public private(set) var discardedByteCount = 0
+
+    public init(maxMessageSize: Int = 4096) {
+        self.maxMessageSize = maxMessageSize
+        reassembler = UCIReassembler(maxMessageSize: maxMessageSize)
+    }
+
+    /// Queues received bytes; drain them by calling `next()` until it returns nil.
+    public mutating func append(_ bytes: some Sequence<UInt8>) {
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Next complete message, nil if more bytes are needed.
+    ///
+    /// Throws (`.garbage(skipped:)`, `.segmentMismatch`, `.messageTooLarge`, ...) and stays
+    /// usable: call again to continue after the error. Each run of dropped bytes is reported once.
+    public mutating func next() throws(UCIError) -> UCIMessage? {
+        while true {
+            switch plausibility(at: head) {
+            case .needMore:
+                compact()
+                return nil
+            case .no:
+                var end = head + 1
+                while end < buffer.count, plausibility(at: end) == .no { end += 1 }
+                let skipped = end - head
+                head = end
+                discardedByteCount += skipped
+                compact()
+                throw .garbage(skipped: skipped)
+            case .yes:
+                guard let (packet, consumed) = try UCIPacket.parse(buffer[head...]) else {
+                    compact()
+                    return nil
+                }
+                head += consumed
+                if let message = try reassembler.push(packet) {
+                    compact()
+                    return message
+                }
+            }
+        }
+    }
+
+    private enum Plausibility { case yes, no, needMore }
+
+    private func plausibility(at index: Int) -> Plausibility {
+        guard index < buffer.count else { return .needMore }
+        let octet0 = buffer[index]
+        switch octet0 >> 5 {
+        case 1, 2, 3:
+            return .yes
+        case 0:
+            switch octet0 & 0x0F {
+            case 0x1, 0x2, 0xF: break  // DATA_MESSAGE_SND, DATA_MESSAGE_RCV, radar data (AOSP)
+            default: return .no
+            }
+            guard index + 3 < buffer.count else { return .needMore }
+            let length = Int(buffer[index + 2]) | Int(buffer[index + 3]) << 8
+            return length <= maxMessageSize ? .yes : .no
+        default:
+            return .no
+        }
+    }
+
+    /// Drops consumed bytes once they dominate the buffer, keeping appends amortised O(1).
+    private mutating func compact() {
+        if head == buffer.count {
+            buffer.removeAll(keepingCapacity: buffer.count <= 4 * maxMessageSize)
+            head = 0
+        } else if head >= 4096, head * 2 >= buffer.count {
+            buffer.removeFirst(head)
+            head = 0
+        }
+    }
+}

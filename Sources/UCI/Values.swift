@@ -1,0 +1,131 @@
+/// A FiRa version as carried in CORE_GET_DEVICE_INFO_RSP.
+///
+/// Two octets: major, then minor << 4 | maintenance (pica sends UCI 2.0 as `02 00`, MAC 1.3 as `01 30`).
+public struct UCIVersion: Hashable, Sendable, CustomStringConvertible {
+    public var major: UInt8
+    /// 4 bits on the wire.
+    public var minor: UInt8
+    /// 4 bits on the wire.
+    public var maintenance: UInt8
+
+    public init(major: UInt8, minor: UInt8, maintenance: UInt8) {
+        self.major = major
+        self.minor = minor
+        self.maintenance = maintenance
+    }
+
+    init(octets: [UInt8]) {
+        self.init(major: octets[0], minor: octets[1] >> 4, maintenance: octets[1] & 0x0F)
+    }
+
+    var octets: [UInt8] { [major, (minor & 0x0F) << 4 | maintenance & 0x0F] }
+
+    /// "2.0.0"
+    public var description: String { "\(major).\(minor).\(maintenance)" }
+}
+
+/// The body of a CORE_GET_DEVICE_INFO_RSP after its status.
+public struct DeviceInfo: Hashable, Sendable {
+    public var uciVersion: UCIVersion
+    public var macVersion: UCIVersion
+    public var phyVersion: UCIVersion
+    public var uciTestVersion: UCIVersion
+    /// Vendor-specific octets (at most 255).
+    public var vendorData: [UInt8]
+
+    public init(
+        uciVersion: UCIVersion, macVersion: UCIVersion, phyVersion: UCIVersion,
+        uciTestVersion: UCIVersion, vendorData: [UInt8]
+    ) {
+        self.uciVersion = uciVersion
+        self.macVersion = macVersion
+        self.phyVersion = phyVersion
+        self.uciTestVersion = uciTestVersion
+        self.vendorData = vendorData
+    }
+}
+
+/// One CORE_GET_CAPS_INFO_RSP TLV. The type stays raw: 1.x and 2.0 number them differently.
+public struct CapabilityTLV: Hashable, Sendable {
+    public var type: UInt8
+    public var value: [UInt8]
+
+    public init(type: UInt8, value: [UInt8]) {
+        self.type = type
+        self.value = value
+    }
+}
+
+/// A UWB MAC address: 2 octets (short) or 8 octets (extended), little-endian on the wire.
+public enum MacAddress: Hashable, Sendable, CustomStringConvertible {
+    case short(UInt16)
+    case extended(UInt64)
+
+    /// Wire octets, least significant first.
+    var octets: [UInt8] {
+        switch self {
+        case .short(let value): value.littleEndianBytes
+        case .extended(let value): value.littleEndianBytes
+        }
+    }
+
+    init(shortOctets octets: [UInt8]) {
+        self = .short(UInt16(octets[0]) | UInt16(octets[1]) << 8)
+    }
+
+    init(extendedOctets octets: [UInt8]) {
+        self = .extended(octets.reversed().reduce(0) { $0 << 8 | UInt64($1) })
+    }
+
+    /// Hex of the wire octets in wire order, "5F:DD": the form Android and pica print.
+    public var description: String {
+        octets.map { hex($0).dropFirst(2) }.joined(separator: ":")
+    }
+}
+
+/// MAC_ADDRESS_MODE app config values; modes 1 and 2 both use 8-octet addresses in UCI.
+public enum MacAddressMode: UInt8, Sendable {
+    case short = 0, extendedWithShortHeader = 1, extended = 2
+
+    var addressSize: Int { self == .short ? 2 : 8 }
+}
+
+/// SESSION_UPDATE_CONTROLLER_MULTICAST_LIST_CMD action.
+public enum MulticastAction: UInt8, Sendable {
+    case add = 0, remove = 1, addWith16ByteSubSessionKey = 2, addWith32ByteSubSessionKey = 3
+
+    /// Octets of sub-session key each controlee entry carries for this action.
+    var keySize: Int {
+        switch self {
+        case .add, .remove: 0
+        case .addWith16ByteSubSessionKey: 16
+        case .addWith32ByteSubSessionKey: 32
+        }
+    }
+}
+
+/// One controlee entry of SESSION_UPDATE_CONTROLLER_MULTICAST_LIST_CMD.
+public struct Controlee: Hashable, Sendable {
+    public var shortAddress: UInt16
+    public var subSessionID: UInt32
+    /// Empty for add/remove; 16 or 32 octets for the keyed add actions.
+    public var subSessionKey: [UInt8]
+
+    public init(shortAddress: UInt16, subSessionID: UInt32, subSessionKey: [UInt8] = []) {
+        self.shortAddress = shortAddress
+        self.subSessionID = subSessionID
+        self.subSessionKey = subSessionKey
+    }
+}
+
+/// One entry of a UCI 2.0 multicast list update response: address and a multicast update status.
+public struct ControleeStatus: Hashable, Sendable {
+    public var shortAddress: UInt16
+    /// Multicast update status (its own table: 0 OK, 1 list full, ... 8 address already present).
+    public var status: UInt8
+
+    public init(shortAddress: UInt16, status: UInt8) {
+        self.shortAddress = shortAddress
+        self.status = status
+    }
+}

@@ -1,0 +1,33 @@
+/// One end of an in-memory byte pipe. `pair()` gives a host end and a device end: bytes written to
+/// one are read from the other. For tests and in-process devices.
+public final class MemoryTransport: UCITransport {
+    private let inbound: ByteQueue
+    private let outbound: ByteQueue
+    public let description: String
+
+    private init(inbound: ByteQueue, outbound: ByteQueue, description: String) {
+        self.inbound = inbound
+        self.outbound = outbound
+        self.description = description
+    }
+
+    public static func pair() -> (host: MemoryTransport, device: MemoryTransport) {
+        let toHost = ByteQueue()
+        let toDevice = ByteQueue()
+        return (
+            MemoryTransport(inbound: toHost, outbound: toDevice, description: "memory:host"),
+            MemoryTransport(inbound: toDevice, outbound: toHost, description: "memory:device")
+        )
+    }
+
+    public func write(_ bytes: [UInt8]) async throws {
+        guard outbound.push(bytes) else { throw TransportError.closed }
+    }
+
+    public func read() async throws -> [UInt8]? { try await inbound.next() }
+
+    public func close() {
+        inbound.finish()
+        outbound.finish()
+    }
+}

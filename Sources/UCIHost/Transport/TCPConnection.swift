@@ -1,0 +1,170 @@
+import Glibc
+import Synchronization
+
+/// A TCP byte stream: the UCI transport for Google's pica and for our world server (one
+/// connection = one UWBS), and the link to the world's virtual air.
+///
+/// A dedicated thread blocks in `read(2)` and feeds a `ByteQueue`, so the cooperative thread pool
+/// never blocks on the socket; writes loop until every byte is sent.
+public final class TCPConnection: UCITransport {
+    private let fd: Int32
+    private let incoming = ByteQueue()
+    private let closed = Atomic<Bool>(false)
+    public let description: String
+
+    /// Connects to `host:port` (numeric or resolvable host).
+    public static func connect(host: String, port: UInt16) throws -> TCPConnection {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var result: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &result)
+        guard status == 0, let first = result else {
+            throw TransportError.system(
+                call: "getaddrinfo(\(host))", errno: status, message: String(cString: gai_strerror(status)))
+        }
+        defer { freeaddrinfo(result) }
+        var lastErrno: Int32 = 0
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let info = entry {
+            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.pointee.ai_protocol)
+            if fd >= 0 {
+                if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
+                    return TCPConnection(fd: fd, description: "tcp:\(host):\(port)")
+                }
+                lastErrno = errno
+                Glibc.close(fd)
+            } else {
+                lastErrno = errno
+            }
+            entry = info.pointee.ai_next
+        }
+        throw TransportError.system(
+            call: "connect(\(host):\(port))", errno: lastErrno, message: String(cString: strerror(lastErrno)))
+    }
+
+    /// Wraps an accepted socket.
+    public init(fd: Int32, description: String) {
+        self.fd = fd
+        self.description = description
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        let thread = Thread { [incoming] in
+            var buffer = [UInt8](repeating: 0, count: 16_384)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    if !incoming.push(Array(buffer[0..<count])) { break }
+                } else if count == 0 {
+                    incoming.finish()
+                    break
+                } else if errno != EINTR {
+                    let code = errno
+                    incoming.finish(failure: .system(call: "read", errno: code, message: String(cString: strerror(code))))
+                    break
+                }
+            }
+        }
+        thread.start()
+    }
+
+    public func write(_ bytes: [UInt8]) async throws {
+        try writeNow(bytes)
+    }
+
+    /// Synchronous write, for callers outside async code (the world's device threads).
+    public func writeNow(_ bytes: [UInt8]) throws {
+        guard !closed.load(ordering: .acquiring) else { throw TransportError.closed }
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { raw in
+                send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if sent > 0 {
+                offset += sent
+            } else if sent < 0, errno == EINTR {
+                continue
+            } else {
+                let code = errno
+                throw TransportError.system(call: "send", errno: code, message: String(cString: strerror(code)))
+            }
+        }
+    }
+
+    public func read() async throws -> [UInt8]? { try await incoming.next() }
+
+    public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        shutdown(fd, Int32(SHUT_RDWR))
+        incoming.finish()
+    }
+
+    deinit {
+        Glibc.close(fd)
+    }
+}
+
+/// Accepts TCP connections on a dedicated thread.
+public final class TCPListener: Sendable {
+    private let fd: Int32
+    public let port: UInt16
+
+    /// Binds `host:port` (port 0 picks a free one, see `port`).
+    public init(host: String, port: UInt16) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw Self.failure("socket") }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            Glibc.close(fd)
+            throw TransportError.invalidEndpoint("\(host) (the world server listens on an IPv4 address)")
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(fd, 16) == 0 else {
+            let error = Self.failure("bind/listen \(host):\(port)")
+            Glibc.close(fd)
+            throw error
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        self.fd = fd
+        self.port = UInt16(bigEndian: actual.sin_port)
+    }
+
+    /// Calls `handler` on the accept thread for every new connection, until `close`.
+    public func acceptLoop(_ handler: @escaping @Sendable (TCPConnection) -> Void) {
+        let fd = self.fd
+        let port = self.port
+        Thread {
+            while true {
+                let client = accept(fd, nil, nil)
+                if client >= 0 {
+                    _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                    handler(TCPConnection(fd: client, description: "tcp-peer:\(port)"))
+                } else if errno != EINTR && errno != ECONNABORTED {
+                    break
+                }
+            }
+        }.start()
+    }
+
+    public func close() {
+        shutdown(fd, Int32(SHUT_RDWR))
+        Glibc.close(fd)
+    }
+
+    private static func failure(_ call: String) -> TransportError {
+        let code = errno
+        return .system(call: call, errno: code, message: String(cString: strerror(code)))
+    }
+}

@@ -1,0 +1,336 @@
+import Logging
+import Synchronization
+import UCI
+
+public enum UCIHostError: Error, Equatable, Sendable, CustomStringConvertible {
+    case timeout(command: String)
+    case commandFailed(command: String, status: StatusCode)
+    case configRejected([AppConfigStatus])
+    case malformedResponse(command: String, UCIError)
+    case unexpectedResponse(command: String, got: String)
+    case transport(String)
+    case closed
+
+    public var description: String {
+        switch self {
+        case .timeout(let command): "UWBS did not answer \(command) in time"
+        case .commandFailed(let command, let status): "UWBS rejected \(command): \(status)"
+        case .configRejected(let statuses):
+            "UWBS rejected app config " + statuses.map { "\($0.id)=\($0.status)" }.joined(separator: ", ")
+        case .malformedResponse(let command, let error): "malformed response to \(command): \(error)"
+        case .unexpectedResponse(let command, let got): "expected a response to \(command), got \(got)"
+        case .transport(let why): "UWB transport failed: \(why)"
+        case .closed: "the UWB device is gone"
+        }
+    }
+}
+
+/// What the host reports besides command responses, in arrival order.
+public enum UCIHostEvent: Sendable, Equatable {
+    case notification(UCINotification)
+    /// The transport ended; every later command fails with this error.
+    case closed(UCIHostError)
+}
+
+/// Drives one UWBS over any `UCITransport`: one outstanding command at a time (FiRa UCI flow
+/// control), response timeouts, session-state tracking, and notifications handed to `events`
+/// in the order the device sent them.
+public actor UCIHost {
+    private struct Pending {
+        var id: UInt64
+        var command: UCICommand
+        var reply: ResponsePromise
+    }
+
+    private let transport: any UCITransport
+    private let commandTimeout: Duration
+    private let clock: any Clock<Duration>
+    private let logger: Logger
+    private let events: @Sendable (UCIHostEvent) -> Void
+
+    private var decoder = UCIStreamDecoder()
+    private var pending: Pending?
+    private var commandInFlight = false
+    private var waitingSenders: [CheckedContinuation<Void, Never>] = []
+    private var nextCommandID: UInt64 = 0
+    private var failure: UCIHostError?
+    private var reader: Task<Void, Never>?
+
+    /// Last CORE_DEVICE_STATUS_NTF state.
+    public private(set) var deviceState: DeviceState?
+    /// Sessions the UWBS reported, by session token (UCI 2.0 handle or 1.x id).
+    public private(set) var sessionStates: [UInt32: SessionState] = [:]
+
+    public init(
+        transport: any UCITransport, commandTimeout: Duration = .seconds(2),
+        clock: any Clock<Duration> = ContinuousClock(), logger: Logger,
+        events: @escaping @Sendable (UCIHostEvent) -> Void
+    ) {
+        self.transport = transport
+        self.commandTimeout = commandTimeout
+        self.clock = clock
+        self.logger = logger
+        self.events = events
+    }
+
+    /// Starts reading from the device. Call once, before the first command.
+    public func start() {
+        guard reader == nil else { return }
+        reader = Task { await self.readLoop() }
+    }
+
+    /// Closes the transport; pending and later commands fail with `.closed`.
+    public func shutdown() {
+        transport.close()
+    }
+
+    // MARK: Commands
+
+    /// Sends `command` and waits for its response (queued behind any command in flight).
+    public func send(_ command: UCICommand) async throws(UCIHostError) -> UCIResponse {
+        await acquireCommandSlot()
+        defer { releaseCommandSlot() }
+        if let failure { throw failure }
+
+        nextCommandID += 1
+        let id = nextCommandID
+        // Registered before writing: the actor is free during the write, and a fast device's
+        // response may be read before the write call returns.
+        let reply = ResponsePromise()
+        pending = Pending(id: id, command: command, reply: reply)
+        do {
+            try await transport.write(command.message.encoded())
+        } catch {
+            if pending?.id == id { pending = nil }
+            throw .transport(String(describing: error))
+        }
+        let timeout = Task { [clock, commandTimeout] in
+            do {
+                try await clock.sleep(for: commandTimeout)
+                await self.expire(id)
+            } catch {}  // cancelled: the response came first
+        }
+        defer { timeout.cancel() }
+        return try await reply.value.get()
+    }
+
+    /// DEVICE_RESET; the UWBS then reports READY through a device status notification.
+    public func reset() async throws(UCIHostError) {
+        sessionStates = [:]
+        try check(await send(.deviceReset), "CORE_DEVICE_RESET")
+    }
+
+    public func deviceInfo() async throws(UCIHostError) -> DeviceInfo {
+        let response = try await send(.getDeviceInfo)
+        guard case .deviceInfo(.ok, let info) = response else {
+            try check(response, "CORE_GET_DEVICE_INFO")
+            throw .unexpectedResponse(command: "CORE_GET_DEVICE_INFO", got: "\(response)")
+        }
+        return info
+    }
+
+    public func capabilities() async throws(UCIHostError) -> [CapabilityTLV] {
+        let response = try await send(.getCapsInfo)
+        guard case .capsInfo(.ok, let tlvs) = response else {
+            try check(response, "CORE_GET_CAPS_INFO")
+            throw .unexpectedResponse(command: "CORE_GET_CAPS_INFO", got: "\(response)")
+        }
+        return tlvs
+    }
+
+    /// SESSION_INIT; returns the token for later commands: the UCI 2.0 session handle, or the
+    /// session id itself on a UCI 1.x device.
+    public func initSession(id: UInt32, type: SessionType = .fiRaRanging) async throws(UCIHostError) -> UInt32 {
+        let response = try await send(.sessionInit(sessionID: id, type: type))
+        guard case .sessionInit(.ok, let handle) = response else {
+            try check(response, "SESSION_INIT")
+            throw .unexpectedResponse(command: "SESSION_INIT", got: "\(response)")
+        }
+        return handle ?? id
+    }
+
+    public func setAppConfig(session: UInt32, _ tlvs: [AppConfigTLV]) async throws(UCIHostError) {
+        let response = try await send(.setAppConfig(session: session, tlvs))
+        if case .setAppConfig(let status, let statuses) = response, status != .ok {
+            throw statuses.isEmpty ? .commandFailed(command: "SESSION_SET_APP_CONFIG", status: status) : .configRejected(statuses)
+        }
+        try check(response, "SESSION_SET_APP_CONFIG")
+    }
+
+    public func startRanging(session: UInt32) async throws(UCIHostError) {
+        try check(await send(.sessionStart(session: session)), "SESSION_START")
+    }
+
+    public func stopRanging(session: UInt32) async throws(UCIHostError) {
+        try check(await send(.sessionStop(session: session)), "SESSION_STOP")
+    }
+
+    public func deinitSession(_ session: UInt32) async throws(UCIHostError) {
+        try check(await send(.sessionDeinit(session: session)), "SESSION_DEINIT")
+        sessionStates[session] = nil
+    }
+
+    private func check(_ response: UCIResponse, _ name: String) throws(UCIHostError) {
+        guard response.status == .ok else { throw .commandFailed(command: name, status: response.status) }
+    }
+
+    // MARK: Flow control
+
+    private func acquireCommandSlot() async {
+        guard commandInFlight else {
+            commandInFlight = true
+            return
+        }
+        await withCheckedContinuation { waitingSenders.append($0) }
+    }
+
+    private func releaseCommandSlot() {
+        if waitingSenders.isEmpty {
+            commandInFlight = false
+        } else {
+            waitingSenders.removeFirst().resume()  // the slot passes straight to the next sender
+        }
+    }
+
+    private func expire(_ id: UInt64) {
+        guard let current = pending, current.id == id else { return }
+        pending = nil
+        logger.warning("UCI command timed out", metadata: ["command": "\(Self.name(current.command))"])
+        current.reply.fulfil(.failure(.timeout(command: Self.name(current.command))))
+    }
+
+    // MARK: Reading
+
+    private func readLoop() async {
+        while true {
+            let chunk: [UInt8]?
+            do {
+                chunk = try await transport.read()
+            } catch {
+                fail(.transport(String(describing: error)))
+                return
+            }
+            guard let chunk else {
+                fail(.closed)
+                return
+            }
+            decoder.append(chunk)
+            drainDecoder()
+        }
+    }
+
+    private func drainDecoder() {
+        while true {
+            do {
+                guard let message = try decoder.next() else { return }
+                handle(message)
+            } catch {
+                // Garbage or a broken segment: the decoder has dropped it and resynchronised.
+                logger.warning("UCI stream error", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    private func handle(_ message: UCIMessage) {
+        switch message.messageType {
+        case .response:
+            guard let current = pending else {
+                logger.warning("unsolicited UCI response", metadata: ["gid": "\(message.groupID)", "oid": "\(message.opcodeID)"])
+                return
+            }
+            pending = nil
+            let expected = current.command.message
+            let name = Self.name(current.command)
+            guard expected.groupID == message.groupID, expected.opcodeID == message.opcodeID else {
+                current.reply.fulfil(.failure(.unexpectedResponse(command: name, got: "GID \(message.groupID) OID \(message.opcodeID)")))
+                return
+            }
+            do {
+                current.reply.fulfil(.success(try UCIResponse(message)))
+            } catch {
+                current.reply.fulfil(.failure(.malformedResponse(command: name, error)))
+            }
+        case .notification:
+            do {
+                let notification = try UCINotification(message)
+                track(notification)
+                events(.notification(notification))
+            } catch {
+                logger.warning("undecodable UCI notification", metadata: ["error": "\(error)"])
+            }
+        case .data, .command:
+            logger.debug("ignoring UCI message", metadata: ["type": "\(message.messageType)"])
+        }
+    }
+
+    private func track(_ notification: UCINotification) {
+        switch notification {
+        case .deviceStatus(let state):
+            deviceState = state
+        case .sessionStatus(let session, .deinitialized, _):
+            sessionStates[session] = nil
+        case .sessionStatus(let session, let state, _):
+            sessionStates[session] = state
+        case .genericError, .rangeData:
+            break
+        }
+    }
+
+    private func fail(_ error: UCIHostError) {
+        guard failure == nil else { return }
+        failure = error
+        if let current = pending {
+            pending = nil
+            current.reply.fulfil(.failure(error))
+        }
+        events(.closed(error))
+    }
+
+    /// The command's name as FiRa UCI spells it, for logs and errors.
+    static func name(_ command: UCICommand) -> String {
+        switch command {
+        case .deviceReset: "CORE_DEVICE_RESET"
+        case .getDeviceInfo: "CORE_GET_DEVICE_INFO"
+        case .getCapsInfo: "CORE_GET_CAPS_INFO"
+        case .sessionInit: "SESSION_INIT"
+        case .sessionDeinit: "SESSION_DEINIT"
+        case .setAppConfig: "SESSION_SET_APP_CONFIG"
+        case .getAppConfig: "SESSION_GET_APP_CONFIG"
+        case .updateControllerMulticastList: "SESSION_UPDATE_CONTROLLER_MULTICAST_LIST"
+        case .sessionStart: "SESSION_START"
+        case .sessionStop: "SESSION_STOP"
+        }
+    }
+}
+
+/// A one-shot result that may be fulfilled before or after someone waits for it.
+final class ResponsePromise: Sendable {
+    private struct State {
+        var result: Result<UCIResponse, UCIHostError>?
+        var waiter: CheckedContinuation<Result<UCIResponse, UCIHostError>, Never>?
+    }
+    private let state = Mutex(State())
+
+    func fulfil(_ result: Result<UCIResponse, UCIHostError>) {
+        let waiter: CheckedContinuation<Result<UCIResponse, UCIHostError>, Never>? = state.withLock { s in
+            guard s.result == nil else { return nil }
+            s.result = result
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume(returning: result)
+    }
+
+    var value: Result<UCIResponse, UCIHostError> {
+        get async {
+            await withCheckedContinuation { continuation in
+                let ready: Result<UCIResponse, UCIHostError>? = state.withLock { s in
+                    if let result = s.result { return result }
+                    s.waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        }
+    }
+}

@@ -1,0 +1,228 @@
+import Testing
+import UCI
+
+/// Each `UCIError` case triggered on purpose, with its exact value.
+@Suite("Malformed, truncated and oversized input")
+struct ErrorTests {
+    private func message(_ type: MessageType, _ gid: UInt8, _ oid: UInt8, _ payload: String) -> UCIMessage {
+        UCIMessage(messageType: type, groupID: gid, opcodeID: oid, payload: bytes(payload))
+    }
+
+    @Test func truncated() {
+        #expect(throws: UCIError.truncated(what: "SESSION_STATUS_NTF", needed: 6, available: 3)) {
+            try UCINotification(message(.notification, 1, 2, "01 02 03"))
+        }
+        // Second TLV declares 4 value octets, only 2 follow.
+        #expect(throws: UCIError.truncated(what: "SESSION_SET_APP_CONFIG_CMD app config value", needed: 4, available: 2)) {
+            try UCICommand(message(.command, 1, 3, "2a 00 00 00 02 04 01 09 09 04 78 00"))
+        }
+        #expect(throws: UCIError.truncated(what: "SESSION_INFO_NTF", needed: 25, available: 24)) {
+            try UCINotification(message(.notification, 2, 0, String(repeating: "00 ", count: 24)))
+        }
+        // Header says 2 measurements, one 31-octet record present.
+        let header = "00 00 00 00 2a 00 00 00 00 78 00 00 00 01 00 00 00 00 00 00 00 00 00 00 02 "
+        #expect(throws: UCIError.truncated(what: "SESSION_INFO_NTF measurements", needed: 62, available: 31)) {
+            try UCINotification(message(.notification, 2, 0, header + String(repeating: "00 ", count: 31)))
+        }
+        // A lone OK status where GET_DEVICE_INFO_RSP needs versions.
+        #expect(throws: UCIError.truncated(what: "CORE_GET_DEVICE_INFO_RSP uci_version", needed: 2, available: 0)) {
+            try UCIResponse(message(.response, 0, 2, "00"))
+        }
+        #expect(throws: UCIError.truncated(what: "SESSION_INIT_RSP session_handle", needed: 4, available: 2)) {
+            try UCIResponse(message(.response, 1, 0, "00 01 02"))
+        }
+        #expect(throws: UCIError.truncated(what: "CORE_GET_CAPS_INFO_RSP capability value", needed: 3, available: 1)) {
+            try UCIResponse(message(.response, 0, 3, "00 01 0e 03 05"))
+        }
+    }
+
+    @Test func invalidMessageType() {
+        #expect(throws: UCIError.invalidMessageType(4)) { try UCIPacket.parse([0x80][...]) }
+        #expect(throws: UCIError.invalidMessageType(7)) { try UCIPacket.parse([0xFF, 0, 0, 0][...]) }
+    }
+
+    @Test func payloadTooLong() {
+        var reassembler = UCIReassembler()
+        let packet = UCIPacket(messageType: .command, groupID: 1, opcodeID: 3, payload: [UInt8](repeating: 0, count: 256))
+        #expect(throws: UCIError.payloadTooLong(length: 256, limit: 255)) { try reassembler.push(packet) }
+    }
+
+    @Test func messageTooLarge() throws {
+        var decoder = UCIStreamDecoder(maxMessageSize: 300)
+        decoder.append(UCIMessage(messageType: .response, groupID: 1, opcodeID: 4, payload: [UInt8](repeating: 0, count: 600)).encoded())
+        #expect(throws: UCIError.messageTooLarge(size: 510, limit: 300)) { try decoder.next() }
+        #expect(try decoder.next() == nil)
+    }
+
+    @Test func segmentMismatch() {
+        var reassembler = UCIReassembler()
+        let first = UCIPacket(messageType: .data, isFinalSegment: false, groupID: 2, opcodeID: 0, payload: [1])
+        let other = UCIPacket(messageType: .data, groupID: 1, opcodeID: 0, payload: [2])
+        #expect(throws: Never.self) { try reassembler.push(first) }
+        #expect(throws: UCIError.segmentMismatch(expected: "data DPF 0x02", got: "data DPF 0x01")) {
+            try reassembler.push(other)
+        }
+    }
+
+    @Test func garbage() {
+        var decoder = UCIStreamDecoder()
+        decoder.append([0xE0, 0xA1, 0x99])
+        #expect(throws: UCIError.garbage(skipped: 3)) { try decoder.next() }
+        #expect(decoder.discardedByteCount == 3)
+    }
+
+    @Test func unexpectedMessageType() {
+        #expect(throws: UCIError.unexpectedMessageType(.response)) { try UCICommand(message(.response, 0, 2, "")) }
+        #expect(throws: UCIError.unexpectedMessageType(.notification)) { try UCIResponse(message(.notification, 0, 1, "01")) }
+        #expect(throws: UCIError.unexpectedMessageType(.command)) { try UCINotification(message(.command, 0, 2, "")) }
+    }
+
+    @Test func unknownOpcode() {
+        // DATA_TRANSFER_STATUS_NTF (GID 2 OID 5) is a real notification this module does not model.
+        #expect(throws: UCIError.unknownOpcode(messageType: .notification, groupID: 2, opcodeID: 5)) {
+            try UCINotification(message(.notification, 2, 5, "00 00 00 00 01 01 00"))
+        }
+        #expect(throws: UCIError.unknownOpcode(messageType: .command, groupID: 0xC, opcodeID: 1)) {
+            try UCICommand(message(.command, 0xC, 1, "55 53"))  // Android SET_COUNTRY_CODE "US"
+        }
+        #expect(throws: UCIError.unknownOpcode(messageType: .response, groupID: 2, opcodeID: 3)) {
+            try UCIResponse(message(.response, 2, 3, "00 02 03 04 05"))  // GET_RANGING_COUNT_RSP
+        }
+    }
+
+    @Test func invalidValue() {
+        #expect(throws: UCIError.invalidValue(field: "device_state", value: 3)) {
+            try UCINotification(message(.notification, 0, 1, "03"))
+        }
+        #expect(throws: UCIError.invalidValue(field: "session_state", value: 9)) {
+            try UCINotification(message(.notification, 1, 2, "01 00 00 00 09 00"))
+        }
+        let header = "00 00 00 00 2a 00 00 00 00 78 00 00 00 01 00 03 00 00 00 00 00 00 00 00 00"
+        #expect(throws: UCIError.invalidValue(field: "mac_address_mode", value: 3)) {
+            try UCINotification(message(.notification, 2, 0, header))
+        }
+        #expect(throws: UCIError.invalidValue(field: "action", value: 4)) {
+            try UCICommand(message(.command, 1, 7, "2a 00 00 00 04 00"))
+        }
+        #expect(throws: UCIError.invalidValue(field: "reset_config", value: 1)) {
+            try UCICommand(message(.command, 0, 0, "01"))
+        }
+    }
+
+    @Test func lengthMismatch() {
+        #expect(throws: UCIError.lengthMismatch(field: "CORE_GET_DEVICE_INFO_RSP vendor_spec_info", declared: 5, actual: 3)) {
+            try UCIResponse(message(.response, 0, 2, "00 02 00 01 30 01 30 01 10 05 aa bb cc"))
+        }
+        #expect(throws: UCIError.lengthMismatch(field: "SESSION_SET_APP_CONFIG_RSP app config statuses", declared: 4, actual: 3)) {
+            try UCIResponse(message(.response, 1, 3, "04 02 01 04 08"))
+        }
+        #expect(throws: UCIError.lengthMismatch(field: "SESSION_GET_APP_CONFIG_CMD app config IDs", declared: 2, actual: 3)) {
+            try UCICommand(message(.command, 1, 4, "2a 00 00 00 02 08 09 0a"))
+        }
+        // Action 2 implies 16-octet keys: 22 octets per controlee, 6 present.
+        #expect(throws: UCIError.lengthMismatch(field: "SESSION_UPDATE_CONTROLLER_MULTICAST_LIST_CMD controlees", declared: 22, actual: 6)) {
+            try UCICommand(message(.command, 1, 7, "2a 00 00 00 02 01 12 34 46 35 24 13"))
+        }
+        #expect(throws: UCIError.lengthMismatch(field: "SESSION_UPDATE_CONTROLLER_MULTICAST_LIST_RSP controlee statuses", declared: 3, actual: 2)) {
+            try UCIResponse(message(.response, 1, 7, "00 01 12 34"))
+        }
+    }
+
+    @Test func trailingBytes() {
+        #expect(throws: UCIError.trailingBytes(what: "SESSION_START_CMD", count: 1)) {
+            try UCICommand(message(.command, 2, 0, "2a 00 00 00 00"))
+        }
+        #expect(throws: UCIError.trailingBytes(what: "CORE_GET_DEVICE_INFO_CMD", count: 2)) {
+            try UCICommand(message(.command, 0, 2, "00 00"))
+        }
+        #expect(throws: UCIError.trailingBytes(what: "CORE_GET_CAPS_INFO_RSP", count: 1)) {
+            try UCIResponse(message(.response, 0, 3, "00 00 ff"))
+        }
+        #expect(throws: UCIError.trailingBytes(what: "SESSION_INIT_RSP", count: 1)) {
+            try UCIResponse(message(.response, 1, 0, "00 01 00 00 00 ff"))
+        }
+        #expect(throws: UCIError.trailingBytes(what: "CORE_DEVICE_RESET_RSP", count: 1)) {
+            try UCIResponse(message(.response, 0, 0, "00 00"))
+        }
+    }
+
+    @Test func descriptionsAreSentences() {
+        let errors: [UCIError] = [
+            .truncated(what: "SESSION_STATUS_NTF", needed: 6, available: 3), .invalidMessageType(5),
+            .payloadTooLong(length: 256, limit: 255), .messageTooLarge(size: 5000, limit: 4096),
+            .segmentMismatch(expected: "a", got: "b"), .garbage(skipped: 2), .unexpectedMessageType(.data),
+            .unknownOpcode(messageType: .notification, groupID: 2, opcodeID: 5),
+            .invalidValue(field: "device_state", value: 3), .lengthMismatch(field: "x", declared: 1, actual: 2),
+            .trailingBytes(what: "SESSION_START_CMD", count: 1),
+        ]
+        for error in errors {
+            #expect(error.description.hasSuffix("."))
+            #expect(error.description.first?.isUppercase == true)
+        }
+        #expect(UCIError.truncated(what: "SESSION_STATUS_NTF", needed: 6, available: 3).description
+            == "SESSION_STATUS_NTF is truncated: it needs 6 bytes but only 3 are present.")
+        #expect(UCIError.unknownOpcode(messageType: .notification, groupID: 2, opcodeID: 5).description
+            == "No notification is known for GID 0x02 OID 0x05.")
+        #expect(UCIError.garbage(skipped: 2).description == "Skipped 2 bytes that do not start a UCI packet.")
+    }
+}
+
+@Suite("Value types")
+struct ValueTests {
+    @Test func codeDescriptions() {
+        #expect(StatusCode.rangingRxTimeout.description == "RX_TIMEOUT")
+        #expect(StatusCode.ok.description == "OK")
+        #expect(StatusCode(rawValue: 0x5A).description == "0x5A")
+        #expect(ReasonCode.invalidRangingDuration.description == "ERROR_INVALID_RANGING_DURATION")
+        #expect(ReasonCode(rawValue: 0x9C).description == "0x9C")
+        #expect(AppConfigID.slotDuration.description == "SLOT_DURATION")
+        #expect(AppConfigID(rawValue: 0xE8).description == "0xE8")
+    }
+
+    @Test func macAddressDescriptionIsWireOrder() {
+        #expect(MacAddress.short(0xDD5F).description == "5F:DD")
+        #expect(MacAddress.short(0x0001).description == "01:00")
+        #expect(MacAddress.extended(0x1122_3344_5566_7788).description == "88:77:66:55:44:33:22:11")
+    }
+
+    @Test func typedConstructorsUseTableSizes() {
+        #expect(AppConfigTLV.slotDuration(rstu: 2400).value == [0x60, 0x09])
+        #expect(AppConfigTLV.rangingDuration(milliseconds: 200).value == [0xC8, 0, 0, 0])
+        #expect(AppConfigTLV.uwbInitiationTime(milliseconds: 1000).value == [0xE8, 0x03, 0, 0])
+        #expect(AppConfigTLV.deviceMacAddress(.extended(1)).value == [1, 0, 0, 0, 0, 0, 0, 0])
+        #expect(AppConfigTLV.macAddressMode(.extended).value == [2])
+        #expect(AppConfigTLV.dstMacAddresses([.short(0x0102), .short(0x0304)]).value == [2, 1, 4, 3])
+    }
+
+    @Test func typedReaders() {
+        let tlv = AppConfigTLV(id: .dstMacAddress, value: [1, 2, 3, 4, 5, 6, 7, 8])
+        #expect(tlv.uint8 == nil && tlv.uint16 == nil && tlv.uint32 == nil)
+        #expect(tlv.macAddresses(mode: .short) == [.short(0x0201), .short(0x0403), .short(0x0605), .short(0x0807)])
+        #expect(tlv.macAddresses(mode: .extendedWithShortHeader) == [.extended(0x0807_0605_0403_0201)])
+        #expect(AppConfigTLV(id: .dstMacAddress, value: [1, 2, 3]).macAddresses(mode: .short) == nil)
+        #expect(AppConfigTLV(id: .stsIndex, value: [1, 0, 0, 0x80]).uint32 == 0x8000_0001)
+    }
+
+    @Test func q97Angles() {
+        #expect(AngleMeasurement(rawQ9_7: Int16(bitPattern: 0xFF80), figureOfMerit: 0).degrees == -1.0)
+        #expect(AngleMeasurement(degrees: -1.0, figureOfMerit: 0).rawQ9_7 == -128)
+        #expect(AngleMeasurement(degrees: 0.004, figureOfMerit: 0).rawQ9_7 == 1)  // nearest 1/128
+        #expect(AngleMeasurement(degrees: 1e9, figureOfMerit: 0).rawQ9_7 == Int16.max)
+        #expect(AngleMeasurement(degrees: -.infinity, figureOfMerit: 0).rawQ9_7 == Int16.min)
+        #expect(AngleMeasurement(degrees: .nan, figureOfMerit: 0).rawQ9_7 == 0)
+        #expect(AngleMeasurement(rawQ9_7: Int16.min, figureOfMerit: 0).degrees == -256.0)
+    }
+
+    @Test func lineOfSightCodes() throws {
+        let header = "00 00 00 00 2a 00 00 00 00 78 00 00 00 01 00 00 00 00 00 00 00 00 00 00 01 "
+        let record = { (nlos: String) in "5f dd 00 \(nlos) " + String(repeating: "00 ", count: 27) }
+        for (octet, expected) in [("00", LineOfSight.lineOfSight), ("01", .nonLineOfSight), ("ff", .unknown(0xFF))] {
+            let message = UCIMessage(messageType: .notification, groupID: 2, opcodeID: 0, payload: bytes(header + record(octet)))
+            guard case let .rangeData(data) = try UCINotification(message) else {
+                Issue.record("not range data")
+                continue
+            }
+            #expect(data.measurements.first?.lineOfSight == expected)
+        }
+    }
+}
