@@ -73,8 +73,8 @@ extension Array where Element == UInt8 {
     }
 
     /// A one-octet count or length; larger values cannot be encoded.
-    mutating func append(count: Int, of what: String) {
-        precondition(count <= 0xFF, "\(what) does not fit its one-octet count or length")
+    mutating func append(count: Int, of what: @autoclosure () -> String) {
+        precondition(count <= 0xFF, "\(what()) does not fit its one-octet count or length")
         append(UInt8(count))
     }
 }
