@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+@testable import Simulation
+
+@Suite(.serialized) struct DemoScenarioTests {
+    /// The built-in meetup, seed 1, must produce exactly the checked-in stream, timestamps
+    /// included (virtual time on a fixed epoch). Regenerate deliberately with
+    /// `UPDATE_GOLDEN=1 swift test --filter golden` and review the diff.
+    @Test func goldenStream() async throws {
+        let lines = try await runScenario(Scenario.builtIn(), ranges: false)
+        let golden = packageRoot.appendingPathComponent("Tests/BridgeTests/Golden/meetup-seed1.jsonl")
+        if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1" {
+            try lines.joined().write(to: golden, atomically: true, encoding: .utf8)
+        }
+        let expected = try String(contentsOf: golden, encoding: .utf8)
+        #expect(lines.joined() == expected)
+    }
+
+    @Test func sameSeedSameStreamIncludingEveryRange() async throws {
+        let first = try await runScenario(Scenario.builtIn(), ranges: true)
+        let second = try await runScenario(Scenario.builtIn(), ranges: true)
+        #expect(first.count > 5_000)
+        #expect(first == second)
+        let otherSeed = try await runScenario(Scenario.builtIn(), seed: 2, ranges: true)
+        #expect(otherSeed != first)
+    }
+
+    @Test func everyLineValidatesAgainstTheSchema() async throws {
+        let lines = try await runScenario(Scenario.builtIn(), ranges: true)
+        let (status, message) = try validateAgainstSchema(lines)
+        #expect(status == 0, "\(message)")
+        // The validator must reject a line that breaks the schema, or the check above proves nothing.
+        let broken = lines[0].replacingOccurrences(of: "\"v\":1", with: "\"v\":2")
+        #expect(try validateAgainstSchema([broken]).status != 0)
+    }
+
+    /// The meetup's story: both sides of each bump report it once, with the same bump id and the
+    /// other side's card; found comes before near; the walker who leaves is lost by timeout.
+    @Test func bumpsAreReportedOnBothSidesWithEachOthersCards() async throws {
+        let scenario = try Scenario.builtIn()
+        let events = try parse(try await runScenario(scenario, ranges: false))
+        var options = SimulationDriver.Options()
+        options.seed = 1
+        let ids = SimulationDriver(scenario: scenario, options: options, events: .init(output: CollectedEventsSink(), includesRanges: false), logger: quietLogger)
+            .identities.mapValues(\.peerID.description)
+
+        let bumps = events.filter { $0["type"] as? String == "bump" }
+        func bump(seenBy node: String, with peer: String) -> [[String: Any]] {
+            bumps.filter { $0["node"] as? String == ids[node] && $0["peer"] as? String == ids[peer] }
+        }
+        for (a, b, aName, bName) in [("rig", "alice", "Booth rig", "Alice"), ("bob", "carol", "Bob", "Carol")] {
+            let ab = bump(seenBy: a, with: b)
+            let ba = bump(seenBy: b, with: a)
+            #expect(ab.count == 1 && ba.count == 1, "\(a)<->\(b)")
+            #expect((ab.first?["card"] as? [String: Any])?["name"] as? String == bName)
+            #expect((ba.first?["card"] as? [String: Any])?["name"] as? String == aName)
+            #expect(ab.first?["bump_id"] as? Int == ba.first?["bump_id"] as? Int)
+        }
+        #expect(bumps.count == 4)
+
+        for near in events where near["type"] as? String == "near" {
+            let firstFound = events.firstIndex { $0["type"] as? String == "peer.found" && $0["node"] as? String == near["node"] as? String && $0["peer"] as? String == near["peer"] as? String }
+            let nearIndex = events.firstIndex { ($0["seq"] as? Int) == (near["seq"] as? Int) }
+            #expect(firstFound != nil && firstFound! < nearIndex!)
+        }
+        let lost = events.filter { $0["type"] as? String == "peer.lost" }
+        #expect(!lost.isEmpty)
+        #expect(lost.allSatisfy { $0["reason"] as? String == "timeout" && ($0["node"] as? String == ids["dave"] || $0["peer"] as? String == ids["dave"]) })
+        #expect(events.allSatisfy { $0["node"] as? String != $0["peer"] as? String })
+    }
+}
+
+import Events
+
+final class CollectedEventsSink: EventOutput {
+    func write(line: String) throws {}
+}

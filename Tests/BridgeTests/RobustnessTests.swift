@@ -1,0 +1,137 @@
+import BLE
+import Bridge
+import Events
+import Foundation
+import PeerProtocol
+import Synchronization
+import Testing
+import UCIHost
+
+@testable import Simulation
+
+/// A misbehaving body on the virtual air: connects to its victim again and again and sends
+/// something broken each time.
+final class Mallory: Sendable {
+    let world: World
+    let body: Int
+    let victim: BLEAddress
+    private let state = Mutex((step: 0, sent: 0, opened: [LinkID](), closed: [LinkID]()))
+
+    static let attacks: [[UInt8]] = [
+        [0xDE, 0xAD, 0xBE, 0xEF],  // not a frame
+        [0x01, 0x04, 0xFF, 0xFF] + [UInt8](repeating: 0x41, count: 64),  // card claiming 64 KiB
+        PeerMessage.cardAck(bumpID: 1).encoded(),  // not hello first
+        PeerMessage.hello(.init(peerID: PeerID(.max), group: 1, name: "x")).encoded(),  // breaks the role rule
+        PeerMessage.hello(.init(peerID: PeerID(0), group: 1, name: "m")).encoded()
+            + [0x01, 0x02, 0x01, 0x00, 0x00],  // valid hello glued to junk in one SDU
+    ]
+
+    init(world: World, body: Int, victim: Int) {
+        self.world = world
+        self.body = body
+        self.victim = World.address(ofBody: victim)
+        world.attachEndpoint(body: body) { [weak self] event in self?.record(event) }
+    }
+
+    private func record(_ event: BLEEvent) {
+        state.withLock { s in
+            if case .linkOpened(let link, _, true) = event { s.opened.append(link) }
+            if case .linkClosed(let link) = event { s.closed.append(link) }
+        }
+    }
+
+    /// Called before every simulation step: every half second, connect if no link is open,
+    /// otherwise send the next attack on the open link.
+    func act() {
+        let (step, sent, openLink) = state.withLock { s in
+            s.step += 1
+            return (s.step, s.sent, s.opened.last.flatMap { s.closed.contains($0) ? nil : $0 })
+        }
+        guard step % 10 == 0, sent < Self.attacks.count else { return }
+        if let openLink {
+            try? world.send(Self.attacks[sent], on: openLink, from: body)
+            state.withLock { $0.sent += 1 }
+        } else {
+            _ = world.connect(from: body, to: victim)
+        }
+    }
+
+    var attacksSent: Int { state.withLock { $0.sent } }
+    var linksClosedByVictim: Int { state.withLock { $0.closed.count } }
+}
+
+@Suite(.serialized) struct RobustnessTests {
+    @Test func hostilePeerIsCutOffAndHonestPeersStillBump() async throws {
+        let scenario = try Scenario.decode(
+            Data(
+                """
+                { "name": "hostile", "duration": 20, "nodes": [
+                  { "name": "victim", "path": [[0, 0, 0]] },
+                  { "name": "honest", "path": [[0, 2, 0], [5, 0.03, 0], [8, 0.03, 0], [9, 1, 0]] },
+                  { "name": "mallory", "external": true, "path": [[0, 1, 1]] } ] }
+                """.utf8))
+        let output = CollectedEvents()
+        var options = SimulationDriver.Options()
+        options.speed = nil
+        let driver = SimulationDriver(
+            scenario: scenario, options: options, events: EventStream(output: output, includesRanges: false), logger: quietLogger)
+        let mallory = Mallory(world: driver.world, body: 2, victim: 0)
+        try await driver.run(until: { mallory.act(); return false })
+
+        let events = try parse(output.lines)
+        let ids = driver.identities.mapValues(\.peerID.description)
+        let bumps = events.filter { $0["type"] as? String == "bump" }
+        #expect(bumps.count == 2)
+        #expect(bumps.contains { $0["node"] as? String == ids["victim"] && $0["peer"] as? String == ids["honest"] })
+        #expect(bumps.contains { $0["node"] as? String == ids["honest"] && $0["peer"] as? String == ids["victim"] })
+        // Every attack ended with the victim closing the link; the node kept running throughout.
+        #expect(mallory.attacksSent == Mallory.attacks.count)
+        #expect(mallory.linksClosedByVictim == Mallory.attacks.count)
+    }
+
+    /// `nearby-bridge run --uwb tcp:… --ble world:…` in miniature: a bridge whose UWB board and
+    /// air are a world server reached over loopback TCP, with wall-clock time.
+    @Test(.timeLimit(.minutes(1))) func rangesAgainstAWorldServerOverTCP() async throws {
+        var options = SimulationDriver.Options()
+        options.speed = 5
+        options.duration = 30
+        let worldEvents = CollectedEvents()
+        let driver = SimulationDriver(
+            scenario: try Scenario.builtIn("world"), options: options,
+            events: EventStream(output: worldEvents, includesRanges: false), logger: quietLogger)
+        let server = try WorldServer(world: driver.world, host: "127.0.0.1", uwbBasePort: 0, airPort: 0, logger: quietLogger)
+        defer { server.close() }
+        let world = Task { try await driver.run() }
+
+        let output = CollectedEvents()
+        let node = BridgeNode(
+            identity: NodeIdentity(
+                peerID: PeerID(0xFFFF_0000_0000_0001), name: "field-rig", group: 1, card: ProfileCard(name: "Field"),
+                uwbShortAddress: 0x4242),
+            config: BridgeConfig(),
+            uwbTransport: try TCPConnection.connect(host: "127.0.0.1", port: server.endpoints[0].uwbPort),
+            ble: try RemoteAirAdapter(host: "127.0.0.1", port: server.airPort, body: "field-rig"),
+            events: EventStream(output: output, includesRanges: true), time: WallClock(), logger: quietLogger,
+            seed: 7)
+        try await node.start()
+        let loop = Task { await node.run() }
+        while !output.lines.contains(where: { $0.contains(#""type":"bump""#) }), !world.isCancelled {
+            node.tick()
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        await node.stop()
+        await loop.value
+        world.cancel()
+
+        let events = try parse(output.lines)
+        #expect(events.first?["backend"] as? String == "tcp:127.0.0.1:\(server.endpoints[0].uwbPort)")
+        #expect((events.first?["detail"] as? [String: String])?["vendor"] == "4e42565700")
+        #expect(events.contains { $0["type"] as? String == "peer.found" && $0["name"] as? String == "alice" })
+        #expect(events.contains { $0["type"] as? String == "range" && $0["status"] as? String == "OK" })
+        let bump = events.first { $0["type"] as? String == "bump" }
+        #expect((bump?["card"] as? [String: Any])?["name"] as? String == "Alice")
+        // Alice, in the world process, reported the same bump.
+        let worldBumps = try parse(worldEvents.lines).filter { $0["type"] as? String == "bump" }
+        #expect(worldBumps.contains { $0["peer"] as? String == "ffff000000000001" && $0["bump_id"] as? Int == bump?["bump_id"] as? Int })
+    }
+}

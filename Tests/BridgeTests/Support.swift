@@ -1,0 +1,52 @@
+import Events
+import Foundation
+import Logging
+import Simulation
+
+/// 2026-01-01T00:00:00Z: a fixed epoch makes timestamps part of the golden stream too.
+let fixedEpoch: Int64 = 1_767_225_600_000
+
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+let quietLogger: Logger = {
+    var logger = Logger(label: "test")
+    logger.logLevel = .critical
+    return logger
+}()
+
+/// Runs a scenario as fast as possible and returns every line written.
+func runScenario(_ scenario: Scenario, seed: UInt64 = 1, ranges: Bool, duration: Double? = nil) async throws -> [String] {
+    let output = CollectedEvents()
+    var options = SimulationDriver.Options()
+    options.seed = seed
+    options.speed = nil
+    options.duration = duration
+    options.epochMilliseconds = fixedEpoch
+    let driver = SimulationDriver(
+        scenario: scenario, options: options, events: EventStream(output: output, includesRanges: ranges), logger: quietLogger)
+    try await driver.run()
+    return output.lines
+}
+
+func parse(_ lines: [String]) throws -> [[String: Any]] {
+    try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+}
+
+/// Validates lines with the independent `jsonschema` package through scripts/validate-events.py.
+/// Python comes from $NEARBY_BRIDGE_PYTHON or the .venv that scripts/test creates.
+func validateAgainstSchema(_ lines: [String]) throws -> (status: Int32, message: String) {
+    let python = ProcessInfo.processInfo.environment["NEARBY_BRIDGE_PYTHON"]
+        ?? packageRoot.appendingPathComponent(".venv/bin/python3").path
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString).jsonl")
+    try lines.joined().write(to: file, atomically: true, encoding: .utf8)
+    defer { try? FileManager.default.removeItem(at: file) }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: python)
+    process.arguments = [packageRoot.appendingPathComponent("scripts/validate-events.py").path, file.path]
+    let errors = Pipe()
+    process.standardError = errors
+    try process.run()
+    let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, message)
+}

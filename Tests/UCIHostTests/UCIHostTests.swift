@@ -1,0 +1,175 @@
+import Logging
+import Synchronization
+import Testing
+import UCI
+
+@testable import UCIHost
+
+/// The device end of an in-memory pipe, driven step by step by each test.
+struct ScriptedDevice {
+    let transport: MemoryTransport
+    var decoder = UCIStreamDecoder()
+
+    /// The next whole command the host sent, as wire bytes.
+    mutating func nextCommand() async throws -> [UInt8] {
+        while true {
+            if let message = try decoder.next() { return message.encoded() }
+            guard let chunk = try await transport.read() else { throw TransportError.closed }
+            decoder.append(chunk)
+        }
+    }
+
+    func send(_ bytes: [UInt8]) async throws { try await transport.write(bytes) }
+}
+
+final class Recorder: Sendable {
+    private let events = Mutex<[UCIHostEvent]>([])
+    func record(_ event: UCIHostEvent) { events.withLock { $0.append(event) } }
+    var all: [UCIHostEvent] { events.withLock { $0 } }
+
+    func waitFor(count: Int) async {
+        while all.count < count { try? await Task.sleep(for: .milliseconds(1)) }
+    }
+}
+
+func makeHost(timeout: Duration = .seconds(5)) async -> (UCIHost, ScriptedDevice, Recorder) {
+    let (hostEnd, deviceEnd) = MemoryTransport.pair()
+    let recorder = Recorder()
+    let host = UCIHost(transport: hostEnd, commandTimeout: timeout, logger: Logger(label: "test")) { recorder.record($0) }
+    await host.start()
+    return (host, ScriptedDevice(transport: deviceEnd), recorder)
+}
+
+@Suite struct UCIHostTests {
+    /// Response bytes as pica sends them (google/pica src/device.rs: UCI 2.0, MAC/PHY 1.3).
+    @Test func deviceInfoFromPicaBytes() async throws {
+        let (host, scripted, _) = await makeHost()
+        var device = scripted
+        async let info = host.deviceInfo()
+        #expect(try await device.nextCommand() == [0x20, 0x02, 0x00, 0x00])
+        try await device.send([0x40, 0x02, 0x00, 0x0A, 0x00, 0x02, 0x00, 0x01, 0x30, 0x01, 0x30, 0x01, 0x10, 0x00])
+        let result = try await info
+        #expect(result.uciVersion.description == "2.0.0")
+        #expect(result.macVersion.description == "1.3.0")
+    }
+
+    @Test func oneCommandAtATime() async throws {
+        let (host, scripted, _) = await makeHost()
+        var device = scripted
+        async let first = host.send(.sessionStart(session: 1))
+        async let second = host.send(.sessionStop(session: 1))
+        let a = try await device.nextCommand()
+        // The other command must not be on the wire before the first is answered.
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(try device.decoder.next() == nil)
+        try await device.send(UCIMessage(messageType: .response, groupID: a[0] & 0x0F, opcodeID: a[1], payload: [0]).encoded())
+        let b = try await device.nextCommand()
+        #expect(Set([a[1], b[1]]) == [0x00, 0x01])
+        try await device.send(UCIMessage(messageType: .response, groupID: b[0] & 0x0F, opcodeID: b[1], payload: [0]).encoded())
+        #expect(try await first.status == .ok)
+        #expect(try await second.status == .ok)
+    }
+
+    @Test func timeoutFailsTheCommandAndTheNextOneWorks() async throws {
+        let (host, scripted, _) = await makeHost(timeout: .milliseconds(50))
+        var device = scripted
+        await #expect(throws: UCIHostError.timeout(command: "CORE_DEVICE_RESET")) { try await host.reset() }
+        _ = try await device.nextCommand()
+        async let start = host.startRanging(session: 7)
+        #expect(try await device.nextCommand() == [0x22, 0x00, 0x00, 0x04, 0x07, 0x00, 0x00, 0x00])
+        try await device.send([0x42, 0x00, 0x00, 0x01, 0x00])
+        try await start
+    }
+
+    @Test func notificationsArriveInOrderAndSessionStateIsTracked() async throws {
+        let (host, scripted, recorder) = await makeHost()
+        var device = scripted
+        async let token = host.initSession(id: 42)
+        #expect(try await device.nextCommand() == [0x21, 0x00, 0x00, 0x05, 0x2A, 0x00, 0x00, 0x00, 0x00])
+        // UCI 2.0 response with handle 0x0100 0000, then SESSION_STATUS_NTF INIT and IDLE.
+        try await device.send(
+            [0x41, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x01]
+                + [0x61, 0x02, 0x00, 0x06, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00]
+                + [0x61, 0x02, 0x00, 0x06, 0x00, 0x00, 0x00, 0x01, 0x03, 0x00])
+        #expect(try await token == 0x0100_0000)
+        await recorder.waitFor(count: 2)
+        #expect(
+            recorder.all == [
+                .notification(.sessionStatus(session: 0x0100_0000, state: .initialized, reason: .stateChangeWithSessionManagementCommands)),
+                .notification(.sessionStatus(session: 0x0100_0000, state: .idle, reason: .stateChangeWithSessionManagementCommands)),
+            ])
+        #expect(await host.sessionStates == [0x0100_0000: .idle])
+    }
+
+    @Test func uci1xSessionIDIsTheToken() async throws {
+        let (host, scripted, _) = await makeHost()
+        var device = scripted
+        async let token = host.initSession(id: 42)
+        _ = try await device.nextCommand()
+        try await device.send([0x41, 0x00, 0x00, 0x01, 0x00])
+        #expect(try await token == 42)
+    }
+
+    @Test func garbageOnTheWireIsSkipped() async throws {
+        let (host, scripted, _) = await makeHost()
+        var device = scripted
+        async let stop = host.stopRanging(session: 1)
+        _ = try await device.nextCommand()
+        try await device.send([0x00, 0xFF, 0x13, 0x99, 0x8F] + [0x42, 0x01, 0x00, 0x01, 0x00])
+        try await stop
+    }
+
+    @Test func rejectedParametersAreNamed() async throws {
+        let (host, scripted, _) = await makeHost()
+        var device = scripted
+        let set = Task { try await host.setAppConfig(session: 1, [.channel(7)]) }
+        _ = try await device.nextCommand()
+        // SET_APP_CONFIG_RSP: INVALID_PARAM, 1 entry: CHANNEL_NUMBER (0x04) -> INVALID_RANGE (0x05).
+        try await device.send([0x41, 0x03, 0x00, 0x04, 0x04, 0x01, 0x04, 0x05])
+        await #expect(throws: UCIHostError.configRejected([AppConfigStatus(id: .channelNumber, status: .invalidRange)])) {
+            try await set.value
+        }
+    }
+
+    @Test func deviceGoneFailsThePendingCommandAndIsReported() async throws {
+        let (host, scripted, recorder) = await makeHost()
+        var device = scripted
+        let reset = Task { try await host.reset() }
+        _ = try await device.nextCommand()
+        device.transport.close()
+        await #expect(throws: UCIHostError.closed) { try await reset.value }
+        await recorder.waitFor(count: 1)
+        #expect(recorder.all == [.closed(.closed)])
+        await #expect(throws: UCIHostError.closed) { try await host.reset() }
+    }
+}
+
+@Suite struct TCPTransportTests {
+    @Test func bytesCrossALoopbackConnectionBothWays() async throws {
+        let listener = try TCPListener(host: "127.0.0.1", port: 0)
+        defer { listener.close() }
+        let accepted = Mutex<TCPConnection?>(nil)
+        listener.acceptLoop { connection in accepted.withLock { $0 = connection } }
+        let client = try TCPConnection.connect(host: "127.0.0.1", port: listener.port)
+        var server: TCPConnection?
+        while server == nil {
+            server = accepted.withLock { $0 }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        try await client.write([0x20, 0x02, 0x00, 0x00])
+        var received: [UInt8] = []
+        while received.count < 4 { received += try await server!.read() ?? [] }
+        #expect(received == [0x20, 0x02, 0x00, 0x00])
+        try await server!.write([1, 2, 3])
+        #expect(try await client.read() == [1, 2, 3])
+        server!.close()
+        #expect(try await client.read() == nil)
+    }
+
+    @Test func connectionRefusedIsAClearError() throws {
+        let listener = try TCPListener(host: "127.0.0.1", port: 0)
+        let port = listener.port
+        listener.close()
+        #expect(throws: TransportError.self) { try TCPConnection.connect(host: "127.0.0.1", port: port) }
+    }
+}
