@@ -55,8 +55,9 @@ actor PeerRegistry {
             return
         }
         guard let advert, advert.group == context.identity.group, advert.peerID != context.identity.peerID else { return }
-        let session = sessionFor(advert.peerID, name: LocalName.find(in: data), rssi: rssi)
-        await session.heard(advert, name: LocalName.find(in: data), address: address)
+        let name = LocalName.find(in: data)
+        let session = sessionFor(advert.peerID, name: name, rssi: rssi)
+        await session.heard(advert, name: name, address: address)
         if let link = await session.connectIfInitiator() {
             peerByLink[link] = advert.peerID
         }

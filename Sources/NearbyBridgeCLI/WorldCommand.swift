@@ -1,6 +1,5 @@
 import ArgumentParser
 import Bridge
-import Foundation
 import Simulation
 
 struct WorldCommand: AsyncParsableCommand {
@@ -16,8 +15,7 @@ struct WorldCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Option(help: "Scenario JSON file with at least one `\"external\": true` node (default: built-in world).")
-    var scenario: String?
+    @OptionGroup var scenario: ScenarioOptions
 
     @Option(help: "Address to listen on.")
     var listen = "127.0.0.1"
@@ -28,40 +26,23 @@ struct WorldCommand: AsyncParsableCommand {
     @Option(help: "Port of the virtual Bluetooth air.")
     var airPort: UInt16 = 7100
 
-    @Option(help: "Scenario seconds per wall-clock second.")
-    var speed: Double = 1
-
-    @Option(help: "Stop after this many scenario seconds (default: the scenario's duration).")
-    var duration: Double?
-
-    @Option(help: "Seed for identities and radio noise.")
-    var seed: UInt64 = 1
-
     func validate() throws {
-        guard speed > 0, speed.isFinite else { throw ValidationError("--speed must be a positive number, e.g. --speed 2") }
+        guard scenario.speed > 0 else { throw ValidationError("a world server runs in real time: --speed must be positive, e.g. --speed 2") }
     }
 
     func run() async throws {
         let (events, logger) = common.bootstrap()
-        let spec = try scenario.map { try Scenario.load(contentsOf: URL(fileURLWithPath: $0)) } ?? Scenario.builtIn("world")
+        let spec = try scenario.load(builtIn: "world")
         guard spec.nodes.contains(where: { $0.external == true }) else {
             throw ValidationError("the scenario has no external node to serve; mark one with \"external\": true")
         }
-        var options = SimulationDriver.Options()
-        options.seed = seed
-        options.speed = speed
-        options.duration = duration
-        options.epochMilliseconds = WallClock().nowMilliseconds()
-        let driver = SimulationDriver(scenario: spec, options: options, events: events, logger: logger)
+        let driver = SimulationDriver(scenario: spec, options: scenario.driverOptions, events: events, logger: logger)
         let server = try WorldServer(world: driver.world, host: listen, uwbBasePort: uwbPort, airPort: airPort, logger: logger)
         defer { server.close() }
         for endpoint in server.endpoints {
             logger.notice(
                 "\(endpoint.body): nearby-bridge run --uwb tcp:\(listen):\(endpoint.uwbPort) --ble world:\(listen):\(server.airPort)/\(endpoint.body)")
         }
-        let stop = StopSignal()
-        let stopRequested = stop.flag
-        defer { withExtendedLifetime(stop) {} }
-        try await driver.run(until: { stopRequested.isSet })
+        try await scenario.run(driver)
     }
 }

@@ -1,3 +1,4 @@
+import Events
 import Foundation
 import Testing
 
@@ -42,7 +43,7 @@ import Testing
         let events = try parse(try await runScenario(scenario, ranges: false))
         var options = SimulationDriver.Options()
         options.seed = 1
-        let ids = SimulationDriver(scenario: scenario, options: options, events: .init(output: CollectedEventsSink(), includesRanges: false), logger: quietLogger)
+        let ids = SimulationDriver(scenario: scenario, options: options, events: EventStream(output: CollectedEvents(), includesRanges: false), logger: quietLogger)
             .identities.mapValues(\.peerID.description)
 
         let bumps = events.filter { $0["type"] as? String == "bump" }
@@ -69,10 +70,4 @@ import Testing
         #expect(lost.allSatisfy { $0["reason"] as? String == "timeout" && ($0["node"] as? String == ids["dave"] || $0["peer"] as? String == ids["dave"]) })
         #expect(events.allSatisfy { $0["node"] as? String != $0["peer"] as? String })
     }
-}
-
-import Events
-
-final class CollectedEventsSink: EventOutput {
-    func write(line: String) throws {}
 }

@@ -1,8 +1,8 @@
 import Synchronization
 
-/// An unbounded-by-count, single-consumer queue of byte chunks that bridges a producer (a reader
-/// thread, an in-process device) into async code. Memory is bounded by `limit` bytes: a producer
-/// that outruns the consumer that far is a broken device, and the queue fails instead of growing.
+/// A single-consumer queue of byte chunks that bridges a producer (a reader thread, an
+/// in-process device) into async code. Memory is bounded by `limit` unread bytes: a producer that
+/// outruns the consumer that far is a broken device, and the queue fails instead of growing.
 public final class ByteQueue: Sendable {
     private struct State {
         var chunks: [[UInt8]] = []

@@ -1,0 +1,50 @@
+import ArgumentParser
+import Bridge
+import Foundation
+import Simulation
+
+/// Options of the commands that run a scenario (`demo`, `world`).
+struct ScenarioOptions: ParsableArguments {
+    @Option(help: "Scenario JSON file (default: the command's built-in scenario).", completion: .file(extensions: ["json"]))
+    var scenario: String?
+
+    @Option(help: "Scenario seconds per wall-clock second; 0 runs as fast as possible (demo only).")
+    var speed: Double = 1
+
+    @Option(help: "Stop after this many scenario seconds (default: the scenario's duration).")
+    var duration: Double?
+
+    @Option(help: "Seed for identities and radio noise; the same seed gives the same events.")
+    var seed: UInt64 = 1
+
+    func validate() throws {
+        guard speed >= 0, speed.isFinite else {
+            throw ValidationError("--speed must be 0 (as fast as possible) or a positive number, e.g. --speed 4")
+        }
+        if let duration, !(duration > 0) {
+            throw ValidationError("--duration must be a positive number of seconds, e.g. --duration 30")
+        }
+    }
+
+    func load(builtIn name: String) throws -> Scenario {
+        try scenario.map { try Scenario.load(contentsOf: URL(fileURLWithPath: $0)) } ?? Scenario.builtIn(name)
+    }
+
+    /// Driver options stamped on the wall clock, so event times read as now.
+    var driverOptions: SimulationDriver.Options {
+        var options = SimulationDriver.Options()
+        options.seed = seed
+        options.speed = speed > 0 ? speed : nil
+        options.duration = duration
+        options.epochMilliseconds = WallClock().nowMilliseconds()
+        return options
+    }
+
+    /// Runs `driver` until the scenario ends or SIGINT/SIGTERM arrives.
+    func run(_ driver: SimulationDriver) async throws {
+        let stop = StopSignal()
+        let stopRequested = stop.flag
+        defer { withExtendedLifetime(stop) {} }
+        try await driver.run(until: { stopRequested.isSet })
+    }
+}
