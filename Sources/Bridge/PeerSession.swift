@@ -222,6 +222,8 @@ actor PeerSession {
     func ranges(_ data: RangeData) async {
         for measurement in data.measurements {
             guard let uwbAddress, measurement.address == .short(uwbAddress) else { continue }
+            // With OK_NEGATIVE_DISTANCE_REPORT the unsigned distance field is read as the magnitude
+            // of a negative reading (unverified on hardware; see firmware-notes/README.md).
             let distance: Double? =
                 switch measurement.status {
                 case .ok: Double(measurement.distanceCentimetres) / 100
