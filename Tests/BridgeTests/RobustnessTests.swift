@@ -121,6 +121,10 @@ final class Mallory: Sendable {
         }
         await node.stop()
         await loop.value
+        // The goodbye reaches Alice with the world's next step.
+        for _ in 0..<100 where !worldEvents.lines.contains(where: { $0.contains(#""reason":"peer-ended""#) }) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         world.cancel()
 
         let events = try parse(output.lines)
@@ -133,5 +137,9 @@ final class Mallory: Sendable {
         // Alice, in the world process, reported the same bump.
         let worldBumps = try parse(worldEvents.lines).filter { $0["type"] as? String == "bump" }
         #expect(worldBumps.contains { $0["peer"] as? String == "ffff000000000001" && $0["bump_id"] as? Int == bump?["bump_id"] as? Int })
+        // Stopping said goodbye: the world's peers report the rig as ended, not timed out.
+        let lost = try parse(worldEvents.lines).filter { $0["type"] as? String == "peer.lost" && $0["peer"] as? String == "ffff000000000001" }
+        #expect(!lost.isEmpty)
+        #expect(lost.allSatisfy { $0["reason"] as? String == "peer-ended" })
     }
 }
