@@ -13,20 +13,25 @@ import UCIHost
 public final class BridgeNode: Sendable {
     public let identity: NodeIdentity
     public let uwb: UCIHost
-    private let uwbTransportName: String
     private let ble: any BLEAdapter
     private let inbox: NodeInbox
     private let registry: PeerRegistry
     private let context: PeerContext
     /// Set by `stop`, so the radios closing on purpose is not reported as a device loss.
     private let stopping = Atomic<Bool>(false)
+    /// Opens the UWB board again after it went away; nil where a lost board cannot come back.
+    private let reconnectUWB: (@Sendable () async throws -> any UCITransport)?
+    private let reconnecting = Atomic<Bool>(false)
 
     /// - Parameters:
+    ///   - reconnectUWB: reopens the board after it disappeared (unplugged, connection lost);
+    ///     retried every second until it succeeds.
     ///   - tracker: set by the simulation so it can wait for the node to go idle.
     ///   - seed: seeds this node's choices (session ids, STS values) for reproducible runs.
     public init(
         identity: NodeIdentity, config: BridgeConfig, uwbTransport: any UCITransport, ble: any BLEAdapter,
-        events: EventStream, time: any TimeSource, logger: Logger, seed: UInt64, tracker: WorkTracker? = nil
+        events: EventStream, time: any TimeSource, logger: Logger, seed: UInt64,
+        reconnectUWB: (@Sendable () async throws -> any UCITransport)? = nil, tracker: WorkTracker? = nil
     ) {
         let inbox = NodeInbox(tracker: tracker)
         var logger = logger
@@ -38,7 +43,7 @@ public final class BridgeNode: Sendable {
             emit: { body in events.emit(Event(node: tag, body: body), timestampMilliseconds: time.nowMilliseconds()) })
         self.identity = identity
         self.uwb = uwb
-        self.uwbTransportName = uwbTransport.description
+        self.reconnectUWB = reconnectUWB
         self.ble = ble
         self.inbox = inbox
         self.context = context
@@ -49,16 +54,7 @@ public final class BridgeNode: Sendable {
     /// answer; a BLE failure is reported and the node keeps running without discovery.
     public func start() async throws {
         await uwb.start()
-        try await uwb.reset()
-        let info = try await uwb.deviceInfo()
-        context.emit(
-            .device(
-                .init(
-                    radio: .uwb, state: .ready, backend: uwbTransportName,
-                    detail: [
-                        "uci": info.uciVersion.description, "mac": info.macVersion.description,
-                        "phy": info.phyVersion.description, "vendor": info.vendorData.hexString,
-                    ])))
+        try await bringUpUWB()
 
         let inbox = self.inbox
         do {
@@ -75,6 +71,20 @@ public final class BridgeNode: Sendable {
         }
     }
 
+    /// Resets the UWBS and reports it ready with what it says about itself.
+    private func bringUpUWB() async throws {
+        try await uwb.reset()
+        let info = try await uwb.deviceInfo()
+        context.emit(
+            .device(
+                .init(
+                    radio: .uwb, state: .ready, backend: await uwb.transportDescription,
+                    detail: [
+                        "uci": info.uciVersion.description, "mac": info.macVersion.description,
+                        "phy": info.phyVersion.description, "vendor": info.vendorData.hexString,
+                    ])))
+    }
+
     /// Handles inputs until `stop` is called.
     public func run() async {
         var lastDeviceState: DeviceState? = .ready
@@ -85,17 +95,52 @@ public final class BridgeNode: Sendable {
             case .uwb(.notification(let notification)):
                 if case .deviceStatus(let state) = notification, state != lastDeviceState {
                     lastDeviceState = state
-                    context.emit(.device(.init(radio: .uwb, state: Self.eventState(state), backend: uwbTransportName)))
+                    context.emit(.device(.init(radio: .uwb, state: Self.eventState(state), backend: await uwb.transportDescription)))
                 }
                 await registry.handle(notification)
             case .uwb(.closed(let error)):
                 guard !stopping.load(ordering: .acquiring) else { break }
                 context.logger.error("UWB radio lost", metadata: ["error": "\(error)"])
-                context.emit(.device(.init(radio: .uwb, state: .removed, backend: uwbTransportName, detail: ["error": "\(error)"])))
+                context.emit(
+                    .device(.init(radio: .uwb, state: .removed, backend: await uwb.transportDescription, detail: ["error": "\(error)"])))
+                await registry.uwbLost()
+                startReconnecting()
+            case .uwbReattached(let transport):
+                await uwb.attach(transport)
+                do {
+                    try await bringUpUWB()
+                    lastDeviceState = .ready
+                    await registry.resumeRanging()
+                } catch {
+                    // The host reports the failed transport as closed, which starts another attempt.
+                    context.logger.error("UWB board came back but did not come up", metadata: ["error": "\(error)"])
+                }
             case .tick:
                 await registry.tick()
             }
             inbox.handled()
+        }
+    }
+
+    /// Reopens the UWB board in the background, once a second, until it answers or we stop.
+    private func startReconnecting() {
+        guard let reconnectUWB, !reconnecting.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let inbox = self.inbox
+        let logger = context.logger
+        Task {
+            logger.notice("waiting for the UWB board to come back")
+            while !self.stopping.load(ordering: .acquiring) {
+                do {
+                    let transport = try await reconnectUWB()
+                    logger.notice("UWB board is back", metadata: ["transport": "\(transport)"])
+                    self.reconnecting.store(false, ordering: .releasing)
+                    inbox.post(.uwbReattached(transport))
+                    return
+                } catch {
+                    logger.debug("UWB board not back yet", metadata: ["error": "\(error)"])
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
         }
     }
 

@@ -4,6 +4,8 @@ import UCIHost
 /// Everything a node reacts to, in one ordered queue.
 public enum NodeInput: Sendable {
     case uwb(UCIHostEvent)
+    /// The UWB board is back (replugged or reconnected) on this transport.
+    case uwbReattached(any UCITransport)
     case ble(BLEEvent)
     /// Time passed: check peer and exchange timeouts.
     case tick

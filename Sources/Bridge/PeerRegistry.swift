@@ -141,6 +141,21 @@ actor PeerRegistry {
         }
     }
 
+    /// The UWB board went away: every session on it is gone, but the peers stay.
+    func uwbLost() async {
+        peerByToken = [:]
+        for peer in sessions.keys.sorted() { await sessions[peer]?.uwbLost() }
+    }
+
+    /// The board is back: restart the sessions of peers we were ranging with.
+    func resumeRanging() async {
+        for peer in sessions.keys.sorted() {
+            guard let session = sessions[peer] else { continue }
+            await session.resumeUWB()
+            await refreshToken(of: session)
+        }
+    }
+
     // MARK: Time and shutdown
 
     func tick() async {

@@ -52,6 +52,8 @@ actor PeerSession {
     private var exchange: Exchange?
     /// Parameters we proposed as controller, until the peer accepts them.
     private var pendingParameters: PeerMessage.RangingParameters?
+    /// The agreed session and our role in it, kept so ranging can resume after a replug.
+    private var agreedSession: (parameters: PeerMessage.RangingParameters, asController: Bool)?
     /// Highest bump id finished or abandoned with this peer; the next gesture uses the one after.
     private var lastBumpID: UInt32 = 0
 
@@ -177,7 +179,20 @@ actor PeerSession {
         stage = .discovered
         exchange = nil
         pendingParameters = nil
+        agreedSession = nil
         await stopUWB()
+    }
+
+    /// The board vanished with all its sessions; nothing to stop or deinit.
+    func uwbLost() {
+        uwbToken = nil
+    }
+
+    /// Starts the agreed session again on a replugged board. The peer kept its side running, so
+    /// ranging resumes without a new negotiation.
+    func resumeUWB() async {
+        guard case .ranging = stage, uwbToken == nil, let agreed = agreedSession else { return }
+        _ = await startUWB(agreed.parameters, asController: agreed.asController)
     }
 
     // MARK: UWB
@@ -189,6 +204,7 @@ actor PeerSession {
             uwbToken = token
             try await uwb.setAppConfig(session: token, context.config.uwb.appConfig(for: parameters, asController: asController))
             try await uwb.startRanging(session: token)
+            agreedSession = (parameters, asController)
             logger.info("ranging", metadata: ["role": "\(asController ? "controller" : "controlee")", "session": "\(token)"])
             return true
         } catch {

@@ -83,9 +83,11 @@ struct Run: AsyncParsableCommand {
     func run() async throws {
         let (events, logger) = common.bootstrap()
         let transport: any UCITransport
+        let reconnect: @Sendable () async throws -> any UCITransport
         switch uwb {
         case .tcp(let host, let port):
             transport = try TCPConnection.connect(host: host, port: port)
+            reconnect = { try TCPConnection.connect(host: host, port: port) }
         case .usb, .tty:
             let seen: String =
                 switch USBProbe.probe() {
@@ -119,7 +121,7 @@ struct Run: AsyncParsableCommand {
         logger.notice("peer id \(identity.peerID), UWB address \(identity.uwbShortAddress)")
         let node = BridgeNode(
             identity: identity, config: BridgeConfig(), uwbTransport: transport, ble: adapter, events: events,
-            time: WallClock(), logger: logger, seed: random.next())
+            time: WallClock(), logger: logger, seed: random.next(), reconnectUWB: reconnect)
         try await node.start()
 
         let ticker = Task {

@@ -19,6 +19,8 @@ public final class WorldServer: Sendable {
     public let endpoints: [Endpoint]
     public let airPort: UInt16
     private let airListener: TCPListener
+    /// The current UCI connection of each external body (a new connection replaces the old).
+    private let deviceConnections = DeviceConnections()
 
     public init(world: World, host: String, uwbBasePort: UInt16, airPort: UInt16, logger: Logger) throws {
         self.world = world
@@ -30,8 +32,8 @@ public final class WorldServer: Sendable {
             let listener = try TCPListener(host: host, port: port)
             listeners.append(listener)
             endpoints.append(Endpoint(body: node.name, uwbPort: listener.port))
-            listener.acceptLoop { [world, logger] connection in
-                Self.serveDevice(connection, body: body, world: world, logger: logger)
+            listener.acceptLoop { [world, logger, deviceConnections] connection in
+                Self.serveDevice(connection, body: body, world: world, logger: logger, connections: deviceConnections)
             }
         }
         self.listeners = listeners
@@ -48,13 +50,23 @@ public final class WorldServer: Sendable {
         airListener.close()
     }
 
-    private static func serveDevice(_ connection: TCPConnection, body: Int, world: World, logger: Logger) {
+    /// Pulls the external body's board out: its host sees the connection end, as after an
+    /// unplug. Connecting again plugs in a fresh board.
+    public func unplug(body name: String) {
+        guard let body = world.bodyIndex(named: name) else { return }
+        deviceConnections.take(body)?.close()
+    }
+
+    private static func serveDevice(
+        _ connection: TCPConnection, body: Int, world: World, logger: Logger, connections: DeviceConnections
+    ) {
         logger.info("UWB host connected", metadata: ["body": "\(world.scenario.nodes[body].name)"])
+        connections.replace(body, with: connection)?.close()
         world.attachDevice(body: body) { bytes in try? connection.writeNow(bytes) }
         Task {
             while let bytes = try? await connection.read() { world.deviceInput(body: body, bytes: bytes) }
             logger.info("UWB host disconnected", metadata: ["body": "\(world.scenario.nodes[body].name)"])
-            world.detachDevice(body: body)
+            if connections.remove(body, ifStill: connection) { world.detachDevice(body: body) }
             connection.close()
         }
     }
@@ -101,6 +113,28 @@ public final class WorldServer: Sendable {
         case .send(let link, let sdu): try? world.send(sdu, on: link, from: body)
         case .disconnect(let link): world.disconnect(link, from: body)
         case .hello, .welcome, .connected, .event, .failure: break
+        }
+    }
+}
+
+/// Which connection currently carries each body's board.
+private final class DeviceConnections: Sendable {
+    private let byBody = Mutex<[Int: TCPConnection]>([:])
+
+    func replace(_ body: Int, with connection: TCPConnection) -> TCPConnection? {
+        byBody.withLock { $0.updateValue(connection, forKey: body) }
+    }
+
+    func take(_ body: Int) -> TCPConnection? {
+        byBody.withLock { $0.removeValue(forKey: body) }
+    }
+
+    /// Forgets `connection` if it is still the body's current one; true if it was.
+    func remove(_ body: Int, ifStill connection: TCPConnection) -> Bool {
+        byBody.withLock { table in
+            guard table[body] === connection else { return table[body] == nil }
+            table[body] = nil
+            return true
         }
     }
 }

@@ -42,7 +42,9 @@ public actor UCIHost {
         var reply: ResponsePromise
     }
 
-    private let transport: any UCITransport
+    private var transport: any UCITransport
+    /// Bumped by `attach`, so a reader of a replaced transport cannot fail the new one.
+    private var generation = 0
     private let commandTimeout: Duration
     private let clock: any Clock<Duration>
     private let logger: Logger
@@ -76,8 +78,26 @@ public actor UCIHost {
     /// Starts reading from the device. Call once, before the first command.
     public func start() {
         guard reader == nil else { return }
-        reader = Task { await self.readLoop() }
+        let current = generation
+        reader = Task { await self.readLoop(generation: current) }
     }
+
+    /// Continues on a new transport after the old one ended (the board was replugged, or the
+    /// connection re-established). The UWBS is a fresh device: no sessions, state unknown.
+    public func attach(_ transport: any UCITransport) {
+        self.transport.close()
+        generation += 1
+        self.transport = transport
+        decoder = UCIStreamDecoder()
+        failure = nil
+        deviceState = nil
+        sessionStates = [:]
+        let current = generation
+        reader = Task { await self.readLoop(generation: current) }
+    }
+
+    /// Description of the current transport, e.g. `tcp:127.0.0.1:7000` or `usb:1-1.2`.
+    public var transportDescription: String { transport.description }
 
     /// Closes the transport; pending and later commands fail with `.closed`.
     public func shutdown() {
@@ -201,15 +221,17 @@ public actor UCIHost {
 
     // MARK: Reading
 
-    private func readLoop() async {
+    private func readLoop(generation reading: Int) async {
+        let transport = self.transport
         while true {
             let chunk: [UInt8]?
             do {
                 chunk = try await transport.read()
             } catch {
-                fail(.transport(String(describing: error)))
+                if reading == generation { fail(.transport(String(describing: error))) }
                 return
             }
+            guard reading == generation else { return }
             guard let chunk else {
                 fail(.closed)
                 return

@@ -142,4 +142,54 @@ final class Mallory: Sendable {
         #expect(!lost.isEmpty)
         #expect(lost.allSatisfy { $0["reason"] as? String == "peer-ended" })
     }
+
+    /// Unplug mid-ranging: a `device` event says so, peers stay, and once the board is back the
+    /// sessions are re-created with the agreed parameters and ranging resumes.
+    @Test(.timeLimit(.minutes(1))) func rangingResumesAfterTheBoardComesBack() async throws {
+        var options = SimulationDriver.Options()
+        options.speed = 5
+        options.duration = 60
+        let driver = SimulationDriver(
+            scenario: try Scenario.builtIn("world"), options: options,
+            events: EventStream(output: CollectedEvents(), includesRanges: false), logger: quietLogger)
+        let server = try WorldServer(world: driver.world, host: "127.0.0.1", uwbBasePort: 0, airPort: 0, logger: quietLogger)
+        defer { server.close() }
+        let world = Task { try await driver.run() }
+        let port = server.endpoints[0].uwbPort
+
+        let output = CollectedEvents()
+        let node = BridgeNode(
+            identity: NodeIdentity(
+                peerID: PeerID(0xFFFF_0000_0000_0002), name: "field-rig", group: 1, card: ProfileCard(name: "Field"),
+                uwbShortAddress: 0x4243),
+            config: BridgeConfig(), uwbTransport: try TCPConnection.connect(host: "127.0.0.1", port: port),
+            ble: try RemoteAirAdapter(host: "127.0.0.1", port: server.airPort, body: "field-rig"),
+            events: EventStream(output: output, includesRanges: true), time: WallClock(), logger: quietLogger,
+            seed: 9, reconnectUWB: { try TCPConnection.connect(host: "127.0.0.1", port: port) })
+        try await node.start()
+        let loop = Task { await node.run() }
+        func waitFor(_ fragment: String, after index: Int) async throws -> Int {
+            while true {
+                let lines = output.lines
+                if let found = lines.indices.dropFirst(index).first(where: { lines[$0].contains(fragment) }) { return found }
+                node.tick()
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        let firstRange = try await waitFor(#""status":"OK""#, after: 0)
+        server.unplug(body: "field-rig")
+        let removed = try await waitFor(#""state":"removed""#, after: firstRange)
+        let ready = try await waitFor(#""state":"ready""#, after: removed)
+        let resumed = try await waitFor(#""status":"OK""#, after: ready)
+        await node.stop()
+        await loop.value
+        world.cancel()
+
+        let events = try parse(output.lines)
+        #expect(events[removed]["radio"] as? String == "uwb")
+        #expect(events[ready]["radio"] as? String == "uwb")
+        #expect(resumed > ready)
+        #expect(!events.contains { $0["type"] as? String == "peer.lost" })
+        #expect(events.filter { $0["type"] as? String == "peer.found" }.count == Set(events.compactMap { $0["type"] as? String == "peer.found" ? $0["peer"] as? String : nil }).count)
+    }
 }
