@@ -31,9 +31,12 @@ let package = Package(
         .target(
             name: "UCIHost",
             dependencies: [
-                "UCI", "CLibUSB",
+                "UCI",
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        .target(
+            name: "UCIUSB",
+            dependencies: ["CLibUSB", "UCIHost"]),
         .target(
             name: "BLE",
             dependencies: ["CBlueZ"]),
@@ -62,7 +65,7 @@ let package = Package(
         .executableTarget(
             name: "NearbyBridgeCLI",
             dependencies: [
-                "UCIHost", "BLE", "Bridge", "Events", "Simulation",
+                "UCIHost", "UCIUSB", "BLE", "Bridge", "Events", "Simulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -72,6 +75,7 @@ let package = Package(
         .testTarget(name: "PeerProtocolTests", dependencies: ["PeerProtocol"]),
         .testTarget(name: "UCIHostTests", dependencies: ["UCI", "UCIHost"]),
         .testTarget(name: "ProximityTests", dependencies: ["Proximity"]),
+        .testTarget(name: "UCIUSBTests", dependencies: ["UCIUSB"]),
         .testTarget(name: "EventsTests", dependencies: ["Events"]),
         .testTarget(
             name: "BridgeTests",

@@ -30,3 +30,17 @@ public enum BlueZProbe {
         }
     }
 }
+
+extension BlueZProbe {
+    /// Adapter names the kernel lists in sysfs (hci0, hci1, ...), whether or not they are up.
+    public static func adapterNames() -> [String] {
+        guard let directory = opendir("/sys/class/bluetooth") else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasPrefix("hci"), !name.contains(":") { names.append(name) }
+        }
+        return names.sorted()
+    }
+}

@@ -5,6 +5,7 @@ import Foundation
 import PeerProtocol
 import Simulation
 import UCIHost
+import UCIUSB
 
 /// Where the UWB board is.
 enum UWBEndpoint: ExpressibleByArgument, Equatable {
@@ -57,10 +58,12 @@ struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the bridge on radios: a UWB board and a Bluetooth adapter.",
         discussion: """
-            Available today: --uwb tcp:HOST:PORT (a `nearby-bridge world` server or Google's pica) \
-            with --ble world:HOST:PORT/NODE (the world's virtual air). The libusb and tty UWB \
-            transports and the BlueZ backend are not built yet; asking for them reports what this \
-            machine offers and exits with an error instead of pretending.
+            UWB boards: --uwb usb finds the one known board on USB (usb:BUS-PORT or usb:SERIAL \
+            picks one; `nearby-bridge devices` lists them), drives it through libusb and recovers \
+            when it is unplugged and plugged back in; --uwb /dev/ttyACM0 uses the kernel's serial \
+            driver instead; --uwb tcp:HOST:PORT reaches a `nearby-bridge world` server or Google's \
+            pica. Bluetooth: --ble world:HOST:PORT/NODE joins a world's virtual air; the BlueZ \
+            backend (hciN) is not built yet and says so instead of pretending.
             """)
 
     @OptionGroup var common: CommonOptions
@@ -86,16 +89,18 @@ struct Run: AsyncParsableCommand {
         let reconnect: @Sendable () async throws -> any UCITransport
         switch uwb {
         case .tcp(let host, let port):
-            transport = try TCPConnection.connect(host: host, port: port)
-            reconnect = { try TCPConnection.connect(host: host, port: port) }
-        case .usb, .tty:
-            let seen: String =
-                switch USBProbe.probe() {
-                case .unavailable(let why): why
-                case .devices(let count, let version): "libusb \(version) sees \(count) USB device(s)"
-                }
-            throw ValidationError(
-                "the USB/tty UWB transport is not implemented in this build yet (\(seen)); use --uwb tcp:HOST:PORT with `nearby-bridge world` or pica")
+            transport = try StreamConnection.connect(host: host, port: port)
+            reconnect = { try StreamConnection.connect(host: host, port: port) }
+        case .usb(let selector):
+            let board = try USBBoards.select(selector, from: USBBoards.list())
+            logger.notice("UWB board \(USBBoards.summary(board))")
+            transport = try USBTransport.open(board)
+            // After a replug the board may sit on another port: find it again by serial.
+            let again = board.serial ?? board.location
+            reconnect = { try USBTransport.open(USBBoards.select(again, from: USBBoards.list())) }
+        case .tty(let path):
+            transport = try StreamConnection.openTTY(path)
+            reconnect = { try StreamConnection.openTTY(path) }
         }
         let adapter: any BLEAdapter
         switch ble {

@@ -6,13 +6,13 @@ import UCIHost
 /// this process discovers and talks to the world's peers through the same `BLEAdapter` seam a
 /// real radio uses.
 public final class RemoteAirAdapter: BLEAdapter {
-    private let connection: TCPConnection
+    private let connection: StreamConnection
     private let body: String
     private let replies = PendingReplies()
     public let backendName: String
 
     public init(host: String, port: UInt16, body: String) throws {
-        connection = try TCPConnection.connect(host: host, port: port)
+        connection = try StreamConnection.connect(host: host, port: port)
         self.body = body
         backendName = "world:\(host):\(port)/\(body)"
     }

@@ -58,7 +58,7 @@ public final class WorldServer: Sendable {
     }
 
     private static func serveDevice(
-        _ connection: TCPConnection, body: Int, world: World, logger: Logger, connections: DeviceConnections
+        _ connection: StreamConnection, body: Int, world: World, logger: Logger, connections: DeviceConnections
     ) {
         logger.info("UWB host connected", metadata: ["body": "\(world.scenario.nodes[body].name)"])
         connections.replace(body, with: connection)?.close()
@@ -71,7 +71,7 @@ public final class WorldServer: Sendable {
         }
     }
 
-    private static func serveAir(_ connection: TCPConnection, world: World, logger: Logger) {
+    private static func serveAir(_ connection: StreamConnection, world: World, logger: Logger) {
         Task {
             var buffer: [UInt8] = []
             var body: Int?
@@ -105,7 +105,7 @@ public final class WorldServer: Sendable {
         }
     }
 
-    private static func handle(_ frame: AirFrame, body: Int, world: World, connection: TCPConnection) throws {
+    private static func handle(_ frame: AirFrame, body: Int, world: World, connection: StreamConnection) throws {
         switch frame {
         case .advertise(let data): world.advertise(body: body, data: data)
         case .scan: world.startScanning(body: body)
@@ -119,18 +119,18 @@ public final class WorldServer: Sendable {
 
 /// Which connection currently carries each body's board.
 private final class DeviceConnections: Sendable {
-    private let byBody = Mutex<[Int: TCPConnection]>([:])
+    private let byBody = Mutex<[Int: StreamConnection]>([:])
 
-    func replace(_ body: Int, with connection: TCPConnection) -> TCPConnection? {
+    func replace(_ body: Int, with connection: StreamConnection) -> StreamConnection? {
         byBody.withLock { $0.updateValue(connection, forKey: body) }
     }
 
-    func take(_ body: Int) -> TCPConnection? {
+    func take(_ body: Int) -> StreamConnection? {
         byBody.withLock { $0.removeValue(forKey: body) }
     }
 
     /// Forgets `connection` if it is still the body's current one; true if it was.
-    func remove(_ body: Int, ifStill connection: TCPConnection) -> Bool {
+    func remove(_ body: Int, ifStill connection: StreamConnection) -> Bool {
         byBody.withLock { table in
             guard table[body] === connection else { return table[body] == nil }
             table[body] = nil

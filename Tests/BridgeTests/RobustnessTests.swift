@@ -109,7 +109,7 @@ final class Mallory: Sendable {
                 peerID: PeerID(0xFFFF_0000_0000_0001), name: "field-rig", group: 1, card: ProfileCard(name: "Field"),
                 uwbShortAddress: 0x4242),
             config: BridgeConfig(),
-            uwbTransport: try TCPConnection.connect(host: "127.0.0.1", port: server.endpoints[0].uwbPort),
+            uwbTransport: try StreamConnection.connect(host: "127.0.0.1", port: server.endpoints[0].uwbPort),
             ble: try RemoteAirAdapter(host: "127.0.0.1", port: server.airPort, body: "field-rig"),
             events: EventStream(output: output, includesRanges: true), time: WallClock(), logger: quietLogger,
             seed: 7)
@@ -162,10 +162,10 @@ final class Mallory: Sendable {
             identity: NodeIdentity(
                 peerID: PeerID(0xFFFF_0000_0000_0002), name: "field-rig", group: 1, card: ProfileCard(name: "Field"),
                 uwbShortAddress: 0x4243),
-            config: BridgeConfig(), uwbTransport: try TCPConnection.connect(host: "127.0.0.1", port: port),
+            config: BridgeConfig(), uwbTransport: try StreamConnection.connect(host: "127.0.0.1", port: port),
             ble: try RemoteAirAdapter(host: "127.0.0.1", port: server.airPort, body: "field-rig"),
             events: EventStream(output: output, includesRanges: true), time: WallClock(), logger: quietLogger,
-            seed: 9, reconnectUWB: { try TCPConnection.connect(host: "127.0.0.1", port: port) })
+            seed: 9, reconnectUWB: { try StreamConnection.connect(host: "127.0.0.1", port: port) })
         try await node.start()
         let loop = Task { await node.run() }
         func waitFor(_ fragment: String, after index: Int) async throws -> Int {

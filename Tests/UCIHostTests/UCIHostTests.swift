@@ -148,10 +148,10 @@ func makeHost(timeout: Duration = .seconds(5)) async -> (UCIHost, ScriptedDevice
     @Test func bytesCrossALoopbackConnectionBothWays() async throws {
         let listener = try TCPListener(host: "127.0.0.1", port: 0)
         defer { listener.close() }
-        let accepted = Mutex<TCPConnection?>(nil)
+        let accepted = Mutex<StreamConnection?>(nil)
         listener.acceptLoop { connection in accepted.withLock { $0 = connection } }
-        let client = try TCPConnection.connect(host: "127.0.0.1", port: listener.port)
-        var server: TCPConnection?
+        let client = try StreamConnection.connect(host: "127.0.0.1", port: listener.port)
+        var server: StreamConnection?
         while server == nil {
             server = accepted.withLock { $0 }
             try await Task.sleep(for: .milliseconds(1))
@@ -170,6 +170,6 @@ func makeHost(timeout: Duration = .seconds(5)) async -> (UCIHost, ScriptedDevice
         let listener = try TCPListener(host: "127.0.0.1", port: 0)
         let port = listener.port
         listener.close()
-        #expect(throws: TransportError.self) { try TCPConnection.connect(host: "127.0.0.1", port: port) }
+        #expect(throws: TransportError.self) { try StreamConnection.connect(host: "127.0.0.1", port: port) }
     }
 }

@@ -1,19 +1,21 @@
 import Glibc
 import Synchronization
 
-/// A TCP byte stream: the UCI transport for Google's pica and for our world server (one
-/// connection = one UWBS), and the link to the world's virtual air.
+/// A byte stream on a file descriptor: a TCP socket (Google's pica, our world server: one
+/// connection = one UWBS; the world's virtual air) or a tty (`/dev/ttyACM0`, a board's CDC-ACM
+/// port through the kernel driver). UCI needs no framing beyond its own on either.
 ///
 /// A dedicated thread blocks in `read(2)` and feeds a `ByteQueue`, so the cooperative thread pool
-/// never blocks on the socket; writes loop until every byte is sent.
-public final class TCPConnection: UCITransport {
+/// never blocks on the descriptor; writes loop until every byte is sent.
+public final class StreamConnection: UCITransport {
     private let fd: Int32
+    private let isSocket: Bool
     private let incoming = ByteQueue()
     private let closed = Atomic<Bool>(false)
     public let description: String
 
     /// Connects to `host:port` (numeric or resolvable host).
-    public static func connect(host: String, port: UInt16) throws -> TCPConnection {
+    public static func connect(host: String, port: UInt16) throws -> StreamConnection {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -30,7 +32,7 @@ public final class TCPConnection: UCITransport {
             let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.pointee.ai_protocol)
             if fd >= 0 {
                 if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
-                    return TCPConnection(fd: fd, description: "tcp:\(host):\(port)")
+                    return StreamConnection(fd: fd, description: "tcp:\(host):\(port)")
                 }
                 lastErrno = errno
                 Glibc.close(fd)
@@ -43,12 +45,37 @@ public final class TCPConnection: UCITransport {
             call: "connect(\(host):\(port))", errno: lastErrno, message: String(cString: strerror(lastErrno)))
     }
 
-    /// Wraps an accepted socket.
-    public init(fd: Int32, description: String) {
+    /// Opens a serial device raw (no echo, no line discipline). Opening asserts DTR, which
+    /// nRF52 CDC-ACM firmwares wait for before they send anything.
+    public static func openTTY(_ path: String) throws -> StreamConnection {
+        let fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            let hint =
+                switch code {
+                case EACCES: " — permission denied: install udev/70-nearby-bridge.rules and join the `nearby` group"
+                case ENOENT: " — no such device; is the board plugged in? (`ls /dev/ttyACM*`)"
+                case EBUSY: " — another program holds the port"
+                default: ""
+                }
+            throw TransportError.system(call: "open(\(path))", errno: code, message: String(cString: strerror(code)) + hint)
+        }
+        var settings = termios()
+        if tcgetattr(fd, &settings) == 0 {
+            cfmakeraw(&settings)
+            cfsetspeed(&settings, speed_t(B115200))
+            tcsetattr(fd, TCSANOW, &settings)
+        }
+        return StreamConnection(fd: fd, description: path, isSocket: false)
+    }
+
+    /// Wraps a connected socket (or, with `isSocket: false`, another stream descriptor).
+    public init(fd: Int32, description: String, isSocket: Bool = true) {
         self.fd = fd
+        self.isSocket = isSocket
         self.description = description
         var one: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if isSocket { setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size)) }
         let thread = Thread { [incoming] in
             var buffer = [UInt8](repeating: 0, count: 16_384)
             while true {
@@ -78,7 +105,9 @@ public final class TCPConnection: UCITransport {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { raw in
-                send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                isSocket
+                    ? send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                    : Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
             }
             if sent > 0 {
                 offset += sent
@@ -95,7 +124,8 @@ public final class TCPConnection: UCITransport {
 
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        shutdown(fd, Int32(SHUT_RDWR))
+        // A socket's reader wakes on shutdown; a tty reader wakes when the descriptor closes in deinit.
+        if isSocket { shutdown(fd, Int32(SHUT_RDWR)) }
         incoming.finish()
     }
 
@@ -142,7 +172,7 @@ public final class TCPListener: Sendable {
     }
 
     /// Calls `handler` on the accept thread for every new connection, until `close`.
-    public func acceptLoop(_ handler: @escaping @Sendable (TCPConnection) -> Void) {
+    public func acceptLoop(_ handler: @escaping @Sendable (StreamConnection) -> Void) {
         let fd = self.fd
         let port = self.port
         Thread {
@@ -150,7 +180,7 @@ public final class TCPListener: Sendable {
                 let client = accept(fd, nil, nil)
                 if client >= 0 {
                     _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-                    handler(TCPConnection(fd: client, description: "tcp-peer:\(port)"))
+                    handler(StreamConnection(fd: client, description: "tcp-peer:\(port)"))
                 } else if errno != EINTR && errno != ECONNABORTED {
                     break
                 }

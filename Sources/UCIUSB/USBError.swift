@@ -1,0 +1,40 @@
+import CLibUSB
+
+/// A libusb failure, with a sentence that says what to do about the common ones.
+public struct USBError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var call: String
+    public var code: Int32
+
+    public init(_ call: String, _ code: Int32) {
+        self.call = call
+        self.code = code
+    }
+
+    public var name: String { String(cString: libusb_error_name(code)) }
+
+    public var isAccessDenied: Bool { code == LIBUSB_ERROR_ACCESS.rawValue }
+    public var isDeviceGone: Bool { code == LIBUSB_ERROR_NO_DEVICE.rawValue }
+
+    public var description: String {
+        let base = "\(call) failed: \(name)"
+        switch code {
+        case LIBUSB_ERROR_ACCESS.rawValue:
+            return base + " — permission denied: install udev/70-nearby-bridge.rules and join the `nearby` group (see udev/README.md)"
+        case LIBUSB_ERROR_BUSY.rawValue:
+            return base + " — another program holds the board (a serial terminal, ModemManager, another nearby-bridge?)"
+        case LIBUSB_ERROR_NO_DEVICE.rawValue:
+            return base + " — the board was unplugged"
+        case LIBUSB_ERROR_NOT_FOUND.rawValue:
+            return base + " — the board has no such interface or the kernel driver could not be detached"
+        default:
+            return base
+        }
+    }
+
+    /// Throws unless `result` is success (0 or a positive count).
+    @discardableResult
+    static func check(_ call: String, _ result: Int32) throws(USBError) -> Int32 {
+        guard result >= 0 else { throw USBError(call, result) }
+        return result
+    }
+}
