@@ -15,7 +15,6 @@ public final class USBTransport: UCITransport, @unchecked Sendable {
     private struct State {
         var closing = false
         var inFlight = 0
-        var drained: [CheckedContinuation<Void, Never>] = []
     }
 
     private let handle: OpaquePointer
@@ -142,13 +141,7 @@ public final class USBTransport: UCITransport, @unchecked Sendable {
                 message: String(cString: libusb_error_name(resubmit)))
         }
         if let failure, !closing { incoming.finish(failure: failure) }
-        let drained: [CheckedContinuation<Void, Never>] = state.withLock { s in
-            s.inFlight -= 1
-            guard s.inFlight == 0 else { return [] }
-            defer { s.drained = [] }
-            return s.drained
-        }
-        drained.forEach { $0.resume() }
+        state.withLock { $0.inFlight -= 1 }
     }
 
     public func read() async throws -> [UInt8]? {
@@ -204,8 +197,10 @@ public final class USBTransport: UCITransport, @unchecked Sendable {
 
     // MARK: Closing
 
-    /// Cancels the reads, waits (briefly) for libusb to hand the transfers back, releases the
-    /// interfaces and gives them back to the kernel driver.
+    /// Cancels the reads, waits (at most a second) for libusb to hand the transfers back on its
+    /// event thread, releases the interfaces and gives them back to the kernel driver, so
+    /// /dev/ttyACM* reappears. Synchronous, so a process exiting right after `close` leaves the
+    /// board as it found it.
     public func close() {
         let alreadyClosing = state.withLock { s in
             defer { s.closing = true }
@@ -213,31 +208,12 @@ public final class USBTransport: UCITransport, @unchecked Sendable {
         }
         guard !alreadyClosing else { return }
         incoming.finish()
-        Task.detached { [self] in
-            await self.waitForReadsToDrain()
-            self.release()
-        }
-    }
-
-    private func waitForReadsToDrain() async {
-        // Cancelling is asynchronous; completions arrive on the event thread.
-        await withCheckedContinuation { continuation in
-            let done = state.withLock { s in
-                if s.inFlight == 0 { return true }
-                s.drained.append(continuation)
-                return false
-            }
-            if done { continuation.resume() } else { cancelReads() }
-        }
-    }
-
-    /// Transfers that already finished answer LIBUSB_ERROR_NOT_FOUND, which is fine.
-    private func cancelReads() {
+        // Transfers that already finished answer LIBUSB_ERROR_NOT_FOUND, which is fine.
         for transfer in reads { libusb_cancel_transfer(transfer) }
-    }
-
-    private func release() {
-        for transfer in reads { libusb_free_transfer(transfer) }
+        for _ in 0..<1000 where state.withLock({ $0.inFlight }) > 0 { usleep(1000) }
+        if state.withLock({ $0.inFlight }) == 0 {
+            for transfer in reads { libusb_free_transfer(transfer) }
+        }  // else libusb still owns them: leaking two transfers beats freeing memory in use.
         for number in [interfaces.control, interfaces.data].compactMap({ $0 }) {
             libusb_release_interface(handle, Int32(number))
         }
