@@ -97,7 +97,7 @@ struct Run: AsyncParsableCommand {
             transport = try USBTransport.open(board)
             // After a replug the board may sit on another port: find it again by serial.
             let again = board.serial ?? board.location
-            reconnect = { try USBTransport.open(USBBoards.select(again, from: USBBoards.list())) }
+            reconnect = { try await USBBoards.open(again) }
         case .tty(let path):
             transport = try StreamConnection.openTTY(path)
             reconnect = { try StreamConnection.openTTY(path) }

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# nearby-bridge's real libusb code path against the emulated DWM3001CDK (emulated_board.py),
+# whose bulk endpoints are served by a `nearby-bridge world` virtual UWBS, with the world's
+# virtual air for Bluetooth. Checks: board absent, permission denied, `devices`, ranging and a
+# bump from the board's notifications, unplug -> `device removed`, replug -> ranging resumes,
+# garbage on the wire, clean exit on SIGTERM, every stdout line valid against the schema.
+#
+#   Tests/USBEmulation/bridge-e2e.sh PATH/TO/nearby-bridge PYTHON-WITH-JSONSCHEMA
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+bin=$(realpath "$1")
+python=$2
+emu=(/usr/bin/python3 "$ROOT/Tests/USBEmulation/emulated_board.py")
+work=$(mktemp -d /tmp/nb-usb-e2e.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+
+fail() { echo "FAIL  $1" >&2; for f in "${@:2}"; do echo "--- $f" >&2; tail -n 30 "$f" >&2; done; exit 1; }
+pass() { echo "ok    $1" >&2; }
+# wait_for FILE PATTERN SECONDS [AFTER-LINE]: a line matching PATTERN after line AFTER-LINE.
+wait_for() {
+  local deadline=$((SECONDS + $3))
+  while ((SECONDS < deadline)); do
+    tail -n +"$((${4:-0} + 1))" "$1" 2>/dev/null | grep -q -- "$2" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+line_of() { grep -n -- "$2" "$1" | tail -1 | cut -d: -f1; }
+
+# 1. No board at all.
+if "$bin" run --uwb usb --ble world:127.0.0.1:9/none >"$work/absent.out" 2>"$work/absent.err"; then
+  fail "absent board: run succeeded" "$work/absent.err"
+fi
+grep -q "no UWB board on USB" "$work/absent.err" || fail "absent board: unclear error" "$work/absent.err"
+[ ! -s "$work/absent.out" ] || fail "absent board: something reached stdout" "$work/absent.out"
+pass "absent board: clear error, nothing on stdout"
+
+# A world whose external node 'field-rig' is served on a UCI port and the virtual air.
+"$bin" world --speed 2 --uwb-port 0 --air-port 0 --log-level info >"$work/world.jsonl" 2>"$work/world.err" &
+wait_for "$work/world.err" "nearby-bridge run" 10 || fail "world server did not start" "$work/world.err"
+uwb=$(grep -o "tcp:[0-9.]*:[0-9]*" "$work/world.err" | head -1)
+ble=$(grep -o "world:[0-9.]*:[0-9]*/field-rig" "$work/world.err" | head -1)
+
+# 2. devices: the board, its ids, cdc_acm, and what the board answers over UCI.
+"${emu[@]}" --uci "${uwb#tcp:}" -- "$bin" devices >"$work/devices.txt" 2>"$work/devices.err" || fail "devices" "$work/devices.err"
+for expected in "1915:520f" "nRF52 USB Product" "serial 0123456789AB" "kernel driver: cdc_acm" "access: yes" "UCI 2.0.0" "vendor data 4e425657"; do
+  grep -q -- "$expected" "$work/devices.txt" || fail "devices: missing '$expected'" "$work/devices.txt"
+done
+pass "devices lists the board with cdc_acm and its UCI device info"
+
+# 3. Permission denied: a clear error that names the fix.
+"${emu[@]}" --uci "${uwb#tcp:}" --node-mode 0000 -- "$bin" devices >"$work/denied.txt" 2>&1 || true
+grep -q "access: no .*LIBUSB_ERROR_ACCESS.*udev/70-nearby-bridge.rules" "$work/denied.txt" || fail "denied: devices" "$work/denied.txt"
+if "${emu[@]}" --uci "${uwb#tcp:}" --node-mode 0000 -- "$bin" run --uwb usb --ble "$ble" >"$work/denied.out" 2>"$work/denied.err"; then
+  fail "denied: run succeeded" "$work/denied.err"
+fi
+grep -q "permission denied" "$work/denied.err" || fail "denied: run error" "$work/denied.err"
+pass "permission denied: devices and run say so and point at the udev rules"
+
+# 4. Ranging from the board's notifications, unplug, replug, garbage, SIGTERM.
+"${emu[@]}" --uci "${uwb#tcp:}" --control "$work/ctl" --log "$work/emu.log" -- \
+  "$bin" run --uwb usb --ble "$ble" --name field-rig --ranges --log-level info >"$work/run.jsonl" 2>"$work/run.err" &
+run=$!
+ctl() { "${emu[@]}" ctl "$work/ctl" "$@" >>"$work/ctl.log" 2>&1 || fail "control $*" "$work/ctl.log" "$work/emu.log"; }
+wait_for "$work/run.jsonl" '"status":"OK"' 20 || fail "no ranges over USB" "$work/run.err" "$work/emu.log"
+wait_for "$work/run.jsonl" '"type":"near"' 20 || fail "no near event" "$work/run.err"
+wait_for "$work/run.jsonl" '"type":"bump".*"card":{"name":"Alice"}' 20 || fail "no bump with Alice" "$work/run.err"
+pass "ranges, near and a bump from the emulated board's notifications"
+
+ctl unplug
+wait_for "$work/run.jsonl" '"radio":"uwb","state":"removed"' 10 || fail "unplug not reported" "$work/run.err"
+removed=$(line_of "$work/run.jsonl" '"state":"removed"')
+ctl replug
+wait_for "$work/run.jsonl" '"radio":"uwb","state":"ready","backend":"usb:' 10 "$removed" || fail "replug not reported" "$work/run.err"
+ready=$(line_of "$work/run.jsonl" '"radio":"uwb","state":"ready"')
+wait_for "$work/run.jsonl" '"status":"OK"' 10 "$ready" || fail "ranging did not resume after replug" "$work/run.err"
+pass "unplug reported, process stayed up, ranging resumed after replug"
+
+ctl garbage 300
+resumed=$(wc -l <"$work/run.jsonl")
+wait_for "$work/run.jsonl" '"status":"OK"' 10 "$resumed" || fail "ranging stopped after garbage" "$work/run.err"
+grep -q "UCI stream error" "$work/run.err" || fail "garbage was not noticed" "$work/run.err"
+pass "garbage on the wire skipped, ranging continued"
+
+kill -TERM "$run"
+status=0; wait "$run" || status=$?
+[ "$status" -eq 0 ] || fail "run exited with $status after SIGTERM" "$work/run.err"
+"$python" "$ROOT/scripts/validate-events.py" "$work/run.jsonl" || fail "schema" "$work/run.jsonl"
+grep -q "peer.lost" "$work/run.jsonl" && fail "a peer was lost while the board was away" "$work/run.jsonl"
+pass "clean exit on SIGTERM; every line valid; no peer lost during the outage"
