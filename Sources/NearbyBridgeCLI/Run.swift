@@ -24,7 +24,7 @@ enum UWBEndpoint: ExpressibleByArgument, Equatable {
             self = .usb(selector: nil)
         } else if argument.hasPrefix("usb:"), argument.count > 4 {
             self = .usb(selector: String(argument.dropFirst(4)))
-        } else if argument.hasPrefix("/dev/") {
+        } else if argument.hasPrefix("/") {
             self = .tty(path: argument)
         } else {
             return nil

@@ -173,3 +173,4 @@ func makeHost(timeout: Duration = .seconds(5)) async -> (UCIHost, ScriptedDevice
         #expect(throws: TransportError.self) { try StreamConnection.connect(host: "127.0.0.1", port: port) }
     }
 }
+

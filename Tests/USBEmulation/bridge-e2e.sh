@@ -3,7 +3,8 @@
 # whose bulk endpoints are served by a `nearby-bridge world` virtual UWBS, with the world's
 # virtual air for Bluetooth. Checks: board absent, permission denied, `devices`, ranging and a
 # bump from the board's notifications, unplug -> `device removed`, replug -> ranging resumes,
-# garbage on the wire, clean exit on SIGTERM, every stdout line valid against the schema.
+# garbage on the wire, clean exit on SIGTERM, every stdout line valid against the schema; then
+# the same board through a serial port (a pty) with `--uwb /path/to/tty`.
 #
 #   Tests/USBEmulation/bridge-e2e.sh PATH/TO/nearby-bridge PYTHON-WITH-JSONSCHEMA
 set -euo pipefail
@@ -88,3 +89,14 @@ status=0; wait "$run" || status=$?
 "$python" "$ROOT/scripts/validate-events.py" "$work/run.jsonl" || fail "schema" "$work/run.jsonl"
 grep -q "peer.lost" "$work/run.jsonl" && fail "a peer was lost while the board was away" "$work/run.jsonl"
 pass "clean exit on SIGTERM; every line valid; no peer lost during the outage"
+
+# 5. The tty transport: the board's UCI through a pseudo-terminal left in cooked mode.
+/usr/bin/python3 "$ROOT/Tests/USBEmulation/tty_bridge.py" "${uwb#tcp:}" "$work/ttyUWB" 2>"$work/tty.err" &
+wait_for "$work/tty.err" "tty_bridge:" 5 || fail "tty bridge did not start" "$work/tty.err"
+"$bin" run --uwb "$work/ttyUWB" --ble "$ble" --name field-rig --ranges >"$work/tty.jsonl" 2>"$work/tty-run.err" &
+tty_run=$!
+wait_for "$work/tty.jsonl" '"radio":"uwb","state":"ready","backend":"'"$work"'/ttyUWB"' 10 || fail "tty: board not ready" "$work/tty-run.err"
+wait_for "$work/tty.jsonl" '"status":"OK"' 20 || fail "tty: no ranges" "$work/tty-run.err"
+kill -TERM "$tty_run"; wait "$tty_run" || fail "tty: bad exit" "$work/tty-run.err"
+"$python" "$ROOT/scripts/validate-events.py" "$work/tty.jsonl" || fail "tty: schema" "$work/tty.jsonl"
+pass "the same UCI through a serial port (raw mode set by nearby-bridge): ranges"
