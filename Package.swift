@@ -26,6 +26,7 @@ let package = Package(
         // Pure codecs: bytes in, values out; no I/O, no clocks.
         .target(name: "UCI"),
         .target(name: "PeerProtocol"),
+        .target(name: "BlueZMgmt"),
 
         // I/O and protocol state.
         .target(
@@ -40,6 +41,12 @@ let package = Package(
         .target(
             name: "BLE",
             dependencies: ["CBlueZ"]),
+        .target(
+            name: "BLEBlueZ",
+            dependencies: [
+                "CBlueZ", "BLE", "BlueZMgmt",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
 
         // Per-peer logic and output.
         .target(name: "Proximity"),
@@ -65,7 +72,7 @@ let package = Package(
         .executableTarget(
             name: "NearbyBridgeCLI",
             dependencies: [
-                "UCIHost", "UCIUSB", "BLE", "Bridge", "Events", "Simulation",
+                "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "Bridge", "Events", "Simulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -76,6 +83,7 @@ let package = Package(
         .testTarget(name: "UCIHostTests", dependencies: ["UCI", "UCIHost"]),
         .testTarget(name: "ProximityTests", dependencies: ["Proximity"]),
         .testTarget(name: "UCIUSBTests", dependencies: ["UCIUSB"]),
+        .testTarget(name: "BlueZMgmtTests", dependencies: ["BlueZMgmt", "BLEBlueZ", "PeerProtocol"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EventsTests", dependencies: ["Events"]),
         .testTarget(
             name: "BridgeTests",

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BLE
+import BLEBlueZ
 import Bridge
 import Foundation
 import PeerProtocol
@@ -62,8 +63,9 @@ struct Run: AsyncParsableCommand {
             picks one; `nearby-bridge devices` lists them), drives it through libusb and recovers \
             when it is unplugged and plugged back in; --uwb /dev/ttyACM0 uses the kernel's serial \
             driver instead; --uwb tcp:HOST:PORT reaches a `nearby-bridge world` server or Google's \
-            pica. Bluetooth: --ble world:HOST:PORT/NODE joins a world's virtual air; the BlueZ \
-            backend (hciN) is not built yet and says so instead of pretending.
+            pica. Bluetooth: --ble hci0 uses a kernel adapter beside bluetoothd (the management channel \
+            for advertising and discovery, L2CAP LE channels for the peer protocol; needs \
+            CAP_NET_ADMIN), --ble world:HOST:PORT/NODE joins a world's virtual air.
             """)
 
     @OptionGroup var common: CommonOptions
@@ -107,8 +109,7 @@ struct Run: AsyncParsableCommand {
         case .world(let host, let port, let body):
             adapter = try RemoteAirAdapter(host: host, port: port, body: body)
         case .bluez(let name):
-            let finding = BlueZProbe.explain(BlueZProbe.probe(adapter: name))
-            throw ValidationError("the BlueZ backend is not implemented in this build yet: \(finding); use --ble world:HOST:PORT/NODE")
+            adapter = try BlueZAdapter(name: name, psm: BridgeConfig().psm, logger: logger)
         }
 
         let displayName = name ?? ProcessInfo.processInfo.hostName

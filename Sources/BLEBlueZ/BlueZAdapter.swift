@@ -1,0 +1,271 @@
+import BLE
+import BlueZMgmt
+import CBlueZ
+import Glibc
+import Logging
+import Synchronization
+
+/// A Bluetooth LE adapter driven through the kernel, beside bluetoothd rather than instead of
+/// it: advertising and discovery through the management channel, the peer channel over L2CAP
+/// LE credit-based sockets.
+///
+/// - Advertising uses its own instance, the highest the controller offers, because bluetoothd
+///   allocates instances from 1 upward and would otherwise be overwritten.
+/// - Discovery is restarted every few seconds (and whenever the kernel ends it): controllers
+///   report each device about once per discovery, and liveness needs fresh RSSI samples.
+public final class BlueZAdapter: BLEAdapter {
+    private struct State {
+        var handler: (@Sendable (BLEEvent) -> Void)?
+        var instance: UInt8 = 1
+        var adapterAddress: [UInt8] = []
+        var scanning = false
+        var listener: Int32 = -1
+        var links: [LinkID: Int32] = [:]
+        var closedLocally: Set<LinkID> = []
+        var nextLink: LinkID = 1
+        var addressTypes: [BLEAddress: MgmtAddressType] = [:]
+    }
+
+    public let name: String
+    private let index: UInt16
+    private let psm: UInt8
+    private let logger: Logger
+    private let state = Mutex(State())
+    private let mgmt: Mutex<MgmtSocket?> = Mutex(nil)
+    /// Discovery is restarted this often to keep RSSI samples coming.
+    static let discoveryCycle: Duration = .seconds(4)
+
+    public var backendName: String { name }
+
+    /// `name` is the kernel's adapter name, "hci0"; `psm` is the peer channel's L2CAP PSM.
+    public init(name: String, psm: UInt8, logger: Logger) throws(BlueZError) {
+        guard name.hasPrefix("hci"), let index = UInt16(name.dropFirst(3)) else {
+            throw .noAdapter(requested: name, available: [])
+        }
+        self.name = name
+        self.index = index
+        self.psm = psm
+        self.logger = logger
+    }
+
+    private func socket() throws(BlueZError) -> MgmtSocket {
+        guard let socket = mgmt.withLock({ $0 }) else { throw .unsupported("the adapter is not started") }
+        return socket
+    }
+
+    // MARK: Start
+
+    public func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws {
+        let socket = try MgmtSocket()
+        mgmt.withLock { $0 = socket }
+        state.withLock { $0.handler = events }
+        socket.onEvent { [weak self] index, event in self?.handle(event, index: index) }
+
+        let indexes = try controllerIndexes(returnParameters: try await socket.send(.readControllerIndexList, index: MgmtPacket.noController))
+        guard indexes.contains(index) else {
+            throw BlueZError.noAdapter(requested: name, available: indexes.sorted().map { "hci\($0)" })
+        }
+        var info = try ControllerInfo(returnParameters: try await socket.send(.readControllerInfo, index: index))
+        guard info.supportedSettings.contains(.lowEnergy) else {
+            throw BlueZError.unsupported("\(name) does not support Bluetooth Low Energy")
+        }
+        if !info.currentSettings.contains(.lowEnergy) {
+            _ = try await socket.send(.setLowEnergy(true), index: index)
+        }
+        if !info.currentSettings.contains(.powered) {
+            logger.notice("powering on \(name)")
+            info.currentSettings = ControllerSettings(rawValue: Self.settings(try await socket.send(.setPowered(true), index: index)))
+        }
+        let features = try AdvertisingFeatures(returnParameters: try await socket.send(.readAdvertisingFeatures, index: index))
+        let address = info.address
+        state.withLock {
+            $0.instance = max(features.maxInstances, 1)
+            $0.adapterAddress = address
+        }
+        try listen()
+        logger.info(
+            "Bluetooth adapter ready",
+            metadata: ["adapter": "\(name)", "address": "\(BLEAddress(bytes: address))", "instance": "\(max(features.maxInstances, 1))"])
+    }
+
+    private static func settings(_ parameters: [UInt8]) -> UInt32 {
+        guard parameters.count >= 4 else { return 0 }
+        return UInt32(parameters[0]) | UInt32(parameters[1]) << 8 | UInt32(parameters[2]) << 16 | UInt32(parameters[3]) << 24
+    }
+
+    // MARK: Advertising and discovery
+
+    public func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {
+        let instance = state.withLock { $0.instance }
+        _ = try await socket().send(
+            .addAdvertising(
+                instance: instance, flags: [.connectable, .discoverable], duration: 0, timeout: 0,
+                data: Self.withoutFlags(data), scanResponse: scanResponse),
+            index: index)
+    }
+
+    /// Drops the Flags AD structure: with the discoverable flag the kernel writes its own.
+    public static func withoutFlags(_ data: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        var i = 0
+        while i < data.count {
+            let length = Int(data[i])
+            guard length > 0, i + 1 + length <= data.count else { break }
+            if data[i + 1] != 0x01 { out += data[i...(i + length)] }
+            i += 1 + length
+        }
+        return out
+    }
+
+    public func startScanning() async throws {
+        state.withLock { $0.scanning = true }
+        _ = try await socket().send(.startDiscovery(addressTypes: 0x06), index: index)
+        Task { [weak self] in
+            while let self, self.state.withLock({ $0.scanning }) {
+                try? await Task.sleep(for: Self.discoveryCycle)
+                await self.restartDiscovery()
+            }
+        }
+    }
+
+    private func restartDiscovery() async {
+        guard let socket = try? socket(), state.withLock({ $0.scanning }) else { return }
+        _ = try? await socket.send(.stopDiscovery(addressTypes: 0x06), index: index)
+        do {
+            _ = try await socket.send(.startDiscovery(addressTypes: 0x06), index: index)
+        } catch {
+            logger.warning("could not restart discovery", metadata: ["adapter": "\(name)", "error": "\(error)"])
+        }
+    }
+
+    private func handle(_ event: MgmtEvent, index: UInt16) {
+        guard index == self.index else { return }
+        switch event {
+        case .deviceFound(let found), .advertisementMonitorDeviceFound(_, let found):
+            guard found.addressType != .bredr else { return }
+            let address = BLEAddress(bytes: found.address)
+            let handler = state.withLock { s in
+                s.addressTypes[address] = found.addressType
+                return s.handler
+            }
+            handler?(.advertisement(address, rssi: Int(found.rssi), data: found.eir))
+        case .discovering(_, false):
+            // The kernel ends LE discovery after ~10 s; the cycle task restarts it, but do not wait.
+            if state.withLock({ $0.scanning }) { Task { await restartDiscovery() } }
+        case .indexRemoved:
+            logger.error("Bluetooth adapter removed", metadata: ["adapter": "\(name)"])
+        default:
+            break
+        }
+    }
+
+    // MARK: Links
+
+    private func listen() throws(BlueZError) {
+        let address = state.withLock { $0.adapterAddress }
+        let listener = try L2CAPSocket.make(adapter: address, psm: psm)
+        guard Glibc.listen(listener, 8) == 0 else {
+            let code = errno
+            close(listener)
+            throw .socket(call: "listen(L2CAP psm \(psm))", errno: code)
+        }
+        state.withLock { $0.listener = listener }
+        detachedThread { [weak self] in
+            while let (fd, peer) = L2CAPSocket.accept(listener) {
+                guard let self else {
+                    close(fd)
+                    return
+                }
+                let link = self.register(fd)
+                self.emit(.linkOpened(link, peer: peer, initiatedLocally: false))
+                self.readLoop(link: link, fd: fd)
+            }
+        }
+    }
+
+    private func register(_ fd: Int32) -> LinkID {
+        state.withLock { s in
+            let link = s.nextLink
+            s.nextLink &+= 1
+            s.links[link] = fd
+            return link
+        }
+    }
+
+    private func emit(_ event: BLEEvent) {
+        state.withLock { $0.handler }?(event)
+    }
+
+    /// One thread per link: each read is one SDU; EOF or an error ends the link.
+    private func readLoop(link: LinkID, fd: Int32) {
+        detachedThread { [weak self] in
+            var buffer = [UInt8](repeating: 0, count: Int(L2CAPSocket.receiveMTU))
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { break }
+                self?.emit(.linkData(link, Array(buffer[0..<count])))
+            }
+            guard let self else { return }
+            let local = self.state.withLock { s in
+                s.links[link] = nil
+                return s.closedLocally.remove(link) != nil
+            }
+            close(fd)
+            if !local { self.emit(.linkClosed(link)) }
+        }
+    }
+
+    public func connect(to peer: BLEAddress) async throws -> LinkID {
+        let (address, type) = state.withLock { ($0.adapterAddress, $0.addressTypes[peer] ?? .lePublic) }
+        let fd = try L2CAPSocket.make(adapter: address, psm: 0)
+        let link = register(fd)
+        let psm = self.psm
+        detachedThread { [weak self] in
+            do {
+                try L2CAPSocket.connect(fd, to: peer, type: type, psm: psm)
+                self?.emit(.linkOpened(link, peer: peer, initiatedLocally: true))
+                self?.readLoop(link: link, fd: fd)
+            } catch {
+                self?.logger.info("L2CAP connect failed", metadata: ["peer": "\(peer)", "error": "\(error)"])
+                self?.state.withLock { _ = $0.links.removeValue(forKey: link) }
+                close(fd)
+                self?.emit(.linkClosed(link))
+            }
+        }
+        return link
+    }
+
+    public func send(_ sdu: [UInt8], on link: LinkID) async throws {
+        guard let fd = state.withLock({ $0.links[link] }) else { throw BLEAdapterError.unknownLink(link) }
+        let written = sdu.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard written == sdu.count else { throw BlueZError.socket(call: "send(L2CAP)", errno: errno) }
+    }
+
+    public func disconnect(_ link: LinkID) async {
+        let fd = state.withLock { s -> Int32? in
+            guard let fd = s.links[link] else { return nil }
+            s.closedLocally.insert(link)
+            return fd
+        }
+        if let fd { shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    public func stop() async {
+        let (instance, listener, links) = state.withLock { s in
+            s.scanning = false
+            s.closedLocally.formUnion(s.links.keys)
+            return (s.instance, s.listener, Array(s.links.values))
+        }
+        if let socket = try? socket() {
+            _ = try? await socket.send(.removeAdvertising(instance: instance), index: index)
+            _ = try? await socket.send(.stopDiscovery(addressTypes: 0x06), index: index)
+            socket.close()
+        }
+        for fd in links { shutdown(fd, Int32(SHUT_RDWR)) }
+        if listener >= 0 {
+            shutdown(listener, Int32(SHUT_RDWR))
+            close(listener)
+        }
+    }
+}

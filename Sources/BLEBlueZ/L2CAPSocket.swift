@@ -1,0 +1,90 @@
+import BLE
+import BlueZMgmt
+import CBlueZ
+import Glibc
+
+/// Kernel L2CAP LE credit-based channels (SOCK_SEQPACKET): one read or write is one SDU, so the
+/// peer protocol's frames need no extra framing here. Security level LOW: the card exchange
+/// needs no pairing, like iOS's `publishL2CAPChannel(withEncryption: false)`.
+enum L2CAPSocket {
+    /// Our inbound SDU size; the peer protocol's frames are at most 516 bytes.
+    static let receiveMTU: UInt16 = 1024
+
+    /// A socket bound to the adapter's LE address and, for a listener, to `psm`.
+    static func make(adapter: [UInt8], psm: UInt8) throws(BlueZError) -> Int32 {
+        let fd = socket(AF_BLUETOOTH, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_L2CAP)
+        guard fd >= 0 else { throw .socket(call: "socket(BTPROTO_L2CAP)", errno: errno) }
+        var address = sockaddr_l2()
+        address.l2_family = sa_family_t(AF_BLUETOOTH)
+        address.l2_psm = UInt16(psm).littleEndian
+        address.l2_bdaddr = bdaddr(adapter)
+        address.l2_bdaddr_type = UInt8(BDADDR_LE_PUBLIC)
+        do {
+            try check("bind(L2CAP psm \(psm))", withSockaddr(&address) { bind(fd, $0, $1) }, fd: fd)
+            var security = bt_security(level: UInt8(BT_SECURITY_LOW), key_size: 0)
+            try check(
+                "setsockopt(BT_SECURITY)",
+                setsockopt(fd, SOL_BLUETOOTH, BT_SECURITY, &security, socklen_t(MemoryLayout<bt_security>.size)), fd: fd)
+            var mtu = receiveMTU
+            try check("setsockopt(BT_RCVMTU)", setsockopt(fd, SOL_BLUETOOTH, BT_RCVMTU, &mtu, socklen_t(2)), fd: fd)
+        } catch {
+            throw error
+        }
+        return fd
+    }
+
+    /// Blocking connect to `peer` on `psm`; the kernel creates the LE link itself.
+    static func connect(_ fd: Int32, to peer: BLEAddress, type: MgmtAddressType, psm: UInt8) throws(BlueZError) {
+        var address = sockaddr_l2()
+        address.l2_family = sa_family_t(AF_BLUETOOTH)
+        address.l2_psm = UInt16(psm).littleEndian
+        address.l2_bdaddr = bdaddr(peer.bytes)
+        address.l2_bdaddr_type = type.rawValue
+        let status = withSockaddr(&address) { Glibc.connect(fd, $0, $1) }
+        guard status == 0 else { throw .socket(call: "connect(L2CAP \(peer))", errno: errno) }
+    }
+
+    /// Accepts one connection; returns the socket and the peer's address.
+    static func accept(_ listener: Int32) -> (Int32, BLEAddress)? {
+        var address = sockaddr_l2()
+        var length = socklen_t(MemoryLayout<sockaddr_l2>.size)
+        let fd = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(listener, $0, &length) }
+        }
+        guard fd >= 0 else { return nil }
+        let b = address.l2_bdaddr.b
+        return (fd, BLEAddress(bytes: [b.0, b.1, b.2, b.3, b.4, b.5]))
+    }
+
+    static func bdaddr(_ bytes: [UInt8]) -> bdaddr_t {
+        bdaddr_t(b: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5]))
+    }
+
+    private static func withSockaddr(_ address: inout sockaddr_l2, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+        withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_l2>.size)) }
+        }
+    }
+
+    private static func check(_ call: String, _ status: Int32, fd: Int32) throws(BlueZError) {
+        guard status == 0 else {
+            let code = errno
+            close(fd)
+            throw .socket(call: call, errno: code)
+        }
+    }
+}
+
+/// Runs `body` on a new detached thread (blocking socket loops).
+func detachedThread(_ body: @escaping @Sendable () -> Void) {
+    final class Box: Sendable {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+    var thread = pthread_t()
+    pthread_create(&thread, nil, { raw in
+        Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
+        return nil
+    }, Unmanaged.passRetained(Box(body)).toOpaque())
+    pthread_detach(thread)
+}

@@ -1,0 +1,181 @@
+import BlueZMgmt
+import CBlueZ
+import Glibc
+import Synchronization
+
+public enum BlueZError: Error, Equatable, Sendable, CustomStringConvertible {
+    case noKernelSupport(String)
+    case noAdapter(requested: String, available: [String])
+    case command(String, MgmtStatus)
+    case timeout(String)
+    case socket(call: String, errno: Int32)
+    case unsupported(String)
+
+    public var description: String {
+        switch self {
+        case .noKernelSupport(let why): "this kernel has no Bluetooth support (\(why))"
+        case .noAdapter(let requested, let available):
+            "no Bluetooth adapter \(requested)" + (available.isEmpty ? " (the kernel lists none; check `rfkill list` and the adapter's cable/overlay)" : "; available: \(available.joined(separator: ", "))")
+        case .command(let name, .permissionDenied):
+            "\(name) was refused: nearby-bridge needs CAP_NET_ADMIN for the Bluetooth management channel; grant it with `sudo setcap cap_net_admin+ep $(command -v nearby-bridge)` (or run the systemd unit, which sets it)"
+        case .command(let name, .rfkilled):
+            "\(name) failed: the adapter is blocked by rfkill; unblock it with `rfkill unblock bluetooth`"
+        case .command(let name, .busy) where name.contains("Discovery"):
+            "\(name) failed: the adapter is busy discovering for another program (bluetoothd or `bluetoothctl scan on`); stop that scan and retry"
+        case .command(let name, .notPowered):
+            "\(name) failed: the adapter is powered off and could not be powered on"
+        case .command(let name, let status): "\(name) failed: \(status)"
+        case .timeout(let name): "the kernel did not answer \(name)"
+        case .socket(let call, let code): "\(call) failed: \(String(cString: strerror(code)))"
+        case .unsupported(let what): what
+        }
+    }
+}
+
+/// The kernel's Bluetooth management channel (HCI_CHANNEL_CONTROL): the interface bluetoothd
+/// itself uses, shared by any number of clients. One thread reads every packet; replies resolve
+/// the waiting command and events go to the handler, so no event is dropped while a command is
+/// in flight.
+final class MgmtSocket: Sendable {
+    private struct Pending {
+        var opcode: UInt16
+        var index: UInt16
+        var continuation: CheckedContinuation<(MgmtStatus, [UInt8]), any Error>
+    }
+
+    private let fd: Int32
+    private let pending = Mutex<[Pending]>([])
+    private let commandSlot = CommandSlot()
+    private let handler: Mutex<(@Sendable (UInt16, MgmtEvent) -> Void)?> = Mutex(nil)
+
+    init() throws(BlueZError) {
+        let fd = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_HCI)
+        guard fd >= 0 else { throw .noKernelSupport("socket(AF_BLUETOOTH): " + String(cString: strerror(errno))) }
+        var address = sockaddr_hci()
+        address.hci_family = sa_family_t(AF_BLUETOOTH)
+        address.hci_dev = UInt16(HCI_DEV_NONE)
+        address.hci_channel = UInt16(HCI_CHANNEL_CONTROL)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_hci>.size)) }
+        }
+        guard bound == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw .socket(call: "bind(HCI_CHANNEL_CONTROL)", errno: code)
+        }
+        self.fd = fd
+        startReading()
+    }
+
+    func onEvent(_ handler: @escaping @Sendable (UInt16, MgmtEvent) -> Void) {
+        self.handler.withLock { $0 = handler }
+    }
+
+    /// Sends `command` to controller `index` and returns its reply's return parameters.
+    func send(_ command: MgmtCommand, index: UInt16, timeout: Duration = .seconds(5)) async throws(BlueZError) -> [UInt8] {
+        await commandSlot.acquire()
+        defer { commandSlot.release() }
+        let bytes = command.packet(index: index).encoded()
+        let reply: (MgmtStatus, [UInt8])
+        do {
+            reply = try await withThrowingTaskGroup(of: (MgmtStatus, [UInt8]).self) { group in
+                group.addTask {
+                    try await withCheckedThrowingContinuation { continuation in
+                        self.pending.withLock { $0.append(Pending(opcode: command.opcode, index: index, continuation: continuation)) }
+                        if write(self.fd, bytes, bytes.count) != bytes.count {
+                            let code = errno
+                            self.resolve(opcode: command.opcode, index: index, with: .failure(BlueZError.socket(call: "write(mgmt)", errno: code)))
+                        }
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    self.resolve(opcode: command.opcode, index: index, with: .failure(BlueZError.timeout(command.name)))
+                    throw BlueZError.timeout(command.name)
+                }
+                let first = try await group.next()!
+                group.cancelAll()
+                return first
+            }
+        } catch let error as BlueZError {
+            throw error
+        } catch {
+            throw .timeout(command.name)
+        }
+        guard reply.0 == .success else { throw .command(command.name, reply.0) }
+        return reply.1
+    }
+
+    private func resolve(opcode: UInt16, index: UInt16, with result: Result<(MgmtStatus, [UInt8]), any Error>) {
+        let waiter = pending.withLock { list -> Pending? in
+            guard let i = list.firstIndex(where: { $0.opcode == opcode && $0.index == index }) else { return nil }
+            return list.remove(at: i)
+        }
+        waiter?.continuation.resume(with: result)
+    }
+
+    private func startReading() {
+        var thread = pthread_t()
+        let box = Unmanaged.passRetained(self).toOpaque()
+        pthread_create(&thread, nil, { raw in
+            let me = Unmanaged<MgmtSocket>.fromOpaque(raw!).takeRetainedValue()
+            me.readLoop()
+            return nil
+        }, box)
+        pthread_detach(thread)
+    }
+
+    private func readLoop() {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return }
+            guard let packet = try? MgmtPacket(datagram: Array(buffer[0..<count])), let event = try? MgmtEvent(packet) else { continue }
+            switch event {
+            case .commandComplete(let opcode, let status, let parameters):
+                resolve(opcode: opcode, index: packet.index, with: .success((status, parameters)))
+            case .commandStatus(let opcode, let status):
+                resolve(opcode: opcode, index: packet.index, with: .success((status, [])))
+            default:
+                handler.withLock { $0 }?(packet.index, event)
+            }
+        }
+    }
+
+    func close() {
+        shutdown(fd, Int32(SHUT_RDWR))
+        Glibc.close(fd)
+    }
+}
+
+/// One mgmt command at a time from this process: replies carry only the opcode and index, so
+/// two identical commands in flight could not be told apart.
+final class CommandSlot: Sendable {
+    private let state = Mutex<(busy: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func acquire() async {
+        await withCheckedContinuation { continuation in
+            let granted = state.withLock { s in
+                if !s.busy {
+                    s.busy = true
+                    return true
+                }
+                s.waiters.append(continuation)
+                return false
+            }
+            if granted { continuation.resume() }
+        }
+    }
+
+    func release() {
+        let next = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            if s.waiters.isEmpty {
+                s.busy = false
+                return nil
+            }
+            return s.waiters.removeFirst()
+        }
+        next?.resume()
+    }
+}

@@ -1,0 +1,260 @@
+/// mgmt status codes (doc/mgmt-protocol.rst, "Status codes"). Kept open: newer kernels add codes.
+public struct MgmtStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    public static let success = MgmtStatus(rawValue: 0x00)
+    public static let unknownCommand = MgmtStatus(rawValue: 0x01)
+    public static let failed = MgmtStatus(rawValue: 0x03)
+    public static let noResources = MgmtStatus(rawValue: 0x07)
+    public static let busy = MgmtStatus(rawValue: 0x0A)
+    public static let rejected = MgmtStatus(rawValue: 0x0B)
+    public static let notSupported = MgmtStatus(rawValue: 0x0C)
+    public static let invalidParameters = MgmtStatus(rawValue: 0x0D)
+    public static let notPowered = MgmtStatus(rawValue: 0x0F)
+    public static let invalidIndex = MgmtStatus(rawValue: 0x11)
+    public static let rfkilled = MgmtStatus(rawValue: 0x12)
+    public static let permissionDenied = MgmtStatus(rawValue: 0x14)
+
+    public var description: String {
+        switch self {
+        case .success: "Success"
+        case .unknownCommand: "Unknown Command"
+        case .failed: "Failed"
+        case .noResources: "No Resources"
+        case .busy: "Busy"
+        case .rejected: "Rejected"
+        case .notSupported: "Not Supported"
+        case .invalidParameters: "Invalid Parameters"
+        case .notPowered: "Not Powered"
+        case .invalidIndex: "Invalid Index"
+        case .rfkilled: "RFKilled"
+        case .permissionDenied: "Permission Denied"
+        default: "status 0x" + String(rawValue, radix: 16)
+        }
+    }
+}
+
+/// Controller settings bits (Read Controller Information, New Settings).
+public struct ControllerSettings: OptionSet, Hashable, Sendable {
+    public var rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public static let powered = ControllerSettings(rawValue: 1 << 0)
+    public static let connectable = ControllerSettings(rawValue: 1 << 1)
+    public static let discoverable = ControllerSettings(rawValue: 1 << 3)
+    public static let bredr = ControllerSettings(rawValue: 1 << 7)
+    public static let lowEnergy = ControllerSettings(rawValue: 1 << 9)
+    public static let advertising = ControllerSettings(rawValue: 1 << 10)
+}
+
+/// Add Advertising flags (doc/mgmt-protocol.rst, Add Advertising).
+public struct AdvertisingFlags: OptionSet, Hashable, Sendable {
+    public var rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public static let connectable = AdvertisingFlags(rawValue: 1 << 0)
+    /// The kernel inserts the Flags AD (general discoverable); our data must not carry one.
+    public static let discoverable = AdvertisingFlags(rawValue: 1 << 1)
+    public static let limitedDiscoverable = AdvertisingFlags(rawValue: 1 << 2)
+    public static let managedFlags = AdvertisingFlags(rawValue: 1 << 3)
+    public static let txPower = AdvertisingFlags(rawValue: 1 << 4)
+}
+
+/// Address types as mgmt uses them (Device Found, Start Discovery bit positions).
+public enum MgmtAddressType: UInt8, Sendable {
+    case bredr = 0, lePublic = 1, leRandom = 2
+}
+
+/// The commands the BlueZ backend sends.
+public enum MgmtCommand: Equatable, Sendable {
+    case readVersion
+    case readControllerIndexList
+    case readControllerInfo
+    case setPowered(Bool)
+    case setConnectable(Bool)
+    case setLowEnergy(Bool)
+    case readAdvertisingFeatures
+    case addAdvertising(instance: UInt8, flags: AdvertisingFlags, duration: UInt16, timeout: UInt16, data: [UInt8], scanResponse: [UInt8])
+    case removeAdvertising(instance: UInt8)
+    /// Address types as a bit mask: 1 << type; LE only is 0x06.
+    case startDiscovery(addressTypes: UInt8)
+    case stopDiscovery(addressTypes: UInt8)
+
+    public var opcode: UInt16 {
+        switch self {
+        case .readVersion: 0x0001
+        case .readControllerIndexList: 0x0003
+        case .readControllerInfo: 0x0004
+        case .setPowered: 0x0005
+        case .setConnectable: 0x0007
+        case .setLowEnergy: 0x000D
+        case .startDiscovery: 0x0023
+        case .stopDiscovery: 0x0024
+        case .readAdvertisingFeatures: 0x003D
+        case .addAdvertising: 0x003E
+        case .removeAdvertising: 0x003F
+        }
+    }
+
+    public var parameters: [UInt8] {
+        switch self {
+        case .readVersion, .readControllerIndexList, .readControllerInfo, .readAdvertisingFeatures: []
+        case .setPowered(let on), .setConnectable(let on), .setLowEnergy(let on): [on ? 1 : 0]
+        case .startDiscovery(let types), .stopDiscovery(let types): [types]
+        case .removeAdvertising(let instance): [instance]
+        case .addAdvertising(let instance, let flags, let duration, let timeout, let data, let scanResponse):
+            {
+                precondition(data.count <= 255 && scanResponse.count <= 255, "advertising data is at most 255 bytes")
+                var p: [UInt8] = [instance]
+                p.appendLE(flags.rawValue)
+                p.appendLE(duration)
+                p.appendLE(timeout)
+                p.append(UInt8(data.count))
+                p.append(UInt8(scanResponse.count))
+                return p + data + scanResponse
+            }()
+        }
+    }
+
+    public func packet(index: UInt16) -> MgmtPacket {
+        MgmtPacket(code: opcode, index: index, parameters: parameters)
+    }
+
+    /// The command's name as the mgmt documentation spells it, for errors.
+    public var name: String {
+        switch self {
+        case .readVersion: "Read Management Version Information"
+        case .readControllerIndexList: "Read Controller Index List"
+        case .readControllerInfo: "Read Controller Information"
+        case .setPowered: "Set Powered"
+        case .setConnectable: "Set Connectable"
+        case .setLowEnergy: "Set Low Energy"
+        case .readAdvertisingFeatures: "Read Advertising Features"
+        case .addAdvertising: "Add Advertising"
+        case .removeAdvertising: "Remove Advertising"
+        case .startDiscovery: "Start Discovery"
+        case .stopDiscovery: "Stop Discovery"
+        }
+    }
+}
+
+public struct DeviceFound: Equatable, Sendable {
+    /// Little-endian, as on the wire.
+    public var address: [UInt8]
+    public var addressType: MgmtAddressType
+    /// dBm; 127 means unknown.
+    public var rssi: Int8
+    public var flags: UInt32
+    /// Advertising data followed by scan response data (EIR format = AD structures).
+    public var eir: [UInt8]
+}
+
+/// Events the backend acts on; anything else is kept as `.other`.
+public enum MgmtEvent: Equatable, Sendable {
+    case commandComplete(opcode: UInt16, status: MgmtStatus, returnParameters: [UInt8])
+    case commandStatus(opcode: UInt16, status: MgmtStatus)
+    case indexAdded
+    case indexRemoved
+    case newSettings(ControllerSettings)
+    case deviceFound(DeviceFound)
+    case discovering(addressTypes: UInt8, active: Bool)
+    case advertisingAdded(instance: UInt8)
+    case advertisingRemoved(instance: UInt8)
+    /// Adv Monitor Device Found: a monitor handle, then the Device Found layout.
+    case advertisementMonitorDeviceFound(handle: UInt16, DeviceFound)
+    case other(code: UInt16, parameters: [UInt8])
+
+    public init(_ packet: MgmtPacket) throws(MgmtError) {
+        var r = Reader(packet.parameters, context: "event 0x" + String(packet.code, radix: 16))
+        switch packet.code {
+        case 0x0001:
+            let opcode = try r.u16("opcode")
+            self = .commandComplete(opcode: opcode, status: MgmtStatus(rawValue: try r.u8("status")), returnParameters: r.rest())
+        case 0x0002:
+            self = .commandStatus(opcode: try r.u16("opcode"), status: MgmtStatus(rawValue: try r.u8("status")))
+        case 0x0004: self = .indexAdded
+        case 0x0005: self = .indexRemoved
+        case 0x0006: self = .newSettings(ControllerSettings(rawValue: try r.u32("settings")))
+        case 0x0012: self = .deviceFound(try Self.deviceFound(&r))
+        case 0x0013:
+            self = .discovering(addressTypes: try r.u8("address_type"), active: try r.u8("discovering") != 0)
+        case 0x0023: self = .advertisingAdded(instance: try r.u8("instance"))
+        case 0x0024: self = .advertisingRemoved(instance: try r.u8("instance"))
+        case 0x002F:
+            let handle = try r.u16("monitor_handle")
+            self = .advertisementMonitorDeviceFound(handle: handle, try Self.deviceFound(&r))
+        default:
+            self = .other(code: packet.code, parameters: packet.parameters)
+        }
+        switch self {
+        case .commandComplete, .other: return  // return parameters / unparsed: taken whole
+        default:
+            guard r.remaining == 0 else {
+                throw .lengthMismatch(
+                    what: "event 0x" + String(packet.code, radix: 16), declared: packet.parameters.count - r.remaining,
+                    actual: packet.parameters.count)
+            }
+        }
+    }
+
+    private static func deviceFound(_ r: inout Reader) throws(MgmtError) -> DeviceFound {
+        let address = Array(try r.take(6, "address"))
+        let rawType = try r.u8("address_type")
+        guard let type = MgmtAddressType(rawValue: rawType) else { throw .unexpected("unknown address type \(rawType)") }
+        let rssi = Int8(bitPattern: try r.u8("rssi"))
+        let flags = try r.u32("flags")
+        let length = Int(try r.u16("eir_length"))
+        let eir = Array(try r.take(length, "eir"))
+        return DeviceFound(address: address, addressType: type, rssi: rssi, flags: flags, eir: eir)
+    }
+}
+
+/// Read Controller Information return parameters.
+public struct ControllerInfo: Equatable, Sendable {
+    public var address: [UInt8]
+    public var bluetoothVersion: UInt8
+    public var manufacturer: UInt16
+    public var supportedSettings: ControllerSettings
+    public var currentSettings: ControllerSettings
+    public var name: String
+
+    public init(returnParameters: [UInt8]) throws(MgmtError) {
+        var r = Reader(returnParameters, context: "controller info")
+        address = Array(try r.take(6, "address"))
+        bluetoothVersion = try r.u8("bluetooth_version")
+        manufacturer = try r.u16("manufacturer")
+        supportedSettings = ControllerSettings(rawValue: try r.u32("supported_settings"))
+        currentSettings = ControllerSettings(rawValue: try r.u32("current_settings"))
+        _ = try r.take(3, "class_of_device")
+        let name = try r.take(249, "name")
+        self.name = String(decoding: name.prefix { $0 != 0 }, as: UTF8.self)
+        _ = try r.take(11, "short_name")
+    }
+}
+
+/// Read Advertising Features return parameters.
+public struct AdvertisingFeatures: Equatable, Sendable {
+    public var supportedFlags: AdvertisingFlags
+    public var maxDataLength: UInt8
+    public var maxScanResponseLength: UInt8
+    public var maxInstances: UInt8
+    public var instances: [UInt8]
+
+    public init(returnParameters: [UInt8]) throws(MgmtError) {
+        var r = Reader(returnParameters, context: "advertising features")
+        supportedFlags = AdvertisingFlags(rawValue: try r.u32("supported_flags"))
+        maxDataLength = try r.u8("max_adv_data_len")
+        maxScanResponseLength = try r.u8("max_scan_rsp_len")
+        maxInstances = try r.u8("max_instances")
+        let count = Int(try r.u8("num_instances"))
+        instances = Array(try r.take(count, "instances"))
+    }
+}
+
+/// Read Controller Index List return parameters.
+public func controllerIndexes(returnParameters: [UInt8]) throws(MgmtError) -> [UInt16] {
+    var r = Reader(returnParameters, context: "index list")
+    let count = Int(try r.u16("num_controllers"))
+    var indexes: [UInt16] = []
+    for _ in 0..<count { indexes.append(try r.u16("index")) }
+    return indexes
+}

@@ -1,0 +1,145 @@
+import Foundation
+import PeerProtocol
+import Testing
+
+@testable import BlueZMgmt
+
+/// Byte vectors from BlueZ's own management tester (bluez/bluez tools/mgmt-tester.c), the
+/// suite that checks the kernel's mgmt implementation: an independent source for our layouts.
+@Suite struct MgmtCodecTests {
+    let heartRateAdvert: [UInt8] = [0x03, 0x02, 0x0D, 0x18, 0x04, 0xFF, 0x01, 0x02, 0x03]
+
+    /// mgmt-tester.c: add_advertising_param_uuid, _scanrsp, _connectable, _general_discov.
+    @Test func addAdvertisingParametersMatchMgmtTester() {
+        #expect(
+            MgmtCommand.addAdvertising(instance: 1, flags: [], duration: 0, timeout: 0, data: heartRateAdvert, scanResponse: []).parameters
+                == [0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x09, 0x00] + heartRateAdvert)
+        let scanResponse: [UInt8] = [0x03, 0x19, 0x40, 0x03, 0x05, 0x03, 0x0D, 0x18, 0x0F, 0x18]
+        #expect(
+            MgmtCommand.addAdvertising(instance: 1, flags: [], duration: 0, timeout: 0, data: heartRateAdvert, scanResponse: scanResponse)
+                .parameters == [0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x09, 0x0A] + heartRateAdvert + scanResponse)
+        #expect(
+            MgmtCommand.addAdvertising(instance: 1, flags: .connectable, duration: 0, timeout: 0, data: heartRateAdvert, scanResponse: [])
+                .parameters.prefix(5) == [0x01, 0x01, 0x00, 0x00, 0x00])
+        #expect(
+            MgmtCommand.addAdvertising(instance: 1, flags: .discoverable, duration: 0, timeout: 5, data: heartRateAdvert, scanResponse: [])
+                .parameters.prefix(9) == [0x01, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05, 0x00])
+    }
+
+    /// mgmt-tester.c: set_powered_on_param, set_le_on_param, start_discovery_le_param,
+    /// remove_advertising_param_1; header layout from doc/mgmt-protocol.rst.
+    @Test func simpleCommands() {
+        #expect(MgmtCommand.setPowered(true).parameters == [0x01])
+        #expect(MgmtCommand.setLowEnergy(true).parameters == [0x01])
+        #expect(MgmtCommand.startDiscovery(addressTypes: 0x06).parameters == [0x06])
+        #expect(MgmtCommand.removeAdvertising(instance: 1).parameters == [0x01])
+        #expect(MgmtCommand.readControllerIndexList.packet(index: MgmtPacket.noController).encoded() == [0x03, 0x00, 0xFF, 0xFF, 0x00, 0x00])
+        #expect(MgmtCommand.setPowered(true).packet(index: 1).encoded() == [0x05, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01])
+        #expect(MgmtCommand.addAdvertising(instance: 1, flags: [], duration: 0, timeout: 0, data: [], scanResponse: []).opcode == 0x003E)
+    }
+
+    /// mgmt-tester.c: read_adv_features_rsp_1 and _rsp_2.
+    @Test func readAdvertisingFeaturesReplies() throws {
+        let one = try AdvertisingFeatures(returnParameters: [0x7F, 0xF0, 0x01, 0x00, 0x1F, 0x1F, 0x05, 0x00])
+        #expect(one.supportedFlags.rawValue == 0x0001_F07F)
+        #expect(one.maxDataLength == 31 && one.maxScanResponseLength == 31 && one.maxInstances == 5 && one.instances.isEmpty)
+        let two = try AdvertisingFeatures(returnParameters: [0x7F, 0xF0, 0x01, 0x00, 0x1F, 0x1F, 0x05, 0x01, 0x01])
+        #expect(two.instances == [1])
+        #expect(throws: MgmtError.truncated(what: "advertising features instances", needed: 2, available: 1)) {
+            try AdvertisingFeatures(returnParameters: [0x7F, 0xF0, 0x01, 0x00, 0x1F, 0x1F, 0x05, 0x02, 0x01])
+        }
+    }
+
+    /// mgmt-tester.c: device_found_valid, the Device Found event (0x0012) for an LE public
+    /// device AA:01:01:00:00:00 with RSSI 127 (unknown) and 21 bytes of advertising data.
+    @Test func deviceFoundFromMgmtTester() throws {
+        let parameters: [UInt8] = [
+            0x00, 0x00, 0x01, 0x01, 0xAA, 0x00, 0x01, 0x7F, 0x00, 0x00, 0x00, 0x00, 0x15, 0x00, 0x02, 0x01, 0x06, 0x0D, 0xFF, 0x80,
+            0x01, 0x02, 0x15, 0x12, 0x34, 0x80, 0x91, 0xD0, 0xF2, 0xBB, 0xC5, 0x03, 0x02, 0x0F, 0x18,
+        ]
+        let event = try MgmtEvent(MgmtPacket(datagram: [0x12, 0x00, 0x00, 0x00, UInt8(parameters.count), 0x00] + parameters))
+        guard case .deviceFound(let found) = event else {
+            Issue.record("not a Device Found event: \(event)")
+            return
+        }
+        #expect(found.address == [0x00, 0x00, 0x01, 0x01, 0xAA, 0x00])
+        #expect(found.addressType == .lePublic)
+        #expect(found.rssi == 127)
+        #expect(found.eir.count == 21 && found.eir.prefix(3) == [0x02, 0x01, 0x06])
+        // A foreign advert (company 0x0180): ours is not in it, and finding that out is not an error.
+        #expect(try Advertisement.find(in: found.eir) == nil)
+    }
+
+    @Test func repliesAndMalformedPackets() throws {
+        let complete = try MgmtEvent(MgmtPacket(datagram: [0x01, 0x00, 0x00, 0x00, 0x07, 0x00, 0x05, 0x00, 0x00, 0x81, 0x02, 0x00, 0x00]))
+        #expect(complete == .commandComplete(opcode: 0x0005, status: .success, returnParameters: [0x81, 0x02, 0x00, 0x00]))
+        #expect(try MgmtEvent(MgmtPacket(datagram: [0x02, 0x00, 0x00, 0x00, 0x03, 0x00, 0x23, 0x00, 0x0A])) == .commandStatus(opcode: 0x0023, status: .busy))
+        #expect(try MgmtEvent(MgmtPacket(datagram: [0x13, 0x00, 0x00, 0x00, 0x02, 0x00, 0x06, 0x00])) == .discovering(addressTypes: 6, active: false))
+        #expect(throws: MgmtError.lengthMismatch(what: "mgmt packet", declared: 5, actual: 2)) {
+            try MgmtPacket(datagram: [0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x01, 0x02])
+        }
+        #expect(throws: MgmtError.lengthMismatch(what: "event 0x13", declared: 2, actual: 3)) {
+            try MgmtEvent(MgmtPacket(datagram: [0x13, 0x00, 0x00, 0x00, 0x03, 0x00, 0x06, 0x01, 0x00]))
+        }
+        #expect(MgmtStatus.permissionDenied.description == "Permission Denied")
+    }
+
+    @Test func randomDatagramsNeverCrashTheDecoder() {
+        var state: UInt64 = 7
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 33
+        }
+        for _ in 0..<20_000 {
+            var bytes = (0..<Int(next() % 40)).map { _ in UInt8(truncatingIfNeeded: next()) }
+            if bytes.count >= 6, next() % 2 == 0 {
+                bytes[0] = [0x01, 0x02, 0x12, 0x13, 0x2F][Int(next() % 5)]
+                bytes[1] = 0
+                bytes[4] = UInt8(bytes.count - 6)
+                bytes[5] = 0
+            }
+            if let packet = try? MgmtPacket(datagram: bytes) {
+                _ = try? MgmtEvent(packet)
+                _ = try? ControllerInfo(returnParameters: packet.parameters)
+                _ = try? AdvertisingFeatures(returnParameters: packet.parameters)
+            }
+        }
+    }
+}
+
+/// Our advertising payload against Google Bumble's AdvertisingData encoder
+/// (Fixtures/make-fixtures.py made the fixture from the field values in docs/PROTOCOL.md).
+@Suite struct AdvertisingDataFixtureTests {
+    struct Fixture: Decodable {
+        var advertising_data: String
+        var scan_response: String
+    }
+
+    func bytes(_ hex: String) -> [UInt8] {
+        stride(from: 0, to: hex.count, by: 2).map { UInt8(hex.dropFirst($0).prefix(2), radix: 16)! }
+    }
+
+    @Test func ourAdvertMatchesBumblesEncoding() throws {
+        let url = try #require(Bundle.module.url(forResource: "advertising-data", withExtension: "json", subdirectory: "Fixtures"))
+        let fixture = try JSONDecoder().decode(Fixture.self, from: Data(contentsOf: url))
+        let advert = Advertisement(
+            group: 0x0102, peerID: PeerID(0x1122_3344_5566_7788), uwbShortAddress: 0xDD5F, capabilities: [.uwb], psm: 0x85)
+        #expect(advert.advertisingData() == bytes(fixture.advertising_data))
+        #expect(try Advertisement.find(in: bytes(fixture.advertising_data) + bytes(fixture.scan_response)) == advert)
+    }
+}
+
+@Suite struct AdvertisingWithKernelFlagsTests {
+    /// With Add Advertising's discoverable flag the kernel writes the Flags AD itself, so ours
+    /// must go, leaving the rest byte for byte (and within 31 - 3 bytes).
+    @Test func flagsADIsRemovedAndNothingElse() {
+        let advert = Advertisement(group: 1, peerID: PeerID(42), uwbShortAddress: 7, capabilities: [.uwb], psm: 0x85).advertisingData()
+        let stripped = BlueZAdapter.withoutFlags(advert)
+        #expect(stripped == Array(advert.dropFirst(3)))
+        #expect(stripped.count <= 28)
+        #expect(BlueZAdapter.withoutFlags(stripped) == stripped)
+        #expect(BlueZAdapter.withoutFlags([0x02, 0x0A, 0x00, 0x02, 0x01, 0x06]) == [0x02, 0x0A, 0x00])
+    }
+}
+
+import BLEBlueZ
