@@ -60,6 +60,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
+        // Diagnostics: what a rig needs and what is missing.
+        .target(
+            name: "Doctor",
+            dependencies: [
+                "BLE", "BLEBlueZ", "BlueZMgmt", "UCIHost", "UCIUSB",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+
         // The virtual world: the embedded default and the test stand-in for both radios.
         .target(
             name: "Simulation",
@@ -72,7 +80,7 @@ let package = Package(
         .executableTarget(
             name: "NearbyBridgeCLI",
             dependencies: [
-                "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "Bridge", "Events", "Simulation",
+                "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "Bridge", "Doctor", "Events", "Simulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),

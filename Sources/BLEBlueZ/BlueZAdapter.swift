@@ -269,3 +269,18 @@ public final class BlueZAdapter: BLEAdapter {
         }
     }
 }
+
+extension BlueZAdapter {
+    /// Reads an adapter's state without changing anything (allowed without CAP_NET_ADMIN).
+    public static func readInfo(_ name: String) async throws(BlueZError) -> ControllerInfo {
+        guard name.hasPrefix("hci"), let index = UInt16(name.dropFirst(3)) else { throw .noAdapter(requested: name, available: []) }
+        let socket = try MgmtSocket()
+        defer { socket.close() }
+        let reply = try await socket.send(.readControllerInfo, index: index)
+        do {
+            return try ControllerInfo(returnParameters: reply)
+        } catch {
+            throw .unsupported("unreadable controller information: \(error)")
+        }
+    }
+}

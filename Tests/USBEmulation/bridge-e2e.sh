@@ -58,6 +58,15 @@ fi
 grep -q "permission denied" "$work/denied.err" || fail "denied: run error" "$work/denied.err"
 pass "permission denied: devices and run say so and point at the udev rules"
 
+# 3b. doctor: the board is fine; without permission it says which fix applies.
+"${emu[@]}" --uci "${uwb#tcp:}" -- "$bin" doctor >"$work/doctor.txt" 2>&1 || true
+grep -q "^ok    UWB board usb:1-1: 1915:520f" "$work/doctor.txt" || fail "doctor: board" "$work/doctor.txt"
+grep -q "^ok    UWB board usb:1-1 UCI: answers UCI 2.0.0" "$work/doctor.txt" || fail "doctor: UCI" "$work/doctor.txt"
+"${emu[@]}" --uci "${uwb#tcp:}" --node-mode 0000 -- "$bin" doctor >"$work/doctor-denied.txt" 2>&1 && fail "doctor: exit 0 despite a failure" "$work/doctor-denied.txt"
+grep -q "^fail  UWB board usb:1-1: .*cannot be opened: LIBUSB_ERROR_ACCESS" "$work/doctor-denied.txt" || fail "doctor: denied" "$work/doctor-denied.txt"
+grep -q "fix: install the udev rules .* usermod -aG nearby" "$work/doctor-denied.txt" || fail "doctor: denied fix" "$work/doctor-denied.txt"
+pass "doctor: board and UCI ok; without permission: fail with the udev/group fix, exit status 1"
+
 # 4. Ranging from the board's notifications, unplug, replug, garbage, SIGTERM.
 "${emu[@]}" --uci "${uwb#tcp:}" --control "$work/ctl" --log "$work/emu.log" -- \
   "$bin" run --uwb usb --ble "$ble" --name field-rig --ranges --log-level info >"$work/run.jsonl" 2>"$work/run.err" &

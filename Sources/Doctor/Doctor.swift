@@ -1,0 +1,233 @@
+import BLE
+import BLEBlueZ
+import BlueZMgmt
+import Glibc
+import Logging
+import UCIHost
+import UCIUSB
+
+/// One diagnosis: what was checked, what was found, and what to do about it.
+public struct Finding: Sendable, Equatable {
+    public enum Status: String, Sendable, Comparable {
+        case ok, info, warn, fail
+        private var rank: Int { [.ok: 0, .info: 1, .warn: 2, .fail: 3][self]! }
+        public static func < (a: Status, b: Status) -> Bool { a.rank < b.rank }
+    }
+    public var check: String
+    public var status: Status
+    public var detail: String
+    public var fix: String?
+
+    public init(_ check: String, _ status: Status, _ detail: String, fix: String? = nil) {
+        self.check = check
+        self.status = status
+        self.detail = detail
+        self.fix = fix
+    }
+}
+
+/// Checks everything a rig needs, radio by radio, and says precisely what is missing: missing
+/// permissions look like flaky radios, so each check names the permission and how to grant it.
+public enum Doctor {
+    public static func examine(logger: Logger) async -> [Finding] {
+        var findings = [kernel()]
+        findings += await uwb(logger: logger)
+        findings += await bluetooth()
+        return findings
+    }
+
+    static func kernel() -> Finding {
+        var name = utsname()
+        uname(&name)
+        let release = withUnsafeBytes(of: name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let machine = withUnsafeBytes(of: name.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return Finding("kernel", .info, "Linux \(release) on \(machine)")
+    }
+
+    // MARK: UWB
+
+    static func uwb(logger: Logger) async -> [Finding] {
+        var findings: [Finding] = []
+        let rules = ["/etc/udev/rules.d/70-nearby-bridge.rules", "/lib/udev/rules.d/70-nearby-bridge.rules"]
+        if rules.contains(where: { access($0, R_OK) == 0 }) {
+            findings.append(Finding("udev rules", .ok, "70-nearby-bridge.rules is installed"))
+        } else {
+            findings.append(
+                Finding(
+                    "udev rules", .warn, "70-nearby-bridge.rules is not installed, so only root can open UWB boards",
+                    fix: "sudo install -m 0644 udev/70-nearby-bridge.rules /etc/udev/rules.d/ && sudo udevadm control --reload && sudo udevadm trigger"))
+        }
+        findings.append(groupMembership())
+
+        let boards: [USBBoard]
+        do {
+            boards = try USBBoards.list()
+        } catch {
+            findings.append(Finding("USB", .fail, "cannot enumerate USB devices: \(error)", fix: "check that /sys/bus/usb and /dev/bus/usb exist (a container may hide them)"))
+            return findings
+        }
+        let known = boards.filter { $0.match != nil }
+        guard !known.isEmpty else {
+            let others = boards.map(USBBoards.summary)
+            findings.append(
+                Finding(
+                    "UWB board", .fail,
+                    "no known UWB board on USB" + (others.isEmpty ? "" : " (CDC-ACM devices present: \(others.joined(separator: "; ")))"),
+                    fix: "plug the DWM3001CDK in by its J20 (nRF52 USB) port, not J9 (J-Link); `lsusb -d 1915:` should list it; see firmware-notes/"))
+            return findings
+        }
+        for board in known {
+            let label = "UWB board usb:\(board.location)"
+            let access = USBAccess.inspect(board)
+            if let error = access.openError {
+                findings.append(
+                    Finding(
+                        label, .fail, "\(board.ids) \(board.product ?? "") is present but cannot be opened: \(error.name)",
+                        fix: error.isAccessDenied
+                            ? "install the udev rules (above) and add yourself to the group: sudo usermod -aG nearby $USER, then log in again"
+                            : "\(error)"))
+                continue
+            }
+            findings.append(Finding(label, .ok, "\(board.ids) \(board.product ?? "") serial \(board.serial ?? "?"), accessible"))
+            do {
+                let transport = try USBTransport.open(board)
+                defer { transport.close() }
+                let host = UCIHost(transport: transport, commandTimeout: .seconds(2), logger: logger) { _ in }
+                await host.start()
+                let info = try await host.deviceInfo()
+                findings.append(Finding("\(label) UCI", .ok, "answers UCI \(info.uciVersion) (MAC \(info.macVersion), PHY \(info.phyVersion))"))
+            } catch {
+                findings.append(
+                    Finding(
+                        "\(label) UCI", .fail, "does not answer FiRa UCI: \(error)",
+                        fix: "flash the UCI firmware (DWM3001CDK-DW3_QM33_SDK_UCI-FreeRTOS.hex, see firmware-notes/dwm3001cdk.md) and replug"))
+            }
+        }
+        return findings
+    }
+
+    static func groupMembership() -> Finding {
+        guard let group = getgrnam("nearby") else {
+            return Finding("group nearby", .warn, "the group does not exist", fix: "sudo groupadd -f nearby && sudo usermod -aG nearby $USER")
+        }
+        let gid = group.pointee.gr_gid
+        var groups = [gid_t](repeating: 0, count: 256)
+        let count = getgroups(Int32(groups.count), &groups)
+        if getuid() == 0 || getegid() == gid || groups.prefix(Int(max(count, 0))).contains(gid) {
+            return Finding("group nearby", .ok, getuid() == 0 ? "running as root" : "this user is a member")
+        }
+        return Finding("group nearby", .warn, "this user is not in it", fix: "sudo usermod -aG nearby $USER, then log in again")
+    }
+
+    // MARK: Bluetooth
+
+    static func bluetooth() async -> [Finding] {
+        var findings: [Finding] = []
+        if case .noKernelSupport(let code) = BlueZProbe.probe(adapter: "hci0") {
+            findings.append(
+                Finding(
+                    "Bluetooth kernel support", .fail, "socket(AF_BLUETOOTH) failed: \(String(cString: strerror(code)))",
+                    fix: "use a kernel with Bluetooth (CONFIG_BT, CONFIG_BT_LE); on Raspberry Pi OS it is built in; in a container, run on the host"))
+            return findings
+        }
+        findings.append(Finding("Bluetooth kernel support", .ok, "AF_BLUETOOTH sockets are available"))
+        findings.append(capability())
+        findings.append(bluetoothd())
+        for (name, blocked) in rfkill() where blocked {
+            findings.append(Finding("rfkill \(name)", .fail, "Bluetooth is blocked", fix: "rfkill unblock bluetooth"))
+        }
+        let adapters = BlueZProbe.adapterNames()
+        guard !adapters.isEmpty else {
+            findings.append(
+                Finding(
+                    "Bluetooth adapter", .fail, "the kernel lists no adapter",
+                    fix: "on a Raspberry Pi check `dtoverlay=disable-bt` is not set and hciuart.service runs; otherwise plug in a USB adapter"))
+            return findings
+        }
+        for name in adapters {
+            findings.append(await adapterState(name))
+        }
+        return findings
+    }
+
+    static func capability() -> Finding {
+        let effective = Sysfs.capabilities()
+        let netAdmin: UInt64 = 1 << 12
+        if let effective, effective & netAdmin != 0 {
+            return Finding("CAP_NET_ADMIN", .ok, "present (needed for the Bluetooth management channel)")
+        }
+        return Finding(
+            "CAP_NET_ADMIN", .fail, "missing: advertising and discovery through the management channel will be refused",
+            fix: "sudo setcap cap_net_admin+ep $(command -v nearby-bridge)  (or use the systemd unit, which grants it)")
+    }
+
+    static func bluetoothd() -> Finding {
+        Processes.running("bluetoothd")
+            ? Finding("bluetoothd", .info, "running; nearby-bridge works beside it (own advertising instance, shared discovery)")
+            : Finding("bluetoothd", .info, "not running; nearby-bridge does not need it")
+    }
+
+    static func rfkill() -> [(String, Bool)] {
+        guard let directory = opendir("/sys/class/rfkill") else { return [] }
+        defer { closedir(directory) }
+        var entries: [(String, Bool)] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasPrefix("rfkill"), Sysfs.read("/sys/class/rfkill/\(name)/type") == "bluetooth" else { continue }
+            let soft = Sysfs.read("/sys/class/rfkill/\(name)/soft") == "1"
+            let hard = Sysfs.read("/sys/class/rfkill/\(name)/hard") == "1"
+            entries.append((name, soft || hard))
+        }
+        return entries
+    }
+
+    static func adapterState(_ name: String) async -> Finding {
+        do {
+            let info = try await BlueZAdapter.readInfo(name)
+            let powered = info.currentSettings.contains(.powered)
+            let le = info.currentSettings.contains(.lowEnergy)
+            return Finding(
+                "Bluetooth \(name)", powered && le ? .ok : .warn,
+                "\(info.name.isEmpty ? "adapter" : info.name): " + (powered ? "powered" : "powered off") + ", LE " + (le ? "on" : "off"),
+                fix: powered && le ? nil : "nearby-bridge powers it on when it has CAP_NET_ADMIN; or `bluetoothctl power on`")
+        } catch {
+            return Finding("Bluetooth \(name)", .fail, "\(error)")
+        }
+    }
+}
+
+/// Small readers of /proc and /sys.
+enum Sysfs {
+    static func read(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = Glibc.read(fd, &buffer, buffer.count)
+        guard count > 0 else { return nil }
+        var text = String(decoding: buffer.prefix(count), as: UTF8.self)
+        while text.last == "\n" { text.removeLast() }
+        return text
+    }
+
+    /// Effective capabilities of this process (CapEff in /proc/self/status).
+    static func capabilities() -> UInt64? {
+        guard let status = read("/proc/self/status") else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("CapEff:") {
+            return UInt64(line.dropFirst(7).trimmingPrefix(while: { $0 == " " || $0 == "\t" }), radix: 16)
+        }
+        return nil
+    }
+}
+
+enum Processes {
+    static func running(_ command: String) -> Bool {
+        guard let directory = opendir("/proc") else { return false }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if Int(name) != nil, Sysfs.read("/proc/\(name)/comm") == command { return true }
+        }
+        return false
+    }
+}

@@ -1,0 +1,41 @@
+import ArgumentParser
+import Doctor
+import Foundation
+import Logging
+
+struct DoctorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "doctor",
+        abstract: "Check that this machine can run a rig, and say exactly what to fix.",
+        discussion: """
+            One line per check (ok, info, warn, fail) with the fix for each problem: the UWB board \
+            (present on USB, udev rules, group, permission, answers FiRa UCI) and Bluetooth \
+            (kernel support, CAP_NET_ADMIN, rfkill, adapters powered, bluetoothd). The exit status \
+            is 1 if any check failed, else 0. The report goes to stdout (this command writes no \
+            events); --json prints one JSON array instead.
+            """)
+
+    @Flag(help: "Print the findings as a JSON array of {check, status, detail, fix}.")
+    var json = false
+
+    func run() async throws {
+        var logger = Logger(label: "nearby-bridge")
+        logger.logLevel = .critical
+        let findings = await Doctor.examine(logger: logger)
+        if json {
+            let objects = findings.map { finding -> [String: String] in
+                var object = ["check": finding.check, "status": finding.status.rawValue, "detail": finding.detail]
+                object["fix"] = finding.fix
+                return object
+            }
+            let data = try JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys, .withoutEscapingSlashes])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            for finding in findings {
+                print("\(finding.status.rawValue.padding(toLength: 5, withPad: " ", startingAt: 0)) \(finding.check): \(finding.detail)")
+                if let fix = finding.fix { print("      fix: \(fix)") }
+            }
+        }
+        if findings.contains(where: { $0.status == .fail }) { throw ExitCode(1) }
+    }
+}

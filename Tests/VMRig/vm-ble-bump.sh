@@ -1,0 +1,40 @@
+#!/bin/sh
+# Runs inside the VM (Tests/VMRig/run-vm.sh): a world server for the UWB side, and two
+# nearby-bridge processes, each on its own kernel Bluetooth adapter (hci0, hci1) backed by a
+# Bumble controller on the host; all Bluetooth traffic goes through the kernel's mgmt channel and
+# L2CAP sockets. Prints both event streams (prefixed A| and B|) for the host to check.
+# Phase 1: they find each other, range, and bump. Phase 2: rig-b is killed mid-exchange and
+# rig-a must report it lost (timeout) and keep running.
+set -u
+R=/opt/rig
+cd /tmp
+$R/nearby-bridge world --scenario $R/two-rigs.json --uwb-port 7000 --air-port 7100 --log-level notice >world.jsonl 2>world.err &
+sleep 1
+$R/nearby-bridge run --uwb tcp:127.0.0.1:7000 --ble hci0 --name rig-a --profile $R/card-a.json --log-level info >a.jsonl 2>a.err &
+A=$!
+$R/nearby-bridge run --uwb tcp:127.0.0.1:7001 --ble hci1 --name rig-b --profile $R/card-b.json --log-level info >b.jsonl 2>b.err &
+B=$!
+
+waited=0
+until grep -q '"type":"bump"' a.jsonl 2>/dev/null && grep -q '"type":"bump"' b.jsonl 2>/dev/null; do
+  sleep 1; waited=$((waited + 1))
+  [ $waited -ge 90 ] && break
+done
+echo "VM: phase 1 done after ${waited}s"
+sleep 3   # let any duplicate bump show up, if there were one
+
+# Phase 2: rig-b dies without a goodbye (SIGKILL); rig-a must time it out.
+kill -9 $B
+waited=0
+until grep -q '"type":"peer.lost"' a.jsonl 2>/dev/null; do
+  sleep 1; waited=$((waited + 1))
+  [ $waited -ge 30 ] && break
+done
+echo "VM: phase 2 done after ${waited}s"
+kill -0 $A 2>/dev/null && echo "VM: rig-a still running" || echo "VM: rig-a DIED"
+kill -TERM $A; wait $A; echo "VM: rig-a exit status $?"
+
+for f in a b; do sed "s/^/$(echo $f | tr ab AB)| /" $f.jsonl; done
+echo "--- stderr of rig-a"; tail -n 25 a.err
+echo "--- stderr of rig-b"; tail -n 25 b.err
+echo "--- stderr of world"; tail -n 10 world.err
