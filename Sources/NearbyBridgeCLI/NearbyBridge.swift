@@ -25,13 +25,15 @@ struct CommonOptions: ParsableArguments {
     @Flag(name: .long, help: "Also write a `range` event for every ranging round.")
     var ranges = false
 
-    @Option(name: .long, help: "Log level on stderr: trace, debug, info, notice, warning, error.")
-    var logLevel: Logger.Level = .notice
+    @Option(name: .long, help: "Log level on stderr: trace, debug, info, notice (default), warning, error.")
+    var logLevel: Logger.Level?
 
-    /// Sets up stderr logging and the process's single event stream on stdout.
-    func bootstrap() -> (EventStream, Logger) {
+    /// Sets up stderr logging and the process's single event stream on stdout; a config file's
+    /// values apply where the command line is silent.
+    func bootstrap(config: RunConfig = RunConfig()) -> (EventStream, Logger) {
         signal(SIGPIPE, SIG_IGN)
-        let level = logLevel
+        let level = logLevel ?? config.logLevel.flatMap(Logger.Level.init(rawValue:)) ?? .notice
+        let ranges = self.ranges || config.ranges == true
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level

@@ -70,14 +70,17 @@ struct Run: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
+    @Option(help: "Settings file (JSON: uwb, ble, group, name, profile, ranges, logLevel); options given here win.")
+    var config: String?
+
     @Option(help: "UWB board: tcp:HOST:PORT, usb, usb:BUS-PORT, usb:SERIAL or /dev/ttyACMn.")
-    var uwb: UWBEndpoint
+    var uwb: UWBEndpoint?
 
     @Option(help: "Bluetooth backend: world:HOST:PORT/NODE or hciN.")
-    var ble: BLEBackend
+    var ble: BLEBackend?
 
-    @Option(help: "Only peers in the same group interact (0-65535).")
-    var group: UInt16 = 1
+    @Option(help: "Only peers in the same group interact (0-65535, default 1).")
+    var group: UInt16?
 
     @Option(help: "Name shown to peers (default: the host name).")
     var name: String?
@@ -86,7 +89,17 @@ struct Run: AsyncParsableCommand {
     var profile: String?
 
     func run() async throws {
-        let (events, logger) = common.bootstrap()
+        let settings = try config.map(RunConfig.load) ?? RunConfig()
+        guard let uwb = try uwb ?? settings.uwb.map({ try RunConfig.parse(UWBEndpoint.self, $0, key: "uwb") }) else {
+            throw ValidationError("say which UWB board to use: --uwb usb (or \"uwb\" in --config FILE)")
+        }
+        guard let ble = try ble ?? settings.ble.map({ try RunConfig.parse(BLEBackend.self, $0, key: "ble") }) else {
+            throw ValidationError("say which Bluetooth adapter to use: --ble hci0 (or \"ble\" in --config FILE)")
+        }
+        let group = self.group ?? settings.group ?? 1
+        let name = self.name ?? settings.name
+        let profile = self.profile ?? settings.profile
+        let (events, logger) = common.bootstrap(config: settings)
         let transport: any UCITransport
         let reconnect: @Sendable () async throws -> any UCITransport
         switch uwb {
@@ -140,5 +153,34 @@ struct Run: AsyncParsableCommand {
         defer { withExtendedLifetime(stop) {} }
         await node.run()
         ticker.cancel()
+    }
+}
+
+/// `run --config FILE`: the settings a rig's service starts with (packaging/config.json).
+struct RunConfig: Decodable {
+    var uwb: String?
+    var ble: String?
+    var group: UInt16?
+    var name: String?
+    var profile: String?
+    var ranges: Bool?
+    var logLevel: String?
+
+    static func load(_ path: String) throws -> RunConfig {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ValidationError("cannot read --config \(path)")
+        }
+        do {
+            return try JSONDecoder().decode(RunConfig.self, from: data)
+        } catch {
+            throw ValidationError("--config \(path) is not a valid settings file: \(error)")
+        }
+    }
+
+    static func parse<T: ExpressibleByArgument>(_: T.Type, _ text: String, key: String) throws -> T {
+        guard let value = T(argument: text) else {
+            throw ValidationError("\"\(key)\": \"\(text)\" in the config file is not valid (\(key == "uwb" ? UWBEndpoint.defaultValueDescription : "world:HOST:PORT/NODE or hciN"))")
+        }
+        return value
     }
 }

@@ -1,0 +1,60 @@
+#!/bin/sh
+# /init of the VM rig's initramfs (busybox ash; see run-vm.sh). Not meant to run on the host.
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+export HOME=/root
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /dev/shm
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+. /etc/rig.conf
+export RIG_ADAPTERS RIG_DIR=/opt/rig
+
+finish() {
+    echo "VMRIG-EXIT $1"
+    sync
+    poweroff -f
+    sleep 10
+}
+
+echo "VMRIG-BOOT uptime $(cut -d' ' -f1 /proc/uptime) s"
+for m in $RIG_MODULES; do
+    modprobe "$m" || echo "VMRIG-WARN modprobe $m failed"
+done
+ip link set lo up
+hostname vmrig
+
+i=0
+for tty in $RIG_TTYS; do
+    if ! /opt/rig/hci_uart_attach "/dev/$tty"; then
+        echo "VMRIG-ERROR cannot attach /dev/$tty"; dmesg | tail -20; finish 3
+    fi
+    i=$((i + 1))
+done
+# wait until every adapter is registered and its setup (HCI init through the UART) is over:
+# mgmt lists an index only after setup
+i=0
+while [ "$i" -lt "$RIG_ADAPTERS" ]; do
+    n=0
+    while [ ! -e "/sys/class/bluetooth/hci$i" ]; do
+        n=$((n + 1))
+        if [ "$n" -gt 200 ]; then echo "VMRIG-ERROR hci$i did not appear"; dmesg | tail -30; finish 3; fi
+        sleep 0.1
+    done
+    i=$((i + 1))
+done
+echo "VMRIG-READY uptime $(cut -d' ' -f1 /proc/uptime) s, adapters: $(ls /sys/class/bluetooth | tr '\n' ' ')"
+
+cd /tmp
+. /etc/rig.args
+sh "$RIG_SCRIPT" "$@"
+status=$?
+if [ "$status" -ne 0 ]; then
+    echo "VMRIG-INFO script failed ($status); last kernel messages:"
+    dmesg | tail -40
+fi
+finish "$status"
