@@ -11,8 +11,11 @@ import Synchronization
 ///
 /// - Advertising uses its own instance, the highest the controller offers, because bluetoothd
 ///   allocates instances from 1 upward and would otherwise be overwritten.
-/// - Discovery is restarted every few seconds (and whenever the kernel ends it): controllers
-///   report each device about once per discovery, and liveness needs fresh RSSI samples.
+/// - Discovery is restarted every few seconds: controllers report each device about once per
+///   discovery, liveness needs fresh RSSI samples, and the kernel ends LE discovery by itself
+///   after ~10 s. (Restarting from the Discovering=0 event too would race with our own stop.)
+/// - The advertisement carries a kernel-side timeout and is refreshed while we run, because
+///   the kernel keeps an instance after its owner dies: a crashed rig must vanish from the air.
 public final class BlueZAdapter: BLEAdapter {
     private struct State {
         var handler: (@Sendable (BLEEvent) -> Void)?
@@ -24,6 +27,7 @@ public final class BlueZAdapter: BLEAdapter {
         var closedLocally: Set<LinkID> = []
         var nextLink: LinkID = 1
         var addressTypes: [BLEAddress: MgmtAddressType] = [:]
+        var advertising: (data: [UInt8], scanResponse: [UInt8])?
     }
 
     public let name: String
@@ -34,6 +38,9 @@ public final class BlueZAdapter: BLEAdapter {
     private let mgmt: Mutex<MgmtSocket?> = Mutex(nil)
     /// Discovery is restarted this often to keep RSSI samples coming.
     static let discoveryCycle: Duration = .seconds(4)
+    /// The kernel drops our advertisement this long after the last refresh.
+    static let advertisingTimeoutSeconds: UInt16 = 8
+    static let advertisingRefresh: Duration = .seconds(3)
 
     public var backendName: String { name }
 
@@ -96,11 +103,31 @@ public final class BlueZAdapter: BLEAdapter {
     // MARK: Advertising and discovery
 
     public func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {
-        let instance = state.withLock { $0.instance }
+        let first = state.withLock { s in
+            defer { s.advertising = (Self.withoutFlags(data), scanResponse) }
+            return s.advertising == nil
+        }
+        try await addAdvertising()
+        guard first else { return }
+        Task { [weak self] in
+            while let self, self.state.withLock({ $0.advertising != nil }) {
+                try? await Task.sleep(for: Self.advertisingRefresh)
+                do {
+                    try await self.addAdvertising()
+                } catch {
+                    self.logger.warning("could not refresh advertising", metadata: ["adapter": "\(self.name)", "error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    /// (Re-)adds our instance; adding an existing instance replaces it and restarts its timeout.
+    private func addAdvertising() async throws {
+        guard let (instance, advertising) = state.withLock({ s in s.advertising.map { (s.instance, $0) } }) else { return }
         _ = try await socket().send(
             .addAdvertising(
-                instance: instance, flags: [.connectable, .discoverable], duration: 0, timeout: 0,
-                data: Self.withoutFlags(data), scanResponse: scanResponse),
+                instance: instance, flags: [.connectable, .discoverable], duration: 0, timeout: Self.advertisingTimeoutSeconds,
+                data: advertising.data, scanResponse: advertising.scanResponse),
             index: index)
     }
 
@@ -149,9 +176,6 @@ public final class BlueZAdapter: BLEAdapter {
                 return s.handler
             }
             handler?(.advertisement(address, rssi: Int(found.rssi), data: found.eir))
-        case .discovering(_, false):
-            // The kernel ends LE discovery after ~10 s; the cycle task restarts it, but do not wait.
-            if state.withLock({ $0.scanning }) { Task { await restartDiscovery() } }
         case .indexRemoved:
             logger.error("Bluetooth adapter removed", metadata: ["adapter": "\(name)"])
         default:
@@ -254,6 +278,7 @@ public final class BlueZAdapter: BLEAdapter {
     public func stop() async {
         let (instance, listener, links) = state.withLock { s in
             s.scanning = false
+            s.advertising = nil
             s.closedLocally.formUnion(s.links.keys)
             return (s.instance, s.listener, Array(s.links.values))
         }

@@ -9,13 +9,15 @@
 #   RIG_KERNEL_VERSION=V       kernel package linux-image-V (default: the one linux-image-amd64
 #                              depends on today; once a kernel is cached it is kept)
 #   RIG_FULL_KERNEL=1          extract every module (default: only net, crypto, lib, arch and
-#                              the bluetooth, usb, tty, char and leds drivers; ~80 MB not 400)
+#                              the bluetooth, usb, tty, char and leds drivers: 72 MB, not 400)
 #
 # Installs with apt-get when missing: qemu-system-x86 (qemu-system-x86_64), busybox-static,
 # gcc + libc6-dev (static libc), kmod (depmod), python3-venv. Downloads and extracts the
-# Debian kernel package, runs depmod, creates the Bumble venv (bumble==$BUMBLE_VERSION) and
-# builds the static guest programs hci_uart_attach and mgmt_probe. Writes the paths to
-# $RIG_CACHE/rig.env (sourced by run-vm.sh) and prints them.
+# Debian kernel package, runs depmod, extracts an uncompressed vmlinux from the vmlinuz (qemu
+# boots it through its PVH entry, twice as fast under TCG), creates the Bumble venv
+# (bumble==$BUMBLE_VERSION) and builds the static guest programs hci_uart_attach and
+# mgmt_probe. Writes the paths to $RIG_CACHE/rig.env (sourced by run-vm.sh) and prints them.
+# Time on a fresh machine: ~10 s of apt plus ~20 s; cache ~200 MB.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -89,6 +91,29 @@ if [ ! -e "$KROOT/.complete" ]; then
     touch "$KROOT/.complete"
 fi
 VMLINUZ=$KROOT/boot/vmlinuz-$KVER
+# An uncompressed vmlinux boots directly through its PVH entry point (CONFIG_PVH): no
+# decompression under TCG, which halves the boot time (~6 s instead of ~11 s from start to exit).
+VMLINUX=$KROOT/boot/vmlinux-$KVER
+if [ ! -e "$VMLINUX" ] && [ ! -e "$VMLINUX.none" ]; then
+    if grep -qx 'CONFIG_PVH=y' "$KROOT/boot/config-$KVER" && /usr/bin/python3 - "$VMLINUZ" "$VMLINUX" <<'PY'
+import lzma, sys
+data = open(sys.argv[1], "rb").read()
+off = data.find(b"\xfd7zXZ\x00")          # CONFIG_KERNEL_XZ payload of the bzImage
+if off < 0:
+    sys.exit(1)
+out = lzma.LZMADecompressor().decompress(data[off:])
+if out[:4] != b"\x7fELF":
+    sys.exit(1)
+open(sys.argv[2] + ".tmp", "wb").write(out)
+PY
+    then
+        mv "$VMLINUX.tmp" "$VMLINUX"
+    else
+        rm -f "$VMLINUX.tmp"; touch "$VMLINUX.none"
+        say "no PVH-bootable vmlinux could be extracted; booting the compressed vmlinuz"
+    fi
+fi
+[ -e "$VMLINUX" ] && KERNEL_IMAGE=$VMLINUX || KERNEL_IMAGE=$VMLINUZ
 
 # ------------------------------------------------------------------ Bumble venv
 VENV=$CACHE/venv
@@ -112,15 +137,16 @@ for prog in hci_uart_attach mgmt_probe; do
     fi
 done
 
-cat >"$CACHE/rig.env.tmp" <<EOF
-RIG_CACHE=$CACHE
-RIG_KVER=$KVER
-RIG_KROOT=$KROOT
-RIG_VMLINUZ=$VMLINUZ
-RIG_PYTHON=$VENV/bin/python
-RIG_BUSYBOX=/bin/busybox
-RIG_HCI_UART_ATTACH=$CACHE/bin/hci_uart_attach
-RIG_MGMT_PROBE=$CACHE/bin/mgmt_probe
-EOF
+{
+    printf 'RIG_CACHE=%q\n' "$CACHE"
+    printf 'RIG_KVER=%q\n' "$KVER"
+    printf 'RIG_KROOT=%q\n' "$KROOT"
+    printf 'RIG_VMLINUZ=%q\n' "$VMLINUZ"
+    printf 'RIG_KERNEL_IMAGE=%q\n' "$KERNEL_IMAGE"
+    printf 'RIG_PYTHON=%q\n' "$VENV/bin/python"
+    printf 'RIG_BUSYBOX=%q\n' /bin/busybox
+    printf 'RIG_HCI_UART_ATTACH=%q\n' "$CACHE/bin/hci_uart_attach"
+    printf 'RIG_MGMT_PROBE=%q\n' "$CACHE/bin/mgmt_probe"
+} >"$CACHE/rig.env.tmp"
 mv "$CACHE/rig.env.tmp" "$CACHE/rig.env"
 [ "$QUIET" = 1 ] || { cat "$CACHE/rig.env"; say "done in $(( $(date +%s) - START )) s"; }

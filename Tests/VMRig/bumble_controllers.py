@@ -24,7 +24,10 @@ stream socket taking one command per line and answering one line ("ok ..." / "er
     hwerror I [CODE]   send HCI Hardware Error (code default 0): the kernel resets the
                        controller (hci_error_reset: close + reopen, adapter index kept).
     reset I            forget controller I's state (connections, advertising, scanning), as a
-                       power-cycled chip would; the kernel is not told (combine with hwerror).
+                       power-cycled chip would; peers see a supervision timeout, the kernel
+                       of I is not told (combine with hwerror).
+    rssi I J DBM|off   controller I hears controller J's advertising at DBM (default -50);
+                       off: out of range, I no longer sees J's adverts (links stay up)
     status             one line per controller: index, port, address, connected or not
 A command can also be sent with:  bumble_controllers.py ctl PATH COMMAND...
 
@@ -67,15 +70,96 @@ def ctl_main(argv: list[str]) -> int:
 
 # Everything below needs bumble (imported late so that `ctl` works with any python3).
 
-def build_controller_class():
-    from bumble import hci
+def build_controller_class(le_mode: str):
+    """Bumble's Controller with the rig's fixes (see README.md, "Bumble behaviour")."""
+    import asyncio as _asyncio
+    import struct
+
+    from bumble import controller as bc
+    from bumble import hci, ll
     from bumble.controller import Controller
 
+    # -- advertisers: put the advertising properties and the scan response on the "air" --------
+    def legacy_timer_fired(self) -> None:
+        self.send_advertising_data()
+        # the interval is in 0.625 ms units (Bumble used it as milliseconds)
+        interval = max(self.advertising_interval_min * 0.625 / 1000.0, 0.02)
+        self.timer_handle = _asyncio.get_running_loop().call_later(interval, self._on_timer_fired)
+
+    def legacy_send(self) -> None:
+        if not self.enabled:
+            return
+        adv_type = self.advertising_type
+        if adv_type in (1, 4):  # directed advertising: not simulated
+            return
+        pdu = ll.AdvInd(advertiser_address=self.address, data=bytes(self.advertising_data))
+        pdu.rig_connectable = adv_type == 0                 # ADV_IND
+        pdu.rig_scannable = adv_type in (0, 2)              # ADV_IND, ADV_SCAN_IND
+        pdu.rig_legacy = True
+        pdu.rig_scan_response = bytes(self.scan_response_data)
+        pdu.rig_sender = self.controller
+        self.controller.send_advertising_pdu(pdu)
+
+    def ext_send(self) -> None:
+        if not self.controller.link:
+            return
+        address = self.address
+        if address is None:
+            return
+        props = self.parameters.advertising_event_properties if self.parameters else 0x13
+        if props & 0x04:  # directed: not simulated
+            return
+        pdu = ll.AdvExtInd(
+            advertiser_address=address, data=bytes(self.data),
+            sid=self.parameters.advertising_sid if self.parameters else 0,
+            periodic_advertising_data=(bytes(self.periodic_advertising_data)
+                                       if self.periodic_advertising_data else None))
+        pdu.rig_connectable = bool(props & 0x01)
+        pdu.rig_scannable = bool(props & 0x02)
+        pdu.rig_legacy = bool(props & 0x10)
+        pdu.rig_scan_response = bytes(self.scan_response_data)
+        pdu.rig_sender = self.controller
+        self.controller.send_advertising_pdu(pdu)
+
+    bc.LegacyAdvertiser._on_timer_fired = legacy_timer_fired
+    bc.LegacyAdvertiser.send_advertising_data = legacy_send
+    bc.AdvertisingSet.send_extended_advertising_data = ext_send
+
+    EXT_COMMANDS = {
+        hci.HCI_LE_SET_ADVERTISING_SET_RANDOM_ADDRESS_COMMAND,
+        hci.HCI_LE_SET_EXTENDED_ADVERTISING_PARAMETERS_COMMAND,
+        hci.HCI_LE_SET_EXTENDED_ADVERTISING_DATA_COMMAND,
+        hci.HCI_LE_SET_EXTENDED_SCAN_RESPONSE_DATA_COMMAND,
+        hci.HCI_LE_SET_EXTENDED_ADVERTISING_ENABLE_COMMAND,
+        hci.HCI_LE_READ_MAXIMUM_ADVERTISING_DATA_LENGTH_COMMAND,
+        hci.HCI_LE_READ_NUMBER_OF_SUPPORTED_ADVERTISING_SETS_COMMAND,
+        hci.HCI_LE_REMOVE_ADVERTISING_SET_COMMAND,
+        hci.HCI_LE_CLEAR_ADVERTISING_SETS_COMMAND,
+        hci.HCI_LE_SET_EXTENDED_SCAN_PARAMETERS_COMMAND,
+        hci.HCI_LE_SET_EXTENDED_SCAN_ENABLE_COMMAND,
+        hci.HCI_LE_EXTENDED_CREATE_CONNECTION_COMMAND,
+    }
+
     class RigController(Controller):
-        """Bumble's Controller with the rig's fixes; see README.md "Bumble behaviour"."""
-
         hci_logger: logging.Logger | None = None
+        index = 0
 
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            if le_mode == "ext":
+                # claim the extended scan and connection commands too, as BT 5 chips do: then
+                # the kernel uses extended advertising, scanning and connection commands
+                self.supported_commands = set(Controller.supported_commands) | EXT_COMMANDS
+            elif le_mode == "legacy":
+                self.le_features = Controller.le_features & ~(
+                    hci.LeFeatureMask.LE_EXTENDED_ADVERTISING | hci.LeFeatureMask.LE_PERIODIC_ADVERTISING)
+            self.le_acl_data_packet_length = 251
+            self.rig_scan_ext = False        # the host scans with the extended commands
+            self.rig_scan_active = False
+            self.rig_rssi: dict[int, int | None] = {}   # advertiser index -> rssi (None: out of range)
+            self.rig_local_disconnect = False
+
+        # logging
         def on_hci_packet(self, packet):
             if self.hci_logger:
                 self.hci_logger.info("[%s] host>ctrl %s", self.name, summarize(packet))
@@ -86,6 +170,130 @@ def build_controller_class():
                 self.hci_logger.info("[%s] ctrl>host %s", self.name, summarize(packet))
             super().send_hci_packet(packet)
 
+        def rig_send_raw(self, raw: bytes, what: str) -> None:
+            if self.hci_logger:
+                self.hci_logger.info("[%s] ctrl>host EVT %s %s", self.name, what, raw[3:].hex())
+            if self.host:
+                _asyncio.get_running_loop().call_soon(self.host.on_packet, raw)
+
+        # scanning: remember the command family and the scan type
+        def on_hci_le_set_scan_parameters_command(self, command):
+            result = super().on_hci_le_set_scan_parameters_command(command)
+            if not self.le_scan_enable:
+                self.rig_scan_active = command.le_scan_type == 1
+            return result
+
+        def on_hci_le_set_scan_enable_command(self, command):
+            self.rig_scan_ext = False
+            return super().on_hci_le_set_scan_enable_command(command)
+
+        def on_hci_le_set_extended_scan_parameters_command(self, command):
+            self.rig_scan_active = bool(command.scan_types) and command.scan_types[0] == 1
+            return super().on_hci_le_set_extended_scan_parameters_command(command)
+
+        def on_hci_le_set_extended_scan_enable_command(self, command):
+            self.rig_scan_ext = True
+            return super().on_hci_le_set_extended_scan_enable_command(command)
+
+        # advertising reports: real event types, scan responses, RSSI per advertiser
+        def on_advertising_pdu(self, pdu):
+            scan_enable, pending = self.le_scan_enable, self.pending_le_connection
+            # let Bumble handle periodic advertising sync, but not reports and connections
+            self.le_scan_enable, self.pending_le_connection = False, None
+            try:
+                super().on_advertising_pdu(pdu)
+            finally:
+                self.le_scan_enable = scan_enable
+                if self.pending_le_connection is None:
+                    self.pending_le_connection = pending
+            sender = getattr(pdu, "rig_sender", None)
+            rssi = self.rig_rssi.get(getattr(sender, "index", -1), -50)
+            if rssi is None:  # out of range
+                return
+            connectable = getattr(pdu, "rig_connectable", True)
+            if self.le_scan_enable:
+                self.rig_report(pdu, rssi)
+            if pending is not None and connectable and pending.peer_address == pdu.advertiser_address:
+                self.create_le_connection(pdu.advertiser_address)
+
+        def rig_report(self, pdu, rssi: int) -> None:
+            connectable = getattr(pdu, "rig_connectable", True)
+            scannable = getattr(pdu, "rig_scannable", True)
+            legacy = getattr(pdu, "rig_legacy", not isinstance(pdu, ll.AdvExtInd))
+            scan_response = getattr(pdu, "rig_scan_response", b"")
+            address = pdu.advertiser_address
+            addr_type = address.address_type
+            reports = []
+            if self.rig_scan_ext:
+                base = (1 if connectable else 0) | (2 if scannable else 0) | (0x10 if legacy else 0)
+                reports.append((base, pdu.data))
+                if self.rig_scan_active and scannable:
+                    reports.append((base | 0x08, scan_response))
+                for event_type, data in reports:
+                    body = struct.pack("<BBHB6sBBBbbHB6sB", 0x0D, 1, event_type, addr_type, bytes(address),
+                                       1, 0 if legacy else 1, 0xFF if legacy else getattr(pdu, "sid", 0),
+                                       0x7F, rssi, 0, 0, bytes(6), len(data)) + data
+                    self.rig_send_raw(bytes([0x04, 0x3E, len(body)]) + body,
+                                      f"LE_EXTENDED_ADVERTISING_REPORT type=0x{event_type:02x}")
+            else:
+                if not legacy:  # a legacy scanner cannot see extended advertising PDUs
+                    return
+                reports.append((0 if connectable else (2 if scannable else 3), pdu.data))
+                if self.rig_scan_active and scannable:
+                    reports.append((4, scan_response))
+                for event_type, data in reports:
+                    body = struct.pack("<BBBB6sB", 0x02, 1, event_type, addr_type, bytes(address), len(data)) \
+                        + data + struct.pack("<b", rssi)
+                    self.rig_send_raw(bytes([0x04, 0x3E, len(body)]) + body,
+                                      f"LE_ADVERTISING_REPORT type={event_type}")
+
+        # Create Connection Cancel: end the pending connection as a controller does
+        def on_hci_le_create_connection_cancel_command(self, command):
+            pending = self.pending_le_connection
+            if pending is None:
+                return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR)
+            self.pending_le_connection = None
+            peer = pending.peer_address
+            body = struct.pack("<BBHBB6sHHHB", 0x01, hci.HCI_ErrorCode.UNKNOWN_CONNECTION_IDENTIFIER_ERROR,
+                               0, 0, peer.address_type, bytes(peer), 0, 0, 0, 0)
+            _asyncio.get_running_loop().call_soon(
+                self.rig_send_raw, bytes([0x04, 0x3E, len(body)]) + body,
+                "LE_CONNECTION_COMPLETE status=UNKNOWN_CONNECTION_IDENTIFIER (cancelled)")
+            return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.SUCCESS)
+
+        # the side that disconnects sees "terminated by local host", as with real controllers
+        def on_hci_disconnect_command(self, command):
+            self.rig_local_disconnect = True
+            try:
+                return super().on_hci_disconnect_command(command)
+            finally:
+                self.rig_local_disconnect = False
+
+        def on_le_disconnected(self, connection, reason):
+            if self.rig_local_disconnect:
+                reason = hci.HCI_ErrorCode.CONNECTION_TERMINATED_BY_LOCAL_HOST_ERROR
+            super().on_le_disconnected(connection, reason)
+
+        # HCI Reset: forget advertising, scanning and connections (peers see a timeout)
+        def on_hci_reset_command(self, command):
+            self.rig_forget_state(notify_peers=True)
+            return super().on_hci_reset_command(command)
+
+        def rig_forget_state(self, notify_peers: bool) -> None:
+            self.le_legacy_advertiser.stop()
+            for advertising_set in self.advertising_sets.values():
+                advertising_set.stop()
+            self.advertising_sets.clear()
+            self.le_scan_enable = False
+            self.pending_le_connection = None
+            for peer_address, connection in list(self.le_connections.items()):
+                if notify_peers and self.link:
+                    try:
+                        connection.send_ll_control_pdu(ll.TerminateInd(hci.HCI_ErrorCode.CONNECTION_TIMEOUT_ERROR))
+                    except Exception as e:  # peer gone
+                        log.debug("reset: cannot notify %s: %s", peer_address, e)
+                del self.le_connections[peer_address]
+
     def summarize(packet) -> str:
         try:
             if isinstance(packet, hci.HCI_Command):
@@ -93,12 +301,50 @@ def build_controller_class():
             if isinstance(packet, hci.HCI_Event):
                 return f"EVT {packet.name} {bytes(packet)[3:].hex()}"
             if isinstance(packet, hci.HCI_AclDataPacket):
-                return f"ACL h=0x{packet.connection_handle:03X} pb={packet.pb_flag} len={len(packet.data)} {packet.data[:24].hex()}"
+                return (f"ACL h=0x{packet.connection_handle:03X} pb={packet.pb_flag} "
+                        f"len={len(packet.data)} {packet.data[:24].hex()}")
         except Exception:  # logging must never break the controller
             pass
         return type(packet).__name__
 
     return RigController
+
+
+def build_link_class():
+    import asyncio as _asyncio
+
+    from bumble import core
+    from bumble.link import LocalLink
+
+    class RigLink(LocalLink):
+        """LocalLink whose LE ACL data carries the sender's address *of that connection*.
+
+        Bumble 0.0.236 tags LE ACL data with the sending controller's random address, and the
+        receiver looks the connection up by the peer address it connected with. The kernel
+        connects with its public address (no privacy), so every LE ACL packet was dropped
+        ("!!! no connection for 00:00:00:00:00:00") and L2CAP never got past its first signal.
+        """
+
+        def send_acl_data(self, sender_controller, destination_address, transport, data):
+            if transport != core.PhysicalTransport.LE:
+                return super().send_acl_data(sender_controller, destination_address, transport, data)
+            connection = sender_controller.le_connections.get(destination_address)
+            if connection is None:
+                log.warning("%s: LE ACL data for %s without a connection", sender_controller.name, destination_address)
+                return
+            source_address = connection.self_address
+            for c in self.controllers:
+                if c is sender_controller:
+                    continue
+                peer = c.le_connections.get(source_address)
+                if peer is not None and peer.self_address == destination_address:
+                    _asyncio.get_running_loop().call_soon(
+                        c.on_link_acl_data, source_address, transport, data)
+                    return
+            log.warning("%s: no controller has an LE connection %s -> %s",
+                        sender_controller.name, source_address, destination_address)
+
+    return RigLink
 
 
 class Port:
@@ -121,11 +367,10 @@ class Port:
         self.new_controller()
 
     def new_controller(self):
-        if self.controller is not None:
-            self.link.remove_controller(self.controller)
         self.controller = self.controller_factory(
             f"C{self.index}", host_source=None, host_sink=self, link=self.link,
             public_address=self.address)
+        self.controller.index = self.index
         self.parser.set_packet_sink(self.controller)
 
     # TransportSink protocol: packets from the controller to the host (guest kernel)
@@ -219,8 +464,15 @@ def run_command(words: list[str], ports: list[Port]) -> str:
             port.send_raw_event(bytes([0x04, 0x10, 0x01, code & 0xFF]))
             return f"ok hardware error 0x{code:02x} sent on {port.index}"
         if cmd == "reset":
-            port.new_controller()
+            port.controller.rig_forget_state(notify_peers=True)
             return f"ok controller {port.index} state reset"
+        if cmd == "rssi":
+            advertiser = int(words[2])
+            if not 0 <= advertiser < len(ports):
+                return f"error no controller {advertiser}"
+            value = None if words[3] == "off" else int(words[3])
+            port.controller.rig_rssi[advertiser] = value
+            return f"ok controller {port.index} hears {advertiser} at {words[3]}"
         return f"error unknown command {cmd}"
     except (IndexError, ValueError) as e:
         return f"error {e}"
@@ -235,9 +487,7 @@ def bind_free(host: str) -> socket.socket:
 
 async def async_main(args) -> int:
     from bumble import hci
-    from bumble.link import LocalLink
-
-    controller_class = build_controller_class()
+    controller_class = build_controller_class(args.le_mode)
     if args.log_hci:
         hci_log = logging.getLogger("hci")
         handler = logging.StreamHandler(sys.stderr) if args.log_hci == "-" else logging.FileHandler(args.log_hci, mode="w")
@@ -247,14 +497,9 @@ async def async_main(args) -> int:
         hci_log.propagate = False
         controller_class.hci_logger = hci_log
 
-    def factory(*a, **kw):
-        c = controller_class(*a, **kw)
-        if not args.ext_adv:
-            c.le_features &= ~(hci.LeFeatureMask.LE_EXTENDED_ADVERTISING
-                               | hci.LeFeatureMask.LE_PERIODIC_ADVERTISING)
-        return c
+    factory = controller_class
 
-    link = LocalLink()
+    link = build_link_class()()
     ports: list[Port] = []
     for i in range(args.count):
         address = f"{args.address_prefix}:{i:02X}"
@@ -302,12 +547,15 @@ def main() -> int:
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--address-prefix", default="F0:F0:F0:F0:F0",
                     help="first five bytes of the public addresses (default F0:F0:F0:F0:F0)")
-    ap.add_argument("--ext-adv", dest="ext_adv", action="store_true", default=True,
-                    help="claim LE Extended Advertising (default): the kernel uses extended "
-                         "advertising, scanning and connection commands")
-    ap.add_argument("--no-ext-adv", dest="ext_adv", action="store_false",
-                    help="clear the LE Extended Advertising feature bit: the kernel uses the "
-                         "legacy LE commands and Bumble sends legacy advertising reports")
+    ap.add_argument("--le-mode", choices=("ext", "legacy", "bumble"), default="ext",
+                    help="ext (default): claim LE Extended Advertising and the extended "
+                         "advertising, scan and create-connection commands, like a BT 5 chip: "
+                         "the kernel uses the extended commands. legacy: clear the extended "
+                         "advertising feature, like a BT 4.x chip: the kernel uses the legacy "
+                         "commands. bumble: Bumble's own claims (the kernel then mixes extended "
+                         "advertising with legacy scanning and connection)")
+    ap.add_argument("--no-ext-adv", dest="le_mode", action="store_const", const="legacy",
+                    help="same as --le-mode legacy")
     ap.add_argument("--control", metavar="PATH", help="Unix socket for fault injection commands")
     ap.add_argument("--ports-file", metavar="FILE", help="also write the ports, space separated, to FILE")
     ap.add_argument("--log-hci", metavar="FILE", help="log every HCI packet (summary) to FILE, '-' for stderr")

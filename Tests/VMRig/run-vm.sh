@@ -22,7 +22,7 @@
 #
 # In the VM: busybox (ash) runs /init, which mounts proc, sys, dev, devpts, tmp, run and
 # debugfs, loads the modules, brings lo up, attaches /dev/ttyS1.. as H4 UARTs with
-# hci_uart_attach (ttySn+1 -> hci n), waits for /sys/class/bluetooth/hci0.. and runs
+# hci_uart_attach (ttySn+1 -> hci n), waits until mgmt lists all N adapters and runs
 # `sh VM-SCRIPT ARGS` in /tmp with RIG_ADAPTERS=N and RIG_DIR=/opt/rig in the environment
 # (static guest tools: /opt/rig/hci_uart_attach, /opt/rig/mgmt_probe). Then it prints
 # "VMRIG-EXIT <status>" and powers off. If the script fails, the last kernel messages are
@@ -37,6 +37,9 @@
 #
 # Exit status: the VM script's; 124 on timeout; 125 when the VM died without reporting one
 # (kernel panic, crash); 2 on bad usage; 3 when the rig could not start.
+#
+# Environment: RIG_CACHE (default <repo>/.build-vm), RIG_KERNEL_IMAGE (kernel to boot instead
+# of the cached uncompressed vmlinux, e.g. its vmlinuz). See README.md.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -51,7 +54,7 @@ APPEND=
 SMP=1
 MEM=1024
 KEEP=0
-usage() { sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --adapters) ADAPTERS=$2; shift 2 ;;
@@ -85,8 +88,10 @@ log() { echo "run-vm: $*" >&2; }
 
 "$HERE/build-rig.sh" --quiet || { log "build-rig.sh failed"; exit 3; }
 CACHE=${RIG_CACHE:-$ROOT/.build-vm}
+KERNEL_OVERRIDE=${RIG_KERNEL_IMAGE:-}
 # shellcheck disable=SC1091
 . "$CACHE/rig.env"
+[ -n "$KERNEL_OVERRIDE" ] && RIG_KERNEL_IMAGE=$KERNEL_OVERRIDE   # e.g. the compressed vmlinuz
 
 WORK=$(mktemp -d /tmp/vmrig.XXXXXX)
 QEMU_PID=
@@ -120,7 +125,7 @@ copy_libs() {  # copy the shared libraries and loader of a dynamic ELF file
     local f=$1 line lib
     LC_ALL=C ldd "$f" 2>/dev/null | while read -r line; do
         case "$line" in
-            *"=> not found"*) log "warning: $f: ${line%% *} not found on the host" ;;
+            *"=> not found"*) log "warning: $f: ${line%% *} not found on the host"; lib= ;;
             *"=> /"*) lib=${line#*=> }; lib=${lib%% (*} ;;
             /*) lib=${line%% (*} ;;
             *) lib= ;;
@@ -135,7 +140,7 @@ add_file() {  # add_file HOST VM
     local src=$1 dst=$2 f
     case "$dst" in */) dst=$dst$(basename "$src") ;; esac
     mkdir -p "$R$(dirname "$dst")"
-    cp -a "$src" "$R$dst" || return 1
+    cp -RLp "$src" "$R$dst" || return 1
     if [ -d "$src" ]; then
         while IFS= read -r -d '' f; do
             [ "$(head -c4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] && copy_libs "$f"
@@ -158,9 +163,9 @@ cp "$SCRIPT" "$R$SCRIPT_VM"
 
 # kernel modules: the closure of what is needed, then depmod so that busybox modprobe (also
 # the kernel's request_module) can load them by name or alias
-# jitterentropy_rng, sha512, ctr and drbg first: ecdh_generic (needed by bluetooth for LE Secure
+# sha512, ctr and drbg first: ecdh_generic (needed by bluetooth for LE Secure
 # Connections) generates keys with the default RNG; without it its self-test fails (EFAULT)
-MODS=(jitterentropy_rng sha512_generic ctr drbg hci_uart cmac ecb ccm "${MODULES[@]+"${MODULES[@]}"}")
+MODS=(sha512_generic ctr drbg hci_uart cmac ecb ccm "${MODULES[@]+"${MODULES[@]}"}")
 KMOD_DIR=$RIG_KROOT/lib/modules/$RIG_KVER
 mkdir -p "$R/lib/modules/$RIG_KVER"
 for f in modules.order modules.builtin modules.builtin.modinfo; do
@@ -220,8 +225,8 @@ fi
 
 # ------------------------------------------------------------------ qemu
 QEMU=(qemu-system-x86_64 -nographic -no-reboot -accel tcg -smp "$SMP" -m "$MEM" -net none
-      -kernel "$RIG_VMLINUZ" -initrd "$WORK/initramfs.gz"
-      -append "console=ttyS0 quiet panic=-1 ${APPEND}"
+      -kernel "${RIG_KERNEL_IMAGE:-$RIG_VMLINUZ}" -initrd "$WORK/initramfs.gz"
+      -append "console=ttyS0 quiet panic=-1 8250.nr_uarts=$((ADAPTERS > 3 ? ADAPTERS + 1 : 4)) ${APPEND}"
       -chardev stdio,id=con,signal=off -serial chardev:con -monitor none)
 PCI_SERIAL=()
 for ((i = 0; i < ADAPTERS; i++)); do
@@ -243,6 +248,7 @@ log "qemu started at $(elapsed) s"
 DEADLINE=$(( $(date +%s) + TIMEOUT ))
 CTL_DONE=0
 STATUS=
+READY_AT=
 while kill -0 "$QEMU_PID" 2>/dev/null; do
     if [ -e "$WORK/bumble.ctl" ]; then
         n=0
@@ -257,6 +263,7 @@ while kill -0 "$QEMU_PID" 2>/dev/null; do
     fi
     if grep -aq '^VMRIG-EXIT [0-9]' "$CONSOLE"; then
         STATUS=$(grep -a '^VMRIG-EXIT [0-9]' "$CONSOLE" | tail -1 | awk '{print $2}')
+        READY_AT=$(elapsed)
         # give the guest a moment to power off by itself
         for _ in $(seq 50); do kill -0 "$QEMU_PID" 2>/dev/null || break; sleep 0.1; done
         break
@@ -273,5 +280,5 @@ if [ -z "$STATUS" ]; then log "the VM stopped without reporting a status"; STATU
 if [ "$STATUS" != 0 ] && [ -s "$WORK/bumble.log" ]; then
     log "Bumble log (last 20 lines):"; tail -20 "$WORK/bumble.log" | sed 's/^/  | /' >&2
 fi
-log "exit status $STATUS after $(elapsed) s"
+log "exit status $STATUS after $(elapsed) s${READY_AT:+ (script done at $READY_AT s)}"
 exit "$STATUS"

@@ -9,7 +9,12 @@ set -u
 R=/opt/rig
 cd /tmp
 $R/nearby-bridge world --scenario $R/two-rigs.json --uwb-port 7000 --air-port 7100 --log-level notice >world.jsonl 2>world.err &
-sleep 1
+# TCG is slow: wait until the world listens before the bridges connect.
+waited=0
+until grep -q "rig-b: nearby-bridge run" world.err 2>/dev/null; do
+  sleep 1; waited=$((waited + 1))
+  [ $waited -ge 60 ] && { echo "VM: world server did not start"; cat world.err; exit 1; }
+done
 $R/nearby-bridge run --uwb tcp:127.0.0.1:7000 --ble hci0 --name rig-a --profile $R/card-a.json --log-level info >a.jsonl 2>a.err &
 A=$!
 $R/nearby-bridge run --uwb tcp:127.0.0.1:7001 --ble hci1 --name rig-b --profile $R/card-b.json --log-level info >b.jsonl 2>b.err &
@@ -32,7 +37,13 @@ until grep -q '"type":"peer.lost"' a.jsonl 2>/dev/null; do
 done
 echo "VM: phase 2 done after ${waited}s"
 kill -0 $A 2>/dev/null && echo "VM: rig-a still running" || echo "VM: rig-a DIED"
-kill -TERM $A; wait $A; echo "VM: rig-a exit status $?"
+kill -TERM $A
+waited=0
+while kill -0 $A 2>/dev/null && [ $waited -lt 20 ]; do sleep 1; waited=$((waited + 1)); done
+if kill -0 $A 2>/dev/null; then
+  echo "VM: rig-a did not exit within 20 s of SIGTERM"; kill -9 $A
+fi
+wait $A; echo "VM: rig-a exit status $?"
 
 for f in a b; do sed "s/^/$(echo $f | tr ab AB)| /" $f.jsonl; done
 echo "--- stderr of rig-a"; tail -n 25 a.err

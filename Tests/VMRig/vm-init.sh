@@ -21,7 +21,7 @@ finish() {
     sleep 10
 }
 
-echo "VMRIG-BOOT uptime $(cut -d' ' -f1 /proc/uptime) s"
+echo; echo "VMRIG-BOOT uptime $(cut -d' ' -f1 /proc/uptime) s"
 for m in $RIG_MODULES; do
     modprobe "$m" || echo "VMRIG-WARN modprobe $m failed"
 done
@@ -47,6 +47,12 @@ while [ "$i" -lt "$RIG_ADAPTERS" ]; do
     done
     i=$((i + 1))
 done
+# mgmt lists (and bluetoothd-style users can use) an adapter only when its setup is over
+if [ "$RIG_ADAPTERS" -gt 0 ] && [ -x /opt/rig/mgmt_probe ]; then
+    if ! /opt/rig/mgmt_probe --wait-indexes "$RIG_ADAPTERS" >/tmp/.rig-wait 2>&1; then
+        cat /tmp/.rig-wait; echo "VMRIG-ERROR the adapters did not finish their setup"; dmesg | tail -30; finish 3
+    fi
+fi
 echo "VMRIG-READY uptime $(cut -d' ' -f1 /proc/uptime) s, adapters: $(ls /sys/class/bluetooth | tr '\n' ' ')"
 
 cd /tmp
