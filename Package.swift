@@ -60,6 +60,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
+        // Views derived from recorded events.
+        .target(name: "Plot"),
+
         // Diagnostics: what a rig needs and what is missing.
         .target(
             name: "Doctor",
@@ -80,7 +83,7 @@ let package = Package(
         .executableTarget(
             name: "NearbyBridgeCLI",
             dependencies: [
-                "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "Bridge", "Doctor", "Events", "Simulation",
+                "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "Bridge", "Doctor", "Events", "Plot", "Simulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -91,6 +94,7 @@ let package = Package(
         .testTarget(name: "UCIHostTests", dependencies: ["UCI", "UCIHost"]),
         .testTarget(name: "ProximityTests", dependencies: ["Proximity"]),
         .testTarget(name: "UCIUSBTests", dependencies: ["UCIUSB"]),
+        .testTarget(name: "PlotTests", dependencies: ["Plot"]),
         .testTarget(name: "BlueZMgmtTests", dependencies: ["BlueZMgmt", "BLEBlueZ", "PeerProtocol"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EventsTests", dependencies: ["Events"]),
         .testTarget(
