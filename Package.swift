@@ -60,7 +60,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
-        // Views derived from recorded events.
+        // Recording what the radios did, and views derived from recordings.
+        .target(name: "Capture", dependencies: ["UCI", "UCIHost", "BLE", "Events"]),
         .target(name: "Plot"),
 
         // Diagnostics: what a rig needs and what is missing.
@@ -83,7 +84,7 @@ let package = Package(
         .executableTarget(
             name: "NearbyBridgeCLI",
             dependencies: [
-                "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "Bridge", "Doctor", "Events", "Plot", "Simulation",
+                "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "Bridge", "Capture", "Doctor", "Events", "Plot", "Simulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -95,6 +96,7 @@ let package = Package(
         .testTarget(name: "ProximityTests", dependencies: ["Proximity"]),
         .testTarget(name: "UCIUSBTests", dependencies: ["UCIUSB"]),
         .testTarget(name: "PlotTests", dependencies: ["Plot"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "UCI", "UCIHost", "BLE"]),
         .testTarget(name: "BlueZMgmtTests", dependencies: ["BlueZMgmt", "BLEBlueZ", "PeerProtocol"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EventsTests", dependencies: ["Events"]),
         .testTarget(

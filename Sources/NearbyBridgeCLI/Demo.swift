@@ -17,12 +17,13 @@ struct Demo: AsyncParsableCommand {
     @OptionGroup var scenario: ScenarioOptions
 
     func run() async throws {
-        let (events, logger) = common.bootstrap()
+        let capture = try common.openCapture()
+        let (events, logger) = try common.bootstrap(capture: capture)
         let world = try scenario.load(builtIn: "meetup")
         if world.nodes.contains(where: { $0.external == true }) {
             throw ValidationError("the scenario has external nodes; serve it with `nearby-bridge world --scenario FILE` instead")
         }
-        let driver = SimulationDriver(scenario: world, options: scenario.driverOptions, events: events, logger: logger)
+        let driver = SimulationDriver(scenario: world, options: try scenario.driverOptions(for: world, capture: capture), events: events, logger: logger)
         for (name, identity) in driver.identities.sorted(by: { $0.key < $1.key }) {
             logger.notice("node \(name) = \(identity.peerID)")
         }

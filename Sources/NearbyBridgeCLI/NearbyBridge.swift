@@ -1,4 +1,5 @@
 import ArgumentParser
+import Capture
 import Events
 import Foundation
 import Logging
@@ -28,9 +29,17 @@ struct CommonOptions: ParsableArguments {
     @Option(name: .long, help: "Log level on stderr: trace, debug, info, notice (default), warning, error.")
     var logLevel: Logger.Level?
 
-    /// Sets up stderr logging and the process's single event stream on stdout; a config file's
-    /// values apply where the command line is silent.
-    func bootstrap(config: RunConfig = RunConfig()) -> (EventStream, Logger) {
+    @Option(help: "Record the radios' traffic and the events in DIR: per node uci.pcap (link type 299) and ble.pcap (link type 201), and events.jsonl; files rotate at 64 MB.", completion: .directory)
+    var capture: String?
+
+    /// Opens the capture directory, if one was asked for.
+    func openCapture() throws -> CaptureDirectory? {
+        try capture.map { try CaptureDirectory(path: $0) }
+    }
+
+    /// Sets up stderr logging and the process's single event stream on stdout (and in the
+    /// capture); a config file's values apply where the command line is silent.
+    func bootstrap(config: RunConfig = RunConfig(), capture: CaptureDirectory? = nil) throws -> (EventStream, Logger) {
         signal(SIGPIPE, SIG_IGN)
         let level = logLevel ?? config.logLevel.flatMap(Logger.Level.init(rawValue:)) ?? .notice
         let ranges = self.ranges || config.ranges == true
@@ -40,7 +49,8 @@ struct CommonOptions: ParsableArguments {
             return handler
         }
         let logger = Logger(label: "nearby-bridge")
-        let events = EventStream(output: StandardOutputEvents(), includesRanges: ranges) { error in
+        let output: any EventOutput = try capture?.events(teeing: StandardOutputEvents()) ?? StandardOutputEvents()
+        let events = EventStream(output: output, includesRanges: ranges) { error in
             logger.critical("stdout is gone (\(error)); stopping")
             Foundation.exit(0)
         }

@@ -99,7 +99,8 @@ struct Run: AsyncParsableCommand {
         let group = self.group ?? settings.group ?? 1
         let name = self.name ?? settings.name
         let profile = self.profile ?? settings.profile
-        let (events, logger) = common.bootstrap(config: settings)
+        let capture = try common.openCapture()
+        let (events, logger) = try common.bootstrap(config: settings, capture: capture)
         let transport: any UCITransport
         let reconnect: @Sendable () async throws -> any UCITransport
         switch uwb {
@@ -133,14 +134,23 @@ struct Run: AsyncParsableCommand {
             do { return try ProfileCard(json: text) } catch { throw ValidationError("--profile \(path): \(error)") }
         } ?? ProfileCard(name: displayName)
 
+        var radios: (any UCITransport, any BLEAdapter) = (transport, adapter)
+        var reopen = reconnect
+        if let capture {
+            let recorder = try capture.recorder(node: displayName)
+            let clock: @Sendable () -> Int64 = { WallClock().nowMilliseconds() * 1000 }
+            radios = (recorder.wrap(uwb: transport, clock: clock), recorder.wrap(ble: adapter, clock: clock))
+            reopen = { recorder.wrap(uwb: try await reconnect(), clock: clock) }
+        }
+
         var random = SystemRandomNumberGenerator()
         let identity = NodeIdentity(
             peerID: PeerID(random.next()), name: displayName, group: group, card: card,
             uwbShortAddress: UInt16.random(in: 1...0xFFFE, using: &random))
         logger.notice("peer id \(identity.peerID), UWB address \(identity.uwbShortAddress)")
         let node = BridgeNode(
-            identity: identity, config: BridgeConfig(), uwbTransport: transport, ble: adapter, events: events,
-            time: WallClock(), logger: logger, seed: random.next(), reconnectUWB: reconnect)
+            identity: identity, config: BridgeConfig(), uwbTransport: radios.0, ble: radios.1, events: events,
+            time: WallClock(), logger: logger, seed: random.next(), reconnectUWB: reopen)
         try await node.start()
 
         let ticker = Task {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Capture
 import Bridge
 import Foundation
 import Simulation
@@ -30,9 +31,18 @@ struct ScenarioOptions: ParsableArguments {
         try scenario.map { try Scenario.load(contentsOf: URL(fileURLWithPath: $0)) } ?? Scenario.builtIn(name)
     }
 
-    /// Driver options stamped on the wall clock, so event times read as now.
-    var driverOptions: SimulationDriver.Options {
+    /// Driver options stamped on the wall clock, so event times read as now; with a capture,
+    /// every in-process node of `scenario` is recorded.
+    func driverOptions(for scenario: Scenario, capture: CaptureDirectory?) throws -> SimulationDriver.Options {
         var options = SimulationDriver.Options()
+        if let capture {
+            var recorders: [String: NodeRecorder] = [:]
+            for node in scenario.nodes where node.external != true { recorders[node.name] = try capture.recorder(node: node.name) }
+            options.instrument = { [recorders] name, uwb, ble, time in
+                let clock: @Sendable () -> Int64 = { time.nowMilliseconds() * 1000 }
+                return (recorders[name]!.wrap(uwb: uwb, clock: clock), recorders[name]!.wrap(ble: ble, clock: clock))
+            }
+        }
         options.seed = seed
         options.speed = speed > 0 ? speed : nil
         options.duration = duration

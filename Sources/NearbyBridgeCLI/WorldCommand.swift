@@ -31,12 +31,13 @@ struct WorldCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let (events, logger) = common.bootstrap()
+        let capture = try common.openCapture()
+        let (events, logger) = try common.bootstrap(capture: capture)
         let spec = try scenario.load(builtIn: "world")
         guard spec.nodes.contains(where: { $0.external == true }) else {
             throw ValidationError("the scenario has no external node to serve; mark one with \"external\": true")
         }
-        let driver = SimulationDriver(scenario: spec, options: scenario.driverOptions, events: events, logger: logger)
+        let driver = SimulationDriver(scenario: spec, options: try scenario.driverOptions(for: spec, capture: capture), events: events, logger: logger)
         let server = try WorldServer(world: driver.world, host: listen, uwbBasePort: uwbPort, airPort: airPort, logger: logger)
         defer { server.close() }
         for endpoint in server.endpoints {

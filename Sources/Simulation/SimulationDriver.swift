@@ -4,6 +4,7 @@ import Events
 import Foundation
 import Logging
 import PeerProtocol
+import UCIHost
 
 /// Time as the world sees it, on the Unix epoch for event timestamps.
 struct VirtualTime: TimeSource {
@@ -29,6 +30,8 @@ public final class SimulationDriver: Sendable {
         /// Event timestamps start here (Unix epoch milliseconds).
         public var epochMilliseconds: Int64 = 0
         public var bridge = BridgeConfig()
+        /// Wraps each in-process node's radios (by node name), e.g. to capture their traffic.
+        public var instrument: (@Sendable (String, any UCITransport, any BLEAdapter, any TimeSource) -> (any UCITransport, any BLEAdapter))?
         public init() {}
     }
 
@@ -48,11 +51,13 @@ public final class SimulationDriver: Sendable {
             let seed = random.next()
             guard spec.external != true else { continue }
             let tracker = WorkTracker()
+            var radios: (any UCITransport, any BLEAdapter) = (
+                SimulatedTransport(world: world, body: body, tracker: tracker), VirtualAdapter(world: world, body: body)
+            )
+            if let instrument = options.instrument { radios = instrument(spec.name, radios.0, radios.1, time) }
             let node = BridgeNode(
-                identity: identity, config: options.bridge,
-                uwbTransport: SimulatedTransport(world: world, body: body, tracker: tracker),
-                ble: VirtualAdapter(world: world, body: body), events: events, time: time, logger: logger,
-                seed: seed, tracker: tracker)
+                identity: identity, config: options.bridge, uwbTransport: radios.0, ble: radios.1, events: events,
+                time: time, logger: logger, seed: seed, tracker: tracker)
             nodes.append((body, node, tracker))
         }
         self.world = world

@@ -1,0 +1,95 @@
+import BLE
+import Events
+import Glibc
+import Synchronization
+import UCIHost
+
+/// `--capture DIR`: per node `DIR/<node>/uci.pcap` and `ble.pcap`, and `DIR/events.jsonl`, the
+/// event stream exactly as written to stdout. Each file rotates at `maxBytes`, keeping 4 old ones.
+public final class CaptureDirectory: Sendable {
+    public let path: String
+    private let maxBytes: Int
+
+    public init(path: String, maxBytes: Int = 64 << 20) throws {
+        self.path = path
+        self.maxBytes = maxBytes
+        try Self.makeDirectory(path)
+    }
+
+    /// Opens one node's capture files (DIR/<node>/uci.pcap and ble.pcap).
+    public func recorder(node: String) throws -> NodeRecorder {
+        let directory = "\(path)/\(node)"
+        try Self.makeDirectory(directory)
+        return NodeRecorder(
+            uci: try PcapWriter(path: "\(directory)/uci.pcap", linkType: PcapWriter.firaUCI, maxBytes: maxBytes),
+            hci: try PcapWriter(path: "\(directory)/ble.pcap", linkType: PcapWriter.bluetoothH4WithDirection, maxBytes: maxBytes))
+    }
+
+    /// An event output that writes to `primary` and appends each line to DIR/events.jsonl.
+    public func events(teeing primary: any EventOutput) throws -> any EventOutput {
+        TeeOutput(primary: primary, file: try RotatingLineFile(path: "\(path)/events.jsonl", maxBytes: maxBytes))
+    }
+
+    private static func makeDirectory(_ path: String) throws {
+        if mkdir(path, 0o755) != 0, errno != EEXIST { throw CaptureError(path: path, errno: errno) }
+    }
+}
+
+struct TeeOutput: EventOutput {
+    let primary: any EventOutput
+    let file: RotatingLineFile
+
+    func write(line: String) throws {
+        file.append(line)
+        try primary.write(line: line)
+    }
+}
+
+final class RotatingLineFile: Sendable {
+    private let state: Mutex<(fd: Int32, size: Int)>
+    private let path: String
+    private let maxBytes: Int
+
+    init(path: String, maxBytes: Int) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw CaptureError(path: path, errno: errno) }
+        self.path = path
+        self.maxBytes = maxBytes
+        state = Mutex((fd, 0))
+    }
+
+    func append(_ line: String) {
+        let bytes = Array(line.utf8)
+        state.withLock { s in
+            if s.size + bytes.count > maxBytes, s.size > 0 {
+                close(s.fd)
+                for n in stride(from: 3, through: 1, by: -1) { rename("\(path).\(n)", "\(path).\(n + 1)") }
+                rename(path, "\(path).1")
+                s.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                s.size = 0
+            }
+            PcapWriter.writeAll(s.fd, bytes)
+            s.size += bytes.count
+        }
+    }
+
+    deinit {
+        state.withLock { close($0.fd) }
+    }
+}
+
+/// One node's open capture files.
+public struct NodeRecorder: Sendable {
+    let uci: PcapWriter
+    let hci: PcapWriter
+
+    /// Wraps the node's UWB transport so its traffic is recorded; `clock` gives microseconds
+    /// since the Unix epoch (virtual time in the simulation).
+    public func wrap(uwb: any UCITransport, clock: @escaping @Sendable () -> Int64) -> any UCITransport {
+        CapturingUCITransport(uwb, pcap: uci, clock: clock)
+    }
+
+    public func wrap(ble: any BLEAdapter, clock: @escaping @Sendable () -> Int64) -> any BLEAdapter {
+        CapturingBLEAdapter(ble, pcap: hci, clock: clock)
+    }
+}
