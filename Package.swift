@@ -63,6 +63,12 @@ let package = Package(
         // Recording what the radios did, and views derived from recordings.
         .target(name: "Capture", dependencies: ["UCI", "UCIHost", "BLE", "Events"]),
         .target(name: "Plot"),
+        .target(
+            name: "Replay",
+            dependencies: [
+                "BLE", "Bridge", "Capture", "Events", "PeerProtocol", "UCI", "UCIHost",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
 
         // Diagnostics: what a rig needs and what is missing.
         .target(
@@ -84,7 +90,7 @@ let package = Package(
         .executableTarget(
             name: "NearbyBridgeCLI",
             dependencies: [
-                "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "Bridge", "Capture", "Doctor", "Events", "Plot", "Simulation",
+                "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "Bridge", "Capture", "Doctor", "Events", "Plot", "Replay", "Simulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -13,6 +13,9 @@ import UCIHost
 public final class BridgeNode: Sendable {
     public let identity: NodeIdentity
     public let uwb: UCIHost
+    /// The radios as first attached, by the names their `device` events carry.
+    public let uwbBackend: String
+    public let bleBackend: String
     private let ble: any BLEAdapter
     private let inbox: NodeInbox
     private let registry: PeerRegistry
@@ -43,6 +46,8 @@ public final class BridgeNode: Sendable {
             emit: { body in events.emit(Event(node: tag, body: body), timestampMilliseconds: time.nowMilliseconds()) })
         self.identity = identity
         self.uwb = uwb
+        self.uwbBackend = uwbTransport.description
+        self.bleBackend = ble.backendName
         self.reconnectUWB = reconnectUWB
         self.ble = ble
         self.inbox = inbox

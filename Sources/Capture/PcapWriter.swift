@@ -92,6 +92,10 @@ public final class PcapWriter: Sendable {
 public struct CaptureError: Error, CustomStringConvertible {
     public var path: String
     public var errno: Int32
+    public init(path: String, errno: Int32) {
+        self.path = path
+        self.errno = errno
+    }
     public var description: String { "cannot write capture file \(path): \(String(cString: strerror(errno)))" }
 }
 

@@ -27,6 +27,7 @@ struct Demo: AsyncParsableCommand {
         for (name, identity) in driver.identities.sorted(by: { $0.key < $1.key }) {
             logger.notice("node \(name) = \(identity.peerID)")
         }
+        try ScenarioOptions.writeManifest(driver, to: capture)
         try await scenario.run(driver)
     }
 }

@@ -18,7 +18,7 @@ struct NearbyBridge: AsyncParsableCommand {
             Range against a world:     nearby-bridge world   (then, in another shell)
                                        nearby-bridge run --uwb tcp:127.0.0.1:7000 --ble world:127.0.0.1:7100/field-rig
             """,
-        subcommands: [Demo.self, Run.self, WorldCommand.self, Devices.self, DoctorCommand.self, PlotCommand.self])
+        subcommands: [Demo.self, Run.self, WorldCommand.self, Devices.self, DoctorCommand.self, PlotCommand.self, ReplayCommand.self])
 }
 
 /// Options every subcommand shares.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BLE
 import BLEBlueZ
+import Capture
 import Bridge
 import Foundation
 import PeerProtocol
@@ -148,9 +149,14 @@ struct Run: AsyncParsableCommand {
             peerID: PeerID(random.next()), name: displayName, group: group, card: card,
             uwbShortAddress: UInt16.random(in: 1...0xFFFE, using: &random))
         logger.notice("peer id \(identity.peerID), UWB address \(identity.uwbShortAddress)")
+        let seed = random.next()
         let node = BridgeNode(
             identity: identity, config: BridgeConfig(), uwbTransport: radios.0, ble: radios.1, events: events,
-            time: WallClock(), logger: logger, seed: random.next(), reconnectUWB: reopen)
+            time: WallClock(), logger: logger, seed: seed, reconnectUWB: reopen)
+        if let capture {
+            try CaptureManifest(stepMilliseconds: nil, durationMilliseconds: nil, nodes: [.init(displayName, node, seed: seed)])
+                .write(to: capture.path)
+        }
         try await node.start()
 
         let ticker = Task {

@@ -50,11 +50,29 @@ struct ScenarioOptions: ParsableArguments {
         return options
     }
 
+    /// Records what replay needs to rebuild the in-process nodes.
+    static func writeManifest(_ driver: SimulationDriver, to capture: CaptureDirectory?) throws {
+        guard let capture else { return }
+        try CaptureManifest(
+            stepMilliseconds: driver.stepMilliseconds, durationMilliseconds: driver.durationMilliseconds,
+            nodes: driver.nodeSetups.map { CaptureManifest.Node($0.name, $0.node, seed: $0.seed) }
+        ).write(to: capture.path)
+    }
+
     /// Runs `driver` until the scenario ends or SIGINT/SIGTERM arrives.
     func run(_ driver: SimulationDriver) async throws {
         let stop = StopSignal()
         let stopRequested = stop.flag
         defer { withExtendedLifetime(stop) {} }
         try await driver.run(until: { stopRequested.isSet })
+    }
+}
+
+extension CaptureManifest.Node {
+    init(_ name: String, _ node: BridgeNode, seed: UInt64) {
+        self.init(
+            name: name, peerID: node.identity.peerID.description, group: node.identity.group,
+            uwbShortAddress: node.identity.uwbShortAddress, card: node.identity.card.json, seed: seed,
+            uwbBackend: node.uwbBackend, bleBackend: node.bleBackend)
     }
 }

@@ -44,6 +44,7 @@ struct WorldCommand: AsyncParsableCommand {
             logger.notice(
                 "\(endpoint.body): nearby-bridge run --uwb tcp:\(listen):\(endpoint.uwbPort) --ble world:\(listen):\(server.airPort)/\(endpoint.body)")
         }
+        try ScenarioOptions.writeManifest(driver, to: capture)
         try await scenario.run(driver)
     }
 }

@@ -37,13 +37,13 @@ public final class SimulationDriver: Sendable {
 
     public let world: World
     private let options: Options
-    private let nodes: [(body: Int, node: BridgeNode, tracker: WorkTracker)]
+    private let nodes: [(body: Int, node: BridgeNode, tracker: WorkTracker, seed: UInt64)]
 
     public init(scenario: Scenario, options: Options, events: EventStream, logger: Logger) {
         let world = World(scenario: scenario, seed: options.seed)
         var random = SplitMix64(seed: options.seed)
         let time = VirtualTime(world: world, epochMilliseconds: options.epochMilliseconds)
-        var nodes: [(Int, BridgeNode, WorkTracker)] = []
+        var nodes: [(Int, BridgeNode, WorkTracker, UInt64)] = []
         for (body, spec) in scenario.nodes.enumerated() {
             // Every body draws its identity, even external ones, so adding an external body to a
             // scenario does not reshuffle the others.
@@ -58,12 +58,20 @@ public final class SimulationDriver: Sendable {
             let node = BridgeNode(
                 identity: identity, config: options.bridge, uwbTransport: radios.0, ble: radios.1, events: events,
                 time: time, logger: logger, seed: seed, tracker: tracker)
-            nodes.append((body, node, tracker))
+            nodes.append((body, node, tracker, seed))
         }
         self.world = world
         self.options = options
         self.nodes = nodes
     }
+
+    /// The in-process nodes in scenario order: name, identity and the seed of their choices.
+    public var nodeSetups: [(name: String, node: BridgeNode, seed: UInt64)] {
+        nodes.map { (world.scenario.nodes[$0.body].name, $0.node, $0.seed) }
+    }
+
+    public var stepMilliseconds: Int64 { options.stepMilliseconds }
+    public var durationMilliseconds: Int64 { Int64(((options.duration ?? world.scenario.duration) * 1000).rounded()) }
 
     /// Identities of the in-process nodes, by scenario name.
     public var identities: [String: NodeIdentity] {

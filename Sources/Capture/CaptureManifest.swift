@@ -1,0 +1,87 @@
+import Foundation
+
+/// `capture.json`: what replay needs to rebuild each node exactly as it ran — its identity and
+/// the seed of its choices (session ids, STS values) — and how time advanced (the simulation's
+/// step, on which every node also ticked; nil for a rig, which ticks on the wall clock).
+public struct CaptureManifest: Codable, Sendable, Equatable {
+    public struct Node: Codable, Sendable, Equatable {
+        public var name: String
+        public var peerID: String
+        public var group: UInt16
+        public var uwbShortAddress: UInt16
+        public var card: String
+        public var seed: UInt64
+        /// The radios' names as the node's `device` events gave them.
+        public var uwbBackend: String
+        public var bleBackend: String
+
+        public init(
+            name: String, peerID: String, group: UInt16, uwbShortAddress: UInt16, card: String, seed: UInt64,
+            uwbBackend: String, bleBackend: String
+        ) {
+            self.name = name
+            self.peerID = peerID
+            self.group = group
+            self.uwbShortAddress = uwbShortAddress
+            self.card = card
+            self.seed = seed
+            self.uwbBackend = uwbBackend
+            self.bleBackend = bleBackend
+        }
+    }
+
+    public var version = 1
+    public var stepMilliseconds: Int64?
+    /// How long the run lasted after its first step (the simulation's duration).
+    public var durationMilliseconds: Int64?
+    public var nodes: [Node]
+
+    public init(stepMilliseconds: Int64?, durationMilliseconds: Int64?, nodes: [Node]) {
+        self.stepMilliseconds = stepMilliseconds
+        self.durationMilliseconds = durationMilliseconds
+        self.nodes = nodes
+    }
+
+    public func write(to directory: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(self).write(to: URL(fileURLWithPath: directory).appendingPathComponent("capture.json"))
+    }
+
+    public static func read(from directory: String) throws -> CaptureManifest {
+        let url = URL(fileURLWithPath: directory).appendingPathComponent("capture.json")
+        guard let data = try? Data(contentsOf: url) else {
+            throw CaptureError(path: url.path, errno: ENOENT)
+        }
+        return try JSONDecoder().decode(CaptureManifest.self, from: data)
+    }
+}
+
+/// Reads back what `PcapWriter` wrote (current file only; rotated ones are older).
+public enum PcapReader {
+    public struct Record: Sendable, Equatable {
+        public var microseconds: Int64
+        public var bytes: [UInt8]
+    }
+
+    public static func read(_ path: String) throws -> (linkType: UInt32, records: [Record]) {
+        guard let data = FileManager.default.contents(atPath: path) else { throw CaptureError(path: path, errno: ENOENT) }
+        let bytes = [UInt8](data)
+        func u32(_ at: Int) -> UInt32 {
+            UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
+        }
+        guard bytes.count >= 24, u32(0) == 0xA1B2_C3D4 else { throw CaptureError(path: path, errno: EINVAL) }
+        var records: [Record] = []
+        var offset = 24
+        while offset + 16 <= bytes.count {
+            let length = Int(u32(offset + 8))
+            guard offset + 16 + length <= bytes.count else { break }  // a record cut off by a crash
+            records.append(
+                Record(
+                    microseconds: Int64(u32(offset)) * 1_000_000 + Int64(u32(offset + 4)),
+                    bytes: Array(bytes[(offset + 16)..<(offset + 16 + length)])))
+            offset += 16 + length
+        }
+        return (u32(20), records)
+    }
+}

@@ -1,0 +1,82 @@
+import BLE
+import Capture
+import UCI
+
+/// One node's recorded traffic, split into what replay feeds back: responses (handed out as the
+/// node sends each command), notifications and BLE events (delivered on the recorded timeline),
+/// and the link id each of the node's own connection attempts got.
+struct CapturedNode {
+    enum Input {
+        case uci([UInt8])
+        case ble(BLEEvent)
+    }
+
+    var responses: [[UInt8]] = []
+    var timeline: [(microseconds: Int64, input: Input)] = []
+    var localLinks: [LinkID] = []
+
+    init(uciPcap: String, blePcap: String) throws {
+        for record in try PcapReader.read(uciPcap).records where !record.bytes.isEmpty {
+            switch record.bytes[0] >> 5 {
+            case 2: responses.append(record.bytes)
+            case 3: timeline.append((record.microseconds, .uci(record.bytes)))
+            default: break  // our own commands, and data packets
+            }
+        }
+        var opened: Set<LinkID> = []
+        var pendingScanResponse: (BLEAddress, Int, [UInt8], Int64)?
+        func flushAdvert() {
+            if let (address, rssi, data, time) = pendingScanResponse {
+                timeline.append((time, .ble(.advertisement(address, rssi: rssi, data: data))))
+                pendingScanResponse = nil
+            }
+        }
+        for record in try PcapReader.read(blePcap).records {
+            let b = record.bytes
+            guard b.count >= 5, b[3] == 1 else { continue }  // received only
+            let h4 = Array(b.dropFirst(4))
+            switch (h4[0], h4.count > 1 ? h4[1] : 0) {
+            case (0x04, 0x3E) where h4.count > 3 && h4[3] == 0x02 && h4.count >= 15:
+                let type = h4[5]
+                let address = BLEAddress(bytes: Array(h4[7..<13]))
+                let length = Int(h4[13])
+                guard h4.count >= 14 + length + 1 else { continue }
+                let data = Array(h4[14..<(14 + length)])
+                let rssi = Int(Int8(bitPattern: h4[14 + length]))
+                if type == 0x04, let pending = pendingScanResponse, pending.0 == address {
+                    pendingScanResponse = (address, pending.1, pending.2 + data, pending.3)  // scan response joins its advert
+                    flushAdvert()
+                } else {
+                    flushAdvert()
+                    pendingScanResponse = (address, rssi, data, record.microseconds)
+                }
+            case (0x04, 0x3E) where h4.count >= 22 && h4[3] == 0x01:
+                flushAdvert()
+                let link = LinkID(UInt16(h4[5]) | UInt16(h4[6]) << 8)
+                let local = h4[7] == 0x00
+                opened.insert(link)
+                if local { localLinks.append(link) }
+                timeline.append((record.microseconds, .ble(.linkOpened(link, peer: BLEAddress(bytes: Array(h4[9..<15])), initiatedLocally: local))))
+            case (0x02, _) where h4.count >= 11:
+                flushAdvert()
+                let link = LinkID((UInt16(h4[1]) | UInt16(h4[2]) << 8) & 0x0EFF)
+                timeline.append((record.microseconds, .ble(.linkData(link, Array(h4.dropFirst(11))))))
+            case (0x04, 0x05) where h4.count >= 7:
+                flushAdvert()
+                let link = LinkID(UInt16(h4[4]) | UInt16(h4[5]) << 8)
+                if !opened.contains(link) { localLinks.append(link) }  // our connect that never opened
+                timeline.append((record.microseconds, .ble(.linkClosed(link))))
+            default:
+                continue
+            }
+        }
+        flushAdvert()
+        // One timeline in recorded order; at equal times UCI first, as the simulation delivered.
+        timeline = timeline.enumerated().sorted { a, b in
+            if a.element.microseconds != b.element.microseconds { return a.element.microseconds < b.element.microseconds }
+            let aUCI = if case .uci = a.element.input { true } else { false }
+            let bUCI = if case .uci = b.element.input { true } else { false }
+            return aUCI != bUCI ? aUCI : a.offset < b.offset
+        }.map(\.element)
+    }
+}

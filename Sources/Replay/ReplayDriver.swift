@@ -1,0 +1,102 @@
+import BLE
+import Bridge
+import Capture
+import Events
+import Logging
+import PeerProtocol
+
+/// `nearby-bridge replay DIR`: rebuilds every captured node with its recorded identity and seed
+/// and feeds its recorded radio traffic back through the same code (UCI codec and host, peer
+/// protocol, proximity, events), in recorded order, with ticks on the recorded step. The event
+/// stream comes out as it was written, timestamps included: they are the recorded ones.
+public final class ReplayDriver: Sendable {
+    private struct Replayed {
+        var node: BridgeNode
+        var transport: ReplayTransport
+        var adapter: ReplayAdapter
+        var tracker: WorkTracker
+        var captured: CapturedNode
+    }
+
+    private let manifest: CaptureManifest
+    private let replayed: [Replayed]
+    private let time = ReplayTime()
+    /// Ticks for a rig's capture, which ticked on the wall clock every 200 ms.
+    static let rigTickMilliseconds: Int64 = 200
+
+    public init(directory: String, events: EventStream, logger: Logger) throws {
+        manifest = try CaptureManifest.read(from: directory)
+        var replayed: [Replayed] = []
+        for spec in manifest.nodes {
+            let captured = try CapturedNode(uciPcap: "\(directory)/\(spec.name)/uci.pcap", blePcap: "\(directory)/\(spec.name)/ble.pcap")
+            let tracker = WorkTracker()
+            let transport = ReplayTransport(responses: captured.responses, tracker: tracker, description: spec.uwbBackend)
+            let adapter = ReplayAdapter(localLinks: captured.localLinks, backendName: spec.bleBackend)
+            guard let id = UInt64(spec.peerID, radix: 16) else { throw CaptureError(path: "capture.json", errno: 22) }
+            let identity = NodeIdentity(
+                peerID: PeerID(id), name: spec.name, group: spec.group, card: try ProfileCard(json: spec.card),
+                uwbShortAddress: spec.uwbShortAddress)
+            let node = BridgeNode(
+                identity: identity, config: BridgeConfig(), uwbTransport: transport, ble: adapter, events: events,
+                time: time, logger: logger, seed: spec.seed, tracker: tracker)
+            replayed.append(Replayed(node: node, transport: transport, adapter: adapter, tracker: tracker, captured: captured))
+        }
+        self.replayed = replayed
+    }
+
+    public func run() async throws {
+        let all = replayed.flatMap { $0.captured.timeline.map(\.microseconds) }
+        guard let first = all.min(), let last = all.max() else { return }
+        let start = first / 1000
+        time.set(milliseconds: start)
+        for entry in replayed { try await entry.node.start() }
+        let loops = replayed.map { entry in Task { await entry.node.run() } }
+        for entry in replayed { await entry.tracker.waitUntilIdle() }
+
+        let step = manifest.stepMilliseconds ?? Self.rigTickMilliseconds
+        var cursors = [Int](repeating: 0, count: replayed.count)
+        let end = manifest.durationMilliseconds.map { start + $0 } ?? (last / 1000 + step)
+        var t = start
+        while t < end {
+            t += step
+            time.set(milliseconds: t)
+            for (index, entry) in replayed.enumerated() {
+                var due: [CapturedNode.Input] = []
+                while cursors[index] < entry.captured.timeline.count,
+                    entry.captured.timeline[cursors[index]].microseconds / 1000 <= t
+                {
+                    due.append(entry.captured.timeline[cursors[index]].input)
+                    cursors[index] += 1
+                }
+                if manifest.stepMilliseconds != nil {
+                    await deliverAsSimulated(due, to: entry)
+                } else {
+                    // A rig's inputs came one by one on the wall clock: keep their exact order.
+                    for input in due { await deliver([input], to: entry) }
+                }
+                entry.node.tick()
+                await entry.tracker.waitUntilIdle()
+            }
+        }
+        for entry in replayed { await entry.node.stop() }
+        for loop in loops { await loop.value }
+    }
+
+    /// A simulation step delivered a node's UWB bytes, then its BLE events, each phase to idle.
+    private func deliverAsSimulated(_ inputs: [CapturedNode.Input], to entry: Replayed) async {
+        await deliver(inputs.filter { if case .uci = $0 { true } else { false } }, to: entry)
+        await deliver(inputs.filter { if case .ble = $0 { true } else { false } }, to: entry)
+    }
+
+    private func deliver(_ inputs: [CapturedNode.Input], to entry: Replayed) async {
+        var bytes: [UInt8] = []
+        for input in inputs {
+            switch input {
+            case .uci(let packet): bytes += packet
+            case .ble(let event): entry.adapter.deliver(event)
+            }
+        }
+        if !bytes.isEmpty { entry.transport.deliver(bytes) }
+        await entry.tracker.waitUntilIdle()
+    }
+}
