@@ -71,7 +71,7 @@ let package = Package(
         .testTarget(name: "UCITests", dependencies: ["UCI"]),
         .testTarget(name: "PeerProtocolTests", dependencies: ["PeerProtocol"]),
         .testTarget(name: "UCIHostTests", dependencies: ["UCI", "UCIHost"]),
-        .testTarget(name: "ProximityTests", dependencies: ["Proximity"]),
+        .testTarget(name: "ProximityTests", dependencies: ["Proximity", "Bridge"]),
         .testTarget(name: "EventsTests", dependencies: ["Events"]),
         .testTarget(
             name: "BridgeTests",

@@ -49,6 +49,8 @@ actor PeerSession {
     private(set) var uwbToken: UInt32?
     private var random: SplitMix64
     private var proximity: ProximityTracker
+    /// Round times for proximity, from the UWBS's round counter (see `RoundClock`).
+    private var roundClock = RoundClock()
     private var exchange: Exchange?
     /// Parameters we proposed as controller, until the peer accepts them.
     private var pendingParameters: PeerMessage.RangingParameters?
@@ -237,7 +239,10 @@ actor PeerSession {
                 case .unknown: nil
                 }
             if distance != nil { lastHeard = now }
-            let changes = proximity.update(RangeSample(distance: distance, nonLineOfSight: nlos ?? false))
+            let time = roundClock.time(
+                ofRound: data.sequenceNumber, reportedInterval: data.rangingIntervalMilliseconds,
+                fallbackInterval: Int64(context.config.uwb.rangingIntervalMilliseconds), hostTime: now)
+            let changes = proximity.update(RangeSample(time: time, distance: distance, nonLineOfSight: nlos ?? false))
             let azimuth = measurement.azimuth.figureOfMerit > 0 ? measurement.azimuth.degrees : nil
             let elevation = measurement.elevation.figureOfMerit > 0 ? measurement.elevation.degrees : nil
             context.emit(
