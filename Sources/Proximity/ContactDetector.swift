@@ -10,7 +10,7 @@
 /// count, a single lucky reading never suffices, and the threshold is a false-alarm rate:
 /// lingering at 30 cm, the sum reaches `evidence` about once per e^evidence readings.
 ///
-/// A visible approach (the peer was at `approach` or farther within `approachWindow`) lowers the
+/// A visible approach (the filtered distance was at `approach` or farther within `approachWindow`) lowers the
 /// threshold: that is what a bump looks like, while a neighbour sitting 30 cm away for hours
 /// gets a stricter test. NLoS-flagged readings are left out (they read long, and a blocked path is
 /// not contact). One contact per gesture: after firing, the same test run the other way must show
@@ -21,30 +21,21 @@ struct ContactDetector: Sendable {
     /// Evidence for contact while armed; for separation after a contact.
     private var evidence = 0.0
     private(set) var isArmed = true
-    /// The last few line-of-sight readings, oldest first: their median says robustly whether the
-    /// peer was recently far enough away for an approach.
-    private var recent: [Double] = []
     private var lastApproachSeen: Int64?
     private var lastReading: Int64?
-
-    private static let recentCount = 5
 
     init(config: ProximityConfig) {
         self.config = config
     }
 
-    /// Feeds one round; returns true when this reading completes a contact.
-    mutating func update(time: Int64, distance: Double?, nonLineOfSight: Bool, sigma: Double) -> Bool {
+    /// Feeds one round: its reading, the noise σ of readings, and the filtered distance (which
+    /// tells, robustly, whether the peer was recently far enough away for an approach). Returns
+    /// true when this reading completes a contact.
+    mutating func update(time: Int64, distance: Double?, nonLineOfSight: Bool, sigma: Double, filtered: Double?) -> Bool {
+        if let filtered, filtered >= config.approachMetres { lastApproachSeen = time }
         guard let distance, !nonLineOfSight else { return false }
-        if let last = lastReading, time - last > config.maxGapMilliseconds {
-            evidence = 0
-            recent = []
-        }
+        if let last = lastReading, time - last > config.maxGapMilliseconds { evidence = 0 }
         lastReading = time
-        recent.append(distance)
-        if recent.count > Self.recentCount { recent.removeFirst() }
-        let median = recent.sorted()[recent.count / 2]
-        if median >= config.approachMetres { lastApproachSeen = time }
 
         let (bump, clear) = (config.bumpMetres, config.clearMetres)
         let weight = (clear - bump) / (sigma * sigma)

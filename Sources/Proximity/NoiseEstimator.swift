@@ -4,12 +4,18 @@
 /// It looks at second differences of consecutive line-of-sight readings,
 /// x₍ₖ₎ − 2x₍ₖ₋₁₎ + x₍ₖ₋₂₎: steady motion cancels out (walking at 1 m/s changes them by nothing,
 /// accelerating hands by a centimetre or two), and for Gaussian noise they have σ·√6. Their mean
-/// square over the last `window`, leaving out the largest tenth, ignores the occasional unflagged
-/// outlier (each spoils three differences) while using most of the data (a median would be
-/// noisier, and coarse with readings in whole centimetres). The configured σ counts as `prior`
+/// square over the last `window`, counting only those within 1.645 standard deviations of the
+/// current estimate (90 % of them for Gaussian noise), ignores the occasional unflagged outlier
+/// (each spoils three differences) while using most of the data; a median would be noisier, and
+/// coarse with readings in whole centimetres. The cut depends on the estimate, so each refresh
+/// repeats the two until they agree. The configured σ counts as `prior`
 /// differences' worth of evidence, so a few seconds of data cannot swing the estimate far, and
 /// the estimate never goes below the configured σ: a quiet stretch must not make the contact
-/// test trust the radio more than its specification.
+/// test trust the radio beyond its specification.
+///
+/// Until about a minute of readings is in, the configured σ dominates: configure a radio known
+/// to be noisier with its own σ, or its first minute with each peer is as error-prone as a
+/// radio assumed too quiet (proximity-eval shows both).
 struct NoiseEstimator: Sendable {
     private let floor: Double
     private var last: (time: Int64, distance: Double)?
@@ -18,22 +24,25 @@ struct NoiseEstimator: Sendable {
     private var next = 0
     private var newSinceEstimate = 0
     private(set) var sigma: Double
+    /// The variance the data alone show, before the prior and the floor: it sets the cut.
+    private var observedVariance: Double
 
-    /// Second differences kept (a minute at 10 Hz); how many before the first estimate (enough
-    /// that trimming a tenth removes all three differences an outlier spoils); the weight of the
-    /// configured σ, in differences; and how many new ones between estimates.
+    /// Second differences kept (a minute at 10 Hz); how many before the first estimate; the
+    /// weight of the configured σ, in differences; and how many new ones between estimates.
     private static let window = 600
     private static let minimum = 50
-    private static let prior = 100.0
+    private static let prior = 50.0
     private static let refresh = 50
-    /// The share of the largest differences left out, and the mean square of a standard normal
-    /// variable without its largest tenth: E[Z² | |Z| < 1.645] = 0.623.
-    private static let trimmed = 0.1
-    private static let trimmedMeanSquare = 0.623
+    /// The cut, in standard deviations, and the mean square of a standard normal variable within
+    /// it: E[Z² | |Z| < 1.645] = 0.623.
+    private static let cut = 1.645
+    private static let meanSquareWithinCut = 0.623
+    private static let maxIterations = 10
 
     init(config: ProximityConfig) {
         floor = config.rangingSigmaMetres
         sigma = floor
+        observedVariance = floor * floor
     }
 
     /// Feeds one line-of-sight reading. Readings must be one ranging interval apart to form a
@@ -54,10 +63,21 @@ struct NoiseEstimator: Sendable {
         newSinceEstimate += 1
         guard squares.count >= Self.minimum, newSinceEstimate >= Self.refresh else { return }
         newSinceEstimate = 0
-        let kept = squares.sorted().dropLast(Int(Double(squares.count) * Self.trimmed))
-        let observed = kept.reduce(0, +) / Double(kept.count) / (6 * Self.trimmedMeanSquare)
+        for _ in 0..<Self.maxIterations {
+            let limit = Self.cut * Self.cut * 6 * observedVariance
+            var sum = 0.0
+            var kept = 0
+            for square in squares where square <= limit {
+                sum += square
+                kept += 1
+            }
+            guard kept > 0 else { break }
+            let previous = observedVariance
+            observedVariance = sum / Double(kept) / (6 * Self.meanSquareWithinCut)
+            if abs(observedVariance - previous) <= 0.01 * previous { break }
+        }
         let count = Double(squares.count)
-        let variance = (Self.prior * floor * floor + count * observed) / (Self.prior + count)
+        let variance = (Self.prior * floor * floor + count * observedVariance) / (Self.prior + count)
         sigma = max(floor, variance.squareRoot())
     }
 

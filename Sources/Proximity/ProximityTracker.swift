@@ -57,7 +57,8 @@ public struct ProximityTracker: Sendable {
         }
         filter.update(time: sample.time, distance: sample.distance, nonLineOfSight: sample.nonLineOfSight, noiseSigma: noise.sigma)
         let touched = contact.update(
-            time: sample.time, distance: sample.distance, nonLineOfSight: sample.nonLineOfSight, sigma: noise.sigma)
+            time: sample.time, distance: sample.distance, nonLineOfSight: sample.nonLineOfSight, sigma: noise.sigma,
+            filtered: filter.current?.distance)
         // A reading always leaves an estimate, and contact only fires on a reading.
         guard let distance = filtered else { return [] }
         var changes: [ProximityChange] = []
