@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "nearby-bridge", targets: ["NearbyBridgeCLI"]),
+        .executable(name: "proximity-eval", targets: ["ProximityEvalCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -68,10 +69,25 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]),
 
+        // Proximity quality: trace generator, evaluator, and the two-sided handshake over a lossy air.
+        .target(
+            name: "ProximityEvaluation",
+            dependencies: [
+                "Proximity", "Bridge", "Simulation", "Events",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .executableTarget(
+            name: "ProximityEvalCLI",
+            dependencies: [
+                "ProximityEvaluation", "Proximity", "Bridge",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+
         .testTarget(name: "UCITests", dependencies: ["UCI"]),
         .testTarget(name: "PeerProtocolTests", dependencies: ["PeerProtocol"]),
         .testTarget(name: "UCIHostTests", dependencies: ["UCI", "UCIHost"]),
         .testTarget(name: "ProximityTests", dependencies: ["Proximity", "Bridge"]),
+        .testTarget(name: "ProximityEvaluationTests", dependencies: ["ProximityEvaluation", "Proximity", "Bridge"]),
         .testTarget(name: "EventsTests", dependencies: ["Events"]),
         .testTarget(
             name: "BridgeTests",
