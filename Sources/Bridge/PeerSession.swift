@@ -84,6 +84,9 @@ actor PeerSession {
         return logger
     }
 
+    /// The filtered distance to this peer, for following the nearest peer; nil without an estimate.
+    var filteredDistance: Double? { proximity.filtered }
+
     var link: LinkID? {
         switch stage {
         case .discovered: nil
@@ -284,7 +287,7 @@ actor PeerSession {
                 .range(
                     .init(
                         peer: peer.description, status: measurement.status.description, distance: distance,
-                        filtered: proximity.filtered, nlos: nlos, azimuth: azimuth, elevation: elevation)))
+                        filtered: proximity.filtered, rate: proximity.rate, nlos: nlos, azimuth: azimuth, elevation: elevation)))
             for change in changes {
                 switch change {
                 case .near(let d): context.emit(.near(.init(peer: peer.description, distance: d, azimuth: azimuth)))

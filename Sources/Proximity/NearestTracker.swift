@@ -1,19 +1,15 @@
 /// How close the nearest peer is, in words ("getting warmer").
-public enum DistanceBand: String, Sendable, CaseIterable, Comparable {
+public enum DistanceBand: String, Sendable, CaseIterable {
     /// Within the contact clearance (30 cm by default): about to bump, or handing something over.
     case immediate
     /// Within the near zone's threshold.
     case near
     case medium
     case far
-
-    public static func < (a: DistanceBand, b: DistanceBand) -> Bool {
-        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
-    }
 }
 
-/// Follows the single closest peer across all peers (NearCatch-style "getting warmer"): reports
-/// when the closest peer changes or its distance band changes.
+/// Follows the single closest peer across all peers (NearCatch-style "getting warmer"); the
+/// bridge reports when `current` names another peer or another band.
 ///
 /// Both have hysteresis: a band changes only once the distance is `bandHysteresis` beyond its
 /// edge, and another peer takes over only when it is `nearestSwitchMetres` closer (or the
@@ -27,32 +23,31 @@ public struct NearestTracker<Peer: Hashable & Comparable & Sendable>: Sendable {
 
     private let config: ProximityConfig
     private var latest: [Peer: (distance: Double, time: Int64)] = [:]
-    /// What was last reported; nil when no peer has an estimate.
+    /// The nearest peer now; nil when no peer has an estimate.
     public private(set) var current: Nearest?
 
     public init(config: ProximityConfig = .default) {
         self.config = config
     }
 
-    /// A peer's filtered distance at `time` (nil: it has no estimate). Returns true when the
-    /// nearest peer or its band changed; `current` then says to what.
-    public mutating func update(peer: Peer, distance: Double?, time: Int64) -> Bool {
+    /// A peer's filtered distance at `time` (nil: it has no estimate).
+    public mutating func update(peer: Peer, distance: Double?, time: Int64) {
         latest[peer] = distance.map { ($0, time) }
-        return refresh(now: time)
+        refresh(now: time)
     }
 
-    /// The peer is gone (lost, link closed).
-    public mutating func remove(peer: Peer, now: Int64) -> Bool {
+    /// The peer is gone (lost).
+    public mutating func remove(peer: Peer, now: Int64) {
         latest[peer] = nil
-        return refresh(now: now)
-    }
-
-    /// Drops peers whose last estimate is older than `maxGap` (call it as time passes).
-    public mutating func expire(now: Int64) -> Bool {
         refresh(now: now)
     }
 
-    private mutating func refresh(now: Int64) -> Bool {
+    /// Drops peers whose last estimate is older than `maxGap` (call it as time passes).
+    public mutating func expire(now: Int64) {
+        refresh(now: now)
+    }
+
+    private mutating func refresh(now: Int64) {
         latest = latest.filter { now - $0.value.time <= config.maxGapMilliseconds }
         let closest = latest.min { ($0.value.distance, $0.key) < ($1.value.distance, $1.key) }
         var next: Nearest?
@@ -65,9 +60,7 @@ public struct NearestTracker<Peer: Hashable & Comparable & Sendable>: Sendable {
         } else if let closest {
             next = Nearest(peer: closest.key, distance: closest.value.distance, band: band(of: closest.value.distance, was: nil))
         }
-        let changed = next?.peer != current?.peer || next?.band != current?.band
         current = next
-        return changed
     }
 
     private func band(of distance: Double, was previous: DistanceBand?) -> DistanceBand {

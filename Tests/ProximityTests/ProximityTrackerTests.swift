@@ -261,54 +261,38 @@ func contacts(_ changes: [ProximityChange]) -> Int {
 @Suite struct NearestTests {
     @Test func followsTheClosestPeerWithHysteresis() {
         var nearest = NearestTracker<String>()
-        let r31 = nearest.update(peer: "a", distance: 2.0, time: 0)
-        #expect(r31)
+        nearest.update(peer: "a", distance: 2.0, time: 0)
         #expect(nearest.current == .init(peer: "a", distance: 2.0, band: .medium))
         // b is closer, but not by enough to take over.
-        let r32 = nearest.update(peer: "b", distance: 1.9, time: 100)
-        #expect(!r32)
+        nearest.update(peer: "b", distance: 1.9, time: 100)
         #expect(nearest.current?.peer == "a")
-        let r33 = nearest.update(peer: "b", distance: 1.7, time: 200)
-        #expect(r33)
+        nearest.update(peer: "b", distance: 1.7, time: 200)
         #expect(nearest.current == .init(peer: "b", distance: 1.7, band: .medium))
-        // Same peer, distance changes within the band: nothing to report.
-        let r34 = nearest.update(peer: "b", distance: 1.2, time: 300)
-        #expect(!r34)
-        #expect(nearest.current?.distance == 1.2)
+        nearest.update(peer: "b", distance: 1.2, time: 300)
+        #expect(nearest.current == .init(peer: "b", distance: 1.2, band: .medium))
     }
 
     @Test func bandsChangeOnlyBeyondTheEdgeByTheHysteresis() {
         var nearest = NearestTracker<String>()
-        _ = nearest.update(peer: "a", distance: 0.9, time: 0)
-        #expect(nearest.current?.band == .near)
-        let r35 = nearest.update(peer: "a", distance: 1.05, time: 100)
-        #expect(!r35)
-        let r36 = nearest.update(peer: "a", distance: 1.15, time: 200)
-        #expect(r36)
-        #expect(nearest.current?.band == .medium)
-        let r37 = nearest.update(peer: "a", distance: 0.95, time: 300)
-        #expect(!r37)
-        let r38 = nearest.update(peer: "a", distance: 0.25, time: 400)
-        #expect(r38)
-        #expect(nearest.current?.band == .immediate)
-        let r39 = nearest.update(peer: "a", distance: 4, time: 500)
-        #expect(r39)
-        #expect(nearest.current?.band == .far)
+        var bands: [DistanceBand?] = []
+        for distance in [0.9, 1.05, 1.15, 0.95, 0.25, 0.31, 4] {
+            nearest.update(peer: "a", distance: distance, time: 0)
+            bands.append(nearest.current?.band)
+        }
+        #expect(bands == [.near, .near, .medium, .medium, .immediate, .immediate, .far])
     }
 
     @Test func aLostOrSilentPeerHandsOverOrLeavesNoNearest() {
         var nearest = NearestTracker<String>()
-        _ = nearest.update(peer: "a", distance: 0.5, time: 0)
-        _ = nearest.update(peer: "b", distance: 2.5, time: 0)
-        let r40 = nearest.remove(peer: "a", now: 100)
-        #expect(r40)
+        nearest.update(peer: "a", distance: 0.5, time: 0)
+        nearest.update(peer: "b", distance: 2.5, time: 0)
+        nearest.remove(peer: "a", now: 100)
         #expect(nearest.current?.peer == "b")
-        let r41 = nearest.expire(now: 2_000)
-        #expect(!r41)
-        let r42 = nearest.expire(now: 2_001)
-        #expect(r42)
+        nearest.expire(now: 2_000)
+        #expect(nearest.current?.peer == "b")
+        nearest.expire(now: 2_001)
         #expect(nearest.current == nil)
-        let r43 = nearest.update(peer: "c", distance: nil, time: 2_100)
-        #expect(!r43)
+        nearest.update(peer: "c", distance: nil, time: 2_100)
+        #expect(nearest.current == nil)
     }
 }
