@@ -63,7 +63,7 @@ let package = Package(
         .executableTarget(
             name: "NearbyBridgeCLI",
             dependencies: [
-                "UCIHost", "BLE", "Bridge", "Events", "Simulation",
+                "UCIHost", "BLE", "Bridge", "Events", "Proximity", "Simulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),

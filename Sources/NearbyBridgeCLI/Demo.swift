@@ -16,13 +16,17 @@ struct Demo: AsyncParsableCommand {
 
     @OptionGroup var scenario: ScenarioOptions
 
+    @OptionGroup var proximity: ProximityOptions
+
     func run() async throws {
         let (events, logger) = common.bootstrap()
         let world = try scenario.load(builtIn: "meetup")
         if world.nodes.contains(where: { $0.external == true }) {
             throw ValidationError("the scenario has external nodes; serve it with `nearby-bridge world --scenario FILE` instead")
         }
-        let driver = SimulationDriver(scenario: world, options: scenario.driverOptions, events: events, logger: logger)
+        var options = scenario.driverOptions
+        options.bridge.proximity = proximity.config
+        let driver = SimulationDriver(scenario: world, options: options, events: events, logger: logger)
         for (name, identity) in driver.identities.sorted(by: { $0.key < $1.key }) {
             logger.notice("node \(name) = \(identity.peerID)")
         }

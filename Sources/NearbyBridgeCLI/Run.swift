@@ -65,6 +65,8 @@ struct Run: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
+    @OptionGroup var proximity: ProximityOptions
+
     @Option(help: "UWB board: tcp:HOST:PORT, usb, usb:BUS-PORT, usb:SERIAL or /dev/ttyACMn.")
     var uwb: UWBEndpoint
 
@@ -117,8 +119,10 @@ struct Run: AsyncParsableCommand {
             peerID: PeerID(random.next()), name: displayName, group: group, card: card,
             uwbShortAddress: UInt16.random(in: 1...0xFFFE, using: &random))
         logger.notice("peer id \(identity.peerID), UWB address \(identity.uwbShortAddress)")
+        var config = BridgeConfig()
+        config.proximity = proximity.config
         let node = BridgeNode(
-            identity: identity, config: BridgeConfig(), uwbTransport: transport, ble: adapter, events: events,
+            identity: identity, config: config, uwbTransport: transport, ble: adapter, events: events,
             time: WallClock(), logger: logger, seed: random.next())
         try await node.start()
 

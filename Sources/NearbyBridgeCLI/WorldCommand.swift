@@ -17,6 +17,8 @@ struct WorldCommand: AsyncParsableCommand {
 
     @OptionGroup var scenario: ScenarioOptions
 
+    @OptionGroup var proximity: ProximityOptions
+
     @Option(help: "Address to listen on.")
     var listen = "127.0.0.1"
 
@@ -36,7 +38,9 @@ struct WorldCommand: AsyncParsableCommand {
         guard spec.nodes.contains(where: { $0.external == true }) else {
             throw ValidationError("the scenario has no external node to serve; mark one with \"external\": true")
         }
-        let driver = SimulationDriver(scenario: spec, options: scenario.driverOptions, events: events, logger: logger)
+        var options = scenario.driverOptions
+        options.bridge.proximity = proximity.config
+        let driver = SimulationDriver(scenario: spec, options: options, events: events, logger: logger)
         let server = try WorldServer(world: driver.world, host: listen, uwbBasePort: uwbPort, airPort: airPort, logger: logger)
         defer { server.close() }
         for endpoint in server.endpoints {
