@@ -10,9 +10,9 @@
 /// count, a single lucky reading never suffices, and the threshold is a false-alarm rate:
 /// lingering at 30 cm, the sum reaches `evidence` about once per e^evidence readings.
 ///
-/// A visible approach (the filtered distance was at `approach` or farther within `approachWindow`) lowers the
-/// threshold: that is what a bump looks like, while a neighbour sitting 30 cm away for hours
-/// gets a stricter test. NLoS-flagged readings are left out (they read long, and a blocked path is
+/// A visible approach (the filtered distance was at `approach` or farther within
+/// `approachWindow`) lowers the threshold: that is what a bump looks like, while a neighbour
+/// sitting 30 cm away for hours gets a stricter test. NLoS-flagged readings are left out (they read long, and a blocked path is
 /// not contact). One contact per gesture: after firing, the same test run the other way must show
 /// the devices apart (at `clear` rather than at `bump`, with `evidenceAfterApproach`) before the
 /// detector re-arms, so devices left together for minutes bump once.

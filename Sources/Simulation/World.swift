@@ -217,7 +217,8 @@ public final class World: Sendable {
     }
 
     /// One DS-TWR round. In deferred DS-TWR the controller sends the result to the controlee, so
-    /// both report the same reading; an unmatched session reports RX_TIMEOUT like a board does.
+    /// both report the same reading (unless the radio model makes the controlee miss it); an
+    /// unmatched session reports RX_TIMEOUT like a board does.
     private func rangingRound(_ s: inout State, body: Int, session: VirtualUWBS.Session) {
         let partner = findPartner(s, body: body, session: session)
         if !session.isController, partner != nil { return }  // the controller's round reports for both
