@@ -5,7 +5,7 @@ import UCIHost
 public enum NodeInput: Sendable {
     case uwb(UCIHostEvent)
     case ble(BLEEvent)
-    /// Time passed: check peer and exchange timeouts.
+    /// Time passed: timeouts, repeats of unanswered peer messages, the `nearest` report.
     case tick
 }
 
