@@ -44,15 +44,16 @@ public enum HandshakeEvaluation {
         var end = 0.0
         for pair in 0..<pairs {
             let y = 100 * Double(pair)
-            // Three seconds to find each other and start ranging, then gestures back to back.
+            // Three seconds to find each other and start ranging, then gestures one after another,
+            // with two seconds to walk from where one ends to where the next begins.
             var path = [Scenario.Waypoint(t: 0, x: 1.5, y: y)]
             var t = 3.0
             while t < minutes * 60 {
                 let trace = generator.approachAndBump()
                 for point in trace.path { path.append(.init(t: t + point.t, x: point.d, y: y)) }
-                for contact in trace.contacts { gestures.append((pair, t..<(t + trace.duration), t + contact.touch)) }
-                t += trace.duration
-                path.append(.init(t: t, x: 1.5, y: y))
+                let next = t + trace.duration + 2
+                for contact in trace.contacts { gestures.append((pair, t..<next, t + contact.touch)) }
+                t = next
             }
             end = max(end, t)
             nodes.append(.init(name: "rig\(pair)", path: [.init(t: 0, x: 0, y: y)]))
