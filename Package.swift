@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "nearby-bridge", targets: ["NearbyBridgeCLI"]),
+        .executable(name: "proximity-eval", targets: ["ProximityEvalCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -66,7 +67,7 @@ let package = Package(
         .target(
             name: "Replay",
             dependencies: [
-                "BLE", "Bridge", "Capture", "Events", "PeerProtocol", "UCI", "UCIHost",
+                "BLE", "Bridge", "Capture", "Events", "PeerProtocol", "Proximity", "UCI", "UCIHost",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
@@ -90,16 +91,32 @@ let package = Package(
         .executableTarget(
             name: "NearbyBridgeCLI",
             dependencies: [
-                "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "Bridge", "Capture", "Doctor", "Events", "Plot", "Replay", "Simulation",
+                "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "Bridge", "Capture", "Doctor", "Events", "Plot", "Proximity", "Replay",
+                "Simulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]),
 
+        // Proximity quality: trace generator, evaluator, and the two-sided handshake over a lossy air.
+        .target(
+            name: "ProximityEvaluation",
+            dependencies: [
+                "Proximity", "Bridge", "Simulation", "Events",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .executableTarget(
+            name: "ProximityEvalCLI",
+            dependencies: [
+                "ProximityEvaluation", "Proximity", "Bridge",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+
         .testTarget(name: "UCITests", dependencies: ["UCI"]),
         .testTarget(name: "PeerProtocolTests", dependencies: ["PeerProtocol"]),
         .testTarget(name: "UCIHostTests", dependencies: ["UCI", "UCIHost"]),
-        .testTarget(name: "ProximityTests", dependencies: ["Proximity"]),
+        .testTarget(name: "ProximityTests", dependencies: ["Proximity", "Bridge"]),
+        .testTarget(name: "ProximityEvaluationTests", dependencies: ["ProximityEvaluation", "Proximity", "Bridge"]),
         .testTarget(name: "UCIUSBTests", dependencies: ["UCIUSB"]),
         .testTarget(name: "PlotTests", dependencies: ["Plot"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "UCI", "UCIHost", "BLE"]),

@@ -28,8 +28,12 @@ public struct BridgeConfig: Sendable, Equatable {
     public var proximity: ProximityConfig = .default
     /// A peer not heard (advert, message or range) for this long is lost.
     public var peerTimeoutMilliseconds: Int64 = 6_000
-    /// A profile drop not finished in this time is abandoned on this side (no `bump`).
+    /// The UWB controller declines a profile drop it could not finish in this time (no `bump` on
+    /// either side); the controlee gives up only after four times this long without hearing the
+    /// peer (docs/PROTOCOL.md).
     public var exchangeTimeoutMilliseconds: Int64 = 3_000
+    /// Unanswered peer messages (ranging parameters, profile cards) go again after this long.
+    public var retransmitMilliseconds: Int64 = 200
     /// L2CAP PSM of the peer channel (dynamic LE range 0x80-0xFF).
     public var psm: UInt8 = 0x85
     public var uwb: UWBProfile = .init()

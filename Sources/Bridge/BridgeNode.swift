@@ -149,7 +149,7 @@ public final class BridgeNode: Sendable {
         }
     }
 
-    /// Posts a clock tick (peer and exchange timeouts).
+    /// Posts a clock tick: timeouts, repeats of unanswered peer messages, the `nearest` report.
     public func tick() {
         inbox.post(.tick)
     }

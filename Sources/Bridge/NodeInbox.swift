@@ -7,7 +7,7 @@ public enum NodeInput: Sendable {
     /// The UWB board is back (replugged or reconnected) on this transport.
     case uwbReattached(any UCITransport)
     case ble(BLEEvent)
-    /// Time passed: check peer and exchange timeouts.
+    /// Time passed: timeouts, repeats of unanswered peer messages, the `nearest` report.
     case tick
 }
 

@@ -2,6 +2,7 @@ import BLE
 import Events
 import Logging
 import PeerProtocol
+import Proximity
 import UCI
 import UCIHost
 
@@ -14,10 +15,16 @@ actor PeerRegistry {
     private var peerByToken: [UInt32: PeerID] = [:]
     private var linksAwaitingHello: Set<LinkID> = []
     private var random: SplitMix64
+    /// The closest peer across all sessions, and what the last `nearest` event said. Ranges
+    /// update it as they come; ticks report it, so the ranges of one round (one peer after
+    /// another) make one event rather than a burst.
+    private var nearest: NearestTracker<PeerID>
+    private var reportedNearest: NearestTracker<PeerID>.Nearest?
 
     init(context: PeerContext, seed: UInt64) {
         self.context = context
         self.random = SplitMix64(seed: seed)
+        self.nearest = NearestTracker(config: context.config.proximity)
     }
 
     var peerCount: Int { sessions.count }
@@ -131,6 +138,8 @@ actor PeerRegistry {
         case .rangeData(let data):
             guard let peer = peerByToken[data.session], let session = sessions[peer] else { return }
             await session.ranges(data)
+            let distance = await session.filteredDistance
+            nearest.update(peer: peer, distance: distance, time: context.time.nowMilliseconds())
         case .sessionStatus(let token, let state, let reason)
         where (state == .deinitialized || state == .idle) && reason != .stateChangeWithSessionManagementCommands:
             guard let peer = peerByToken[token], let session = sessions[peer] else { return }
@@ -165,6 +174,20 @@ actor PeerRegistry {
                 await remove(session, reason: .timeout)
             }
         }
+        nearest.expire(now: context.time.nowMilliseconds())
+        reportNearest()
+    }
+
+    /// Writes a `nearest` event when the closest peer or its band differs from the last one written.
+    private func reportNearest() {
+        let current = nearest.current
+        guard current?.peer != reportedNearest?.peer || current?.band != reportedNearest?.band else { return }
+        reportedNearest = current
+        context.emit(
+            .nearest(
+                .init(
+                    peer: current?.peer.description, distance: current?.distance,
+                    band: current.flatMap { Event.Nearest.Band(rawValue: $0.band.rawValue) })))
     }
 
     private func remove(_ session: PeerSession, reason: Event.PeerLost.Reason) async {
@@ -173,6 +196,7 @@ actor PeerRegistry {
         peerByLink = peerByLink.filter { $0.value != session.peer }
         peerByToken = peerByToken.filter { $0.value != session.peer }
         context.emit(.peerLost(.init(peer: session.peer.description, reason: reason)))
+        nearest.remove(peer: session.peer, now: context.time.nowMilliseconds())
     }
 
     /// Says goodbye to every peer and releases their UWB sessions.

@@ -37,6 +37,8 @@ actor PeerSession {
         var peerCard: String?
         var ownCardAcked = false
         var distance: Double?
+        /// When our card last went out; it goes again every `retransmit` until answered.
+        var cardSentAt: Int64
     }
 
     nonisolated let peer: PeerID
@@ -49,13 +51,23 @@ actor PeerSession {
     private(set) var uwbToken: UInt32?
     private var random: SplitMix64
     private var proximity: ProximityTracker
+    /// Round times for proximity, from the UWBS's round counter (see `RoundClock`).
+    private var roundClock = RoundClock()
     private var exchange: Exchange?
-    /// Parameters we proposed as controller, until the peer accepts them.
+    /// Parameters we proposed as controller, until the peer accepts them, and when they last went out.
     private var pendingParameters: PeerMessage.RangingParameters?
     /// The agreed session and our role in it, kept so ranging can resume after a replug.
     private var agreedSession: (parameters: PeerMessage.RangingParameters, asController: Bool)?
-    /// Highest bump id finished or abandoned with this peer; the next gesture uses the one after.
-    private var lastBumpID: UInt32 = 0
+    private var parametersSentAt: Int64 = 0
+    /// Session id of the UWB session we range in, so a repeated proposal or acceptance (a lost
+    /// answer, retransmitted) is recognised.
+    private var sessionID: UInt32?
+    /// The last profile drop that ended with this peer and whether it produced a bump: the answer
+    /// to a retransmitted card. The next gesture uses the id after it.
+    private var lastDrop: (bumpID: UInt32, completed: Bool)?
+    private var lastBumpID: UInt32 { lastDrop?.bumpID ?? 0 }
+    /// When the peer last sent any message.
+    private var lastMessageAt: Int64
 
     init(peer: PeerID, context: PeerContext, seed: UInt64) {
         self.peer = peer
@@ -63,6 +75,7 @@ actor PeerSession {
         self.random = SplitMix64(seed: seed)
         self.proximity = ProximityTracker(config: context.config.proximity)
         self.lastHeard = context.time.nowMilliseconds()
+        self.lastMessageAt = lastHeard
     }
 
     private var isInitiator: Bool { context.identity.peerID < peer }
@@ -72,6 +85,9 @@ actor PeerSession {
         logger[metadataKey: "peer"] = "\(peer)"
         return logger
     }
+
+    /// The filtered distance to this peer, for following the nearest peer; nil without an estimate.
+    var filteredDistance: Double? { proximity.filtered }
 
     var link: LinkID? {
         switch stage {
@@ -115,9 +131,17 @@ actor PeerSession {
             staticSTSIV: (0..<6).map { _ in UInt8.random(in: 0...255, using: &random) },
             rangingIntervalMilliseconds: context.config.uwb.rangingIntervalMilliseconds)
         stage = .negotiating(link)
+        pendingParameters = parameters
+        await proposeParameters(on: link)
+    }
+
+    /// Sends `hello` and the pending parameters; repeated from `tick` until they are accepted, so
+    /// a lost message delays ranging instead of stopping it.
+    private func proposeParameters(on link: LinkID) async {
+        guard let parameters = pendingParameters else { return }
+        parametersSentAt = now
         await send(.hello(hello), on: link)
         await send(.rangingParameters(parameters), on: link)
-        pendingParameters = parameters
     }
 
     /// A peer connected to us and introduced itself.
@@ -143,6 +167,7 @@ actor PeerSession {
 
     func receive(_ message: PeerMessage) async -> Verdict {
         lastHeard = now
+        lastMessageAt = now
         guard let link else { return .violation("message without a link") }
         switch message {
         case .hello(let hello):
@@ -152,12 +177,17 @@ actor PeerSession {
             guard parameters.controleeAddress == context.identity.uwbShortAddress else {
                 return .violation("parameters name UWB address \(parameters.controleeAddress), ours is \(context.identity.uwbShortAddress)")
             }
-            guard await startUWB(parameters, asController: false) else { return .ok }
-            stage = .ranging(link)
+            // A repeat (our acceptance was lost) is answered again; a new proposal replaces the session.
+            if sessionID != parameters.sessionID {
+                await stopUWB()
+                guard await startUWB(parameters, asController: false) else { return .ok }
+                stage = .ranging(link)
+            }
             await send(.parametersAccepted(sessionID: parameters.sessionID), on: link)
-        case .parametersAccepted(let sessionID):
-            guard let parameters = pendingParameters, parameters.sessionID == sessionID, case .negotiating = stage else {
-                return .violation("acceptance of unknown session \(sessionID)")
+        case .parametersAccepted(let accepted):
+            if case .ranging = stage, accepted == sessionID { return .ok }  // a repeated acceptance
+            guard let parameters = pendingParameters, parameters.sessionID == accepted, case .negotiating = stage else {
+                return .violation("acceptance of unknown session \(accepted)")
             }
             pendingParameters = nil
             guard await startUWB(parameters, asController: true) else { return .ok }
@@ -167,7 +197,14 @@ actor PeerSession {
         case .cardAck(let bumpID):
             if exchange?.bumpID == bumpID {
                 exchange?.ownCardAcked = true
-                completeExchangeIfDone()
+                await completeExchangeIfDone(on: link)
+            }
+        case .cardDecline(let bumpID):
+            if let current = exchange, current.bumpID == bumpID {
+                endExchange(current, reason: "the peer declined it")
+            } else if bumpID > lastBumpID {
+                // A drop we never joined: keep bump ids in step.
+                lastDrop = (bumpID, false)
             }
         case .goodbye:
             return .peerEnded
@@ -177,7 +214,7 @@ actor PeerSession {
 
     func linkClosed() async {
         stage = .discovered
-        exchange = nil
+        if let current = exchange { endExchange(current, reason: "the link closed") }
         pendingParameters = nil
         agreedSession = nil
         await stopUWB()
@@ -205,6 +242,7 @@ actor PeerSession {
             try await uwb.setAppConfig(session: token, context.config.uwb.appConfig(for: parameters, asController: asController))
             try await uwb.startRanging(session: token)
             agreedSession = (parameters, asController)
+            sessionID = parameters.sessionID
             logger.info("ranging", metadata: ["role": "\(asController ? "controller" : "controlee")", "session": "\(token)"])
             return true
         } catch {
@@ -215,6 +253,7 @@ actor PeerSession {
     }
 
     private func stopUWB() async {
+        sessionID = nil
         guard let token = uwbToken else { return }
         uwbToken = nil
         if await context.uwb.sessionStates[token] == .active {
@@ -231,6 +270,7 @@ actor PeerSession {
     func uwbSessionEnded(reason: ReasonCode) async {
         logger.warning("UWB session ended by the device", metadata: ["reason": "\(reason)"])
         uwbToken = nil
+        sessionID = nil
         if let link { await context.ble.disconnect(link) }
         await linkClosed()
     }
@@ -253,14 +293,17 @@ actor PeerSession {
                 case .unknown: nil
                 }
             if distance != nil { lastHeard = now }
-            let changes = proximity.update(RangeSample(distance: distance, nonLineOfSight: nlos ?? false))
+            let time = roundClock.time(
+                ofRound: data.sequenceNumber, reportedInterval: data.rangingIntervalMilliseconds,
+                fallbackInterval: Int64(context.config.uwb.rangingIntervalMilliseconds), hostTime: now)
+            let changes = proximity.update(RangeSample(time: time, distance: distance, nonLineOfSight: nlos ?? false))
             let azimuth = measurement.azimuth.figureOfMerit > 0 ? measurement.azimuth.degrees : nil
             let elevation = measurement.elevation.figureOfMerit > 0 ? measurement.elevation.degrees : nil
             context.emit(
                 .range(
                     .init(
                         peer: peer.description, status: measurement.status.description, distance: distance,
-                        filtered: proximity.filtered, nlos: nlos, azimuth: azimuth, elevation: elevation)))
+                        filtered: proximity.filtered, rate: proximity.rate, nlos: nlos, azimuth: azimuth, elevation: elevation)))
             for change in changes {
                 switch change {
                 case .near(let d): context.emit(.near(.init(peer: peer.description, distance: d, azimuth: azimuth)))
@@ -272,11 +315,21 @@ actor PeerSession {
     }
 
     // MARK: Profile drop
+    //
+    // Exactly one bump on each side per gesture, or none on either, over a link that loses
+    // messages (docs/PROTOCOL.md). The UWB controller decides every drop: it acknowledges the
+    // controlee's card only once it holds the ack of its own (then it reports the bump), or
+    // declines the drop when its deadline passes. The controlee never gives up on its own while
+    // the controller can still be heard; it repeats its card until the decision reaches it. Every
+    // message may arrive twice, so every answer is idempotent.
+
+    /// The side that decides each profile drop.
+    private var decides: Bool { isInitiator }
 
     private func startExchange(distance: Double) async {
         guard exchange == nil, case .ranging(let link) = stage else { return }
         let bumpID = lastBumpID &+ 1
-        exchange = Exchange(bumpID: bumpID, startedAt: now, distance: distance)
+        exchange = Exchange(bumpID: bumpID, startedAt: now, distance: distance, cardSentAt: now)
         await send(.card(bumpID: bumpID, cardJSON: context.identity.card.json), on: link)
     }
 
@@ -288,53 +341,80 @@ actor PeerSession {
             logger.warning("ignoring an invalid profile card", metadata: ["error": "\(error)"])
             return
         }
-        if bumpID <= lastBumpID {
-            // Our ack was lost and the peer retries a drop we already finished.
-            await send(.cardAck(bumpID: bumpID), on: link)
+        if let last = lastDrop, bumpID <= last.bumpID {
+            // The peer repeats a drop that has ended here: our answer was lost. Answer again.
+            if bumpID == last.bumpID {
+                await send(last.completed ? .cardAck(bumpID: bumpID) : .cardDecline(bumpID: bumpID), on: link)
+            }
             return
         }
         if var current = exchange {
-            if bumpID < current.bumpID { return }
+            if bumpID < current.bumpID { return }  // the peer will follow our higher id
             if bumpID > current.bumpID {
                 // Both started; the higher id wins and both converge on it.
-                current.bumpID = bumpID
-                current.ownCardAcked = false
+                current = Exchange(bumpID: bumpID, startedAt: current.startedAt, distance: current.distance, cardSentAt: now)
                 await send(.card(bumpID: bumpID, cardJSON: context.identity.card.json), on: link)
             }
             current.peerCard = card.json
             exchange = current
         } else {
-            // The peer saw the contact first. Join, unless this approach already had its bump.
+            // The peer saw the contact first. Join, unless this gesture already had its bump.
             guard proximity.contactArmed else {
                 logger.info("declining a second profile drop in one gesture", metadata: ["bump": "\(bumpID)"])
+                lastDrop = (bumpID, false)
+                await send(.cardDecline(bumpID: bumpID), on: link)
                 return
             }
             proximity.consumeContact()
-            exchange = Exchange(bumpID: bumpID, startedAt: now, peerCard: card.json, distance: proximity.filtered)
+            exchange = Exchange(
+                bumpID: bumpID, startedAt: now, peerCard: card.json, distance: proximity.filtered, cardSentAt: now)
             await send(.card(bumpID: bumpID, cardJSON: context.identity.card.json), on: link)
         }
-        await send(.cardAck(bumpID: bumpID), on: link)
-        completeExchangeIfDone()
+        // The controlee acknowledges at once: the controller learns that we hold its card. The
+        // controller's acknowledgement is its decision, sent when the drop completes.
+        if !decides { await send(.cardAck(bumpID: bumpID), on: link) }
+        await completeExchangeIfDone(on: link)
     }
 
-    private func completeExchangeIfDone() {
+    private func completeExchangeIfDone(on link: LinkID) async {
         guard let current = exchange, let card = current.peerCard, current.ownCardAcked else { return }
         exchange = nil
-        lastBumpID = current.bumpID
+        lastDrop = (current.bumpID, true)
         context.emit(.bump(.init(peer: peer.description, bumpID: current.bumpID, distance: current.distance, cardJSON: card)))
+        if decides { await send(.cardAck(bumpID: current.bumpID), on: link) }
+    }
+
+    private func endExchange(_ current: Exchange, reason: String) {
+        logger.warning("profile drop ended without a bump", metadata: ["bump": "\(current.bumpID)", "reason": "\(reason)"])
+        exchange = nil
+        lastDrop = (current.bumpID, false)
     }
 
     // MARK: Time
 
-    /// Returns true when the peer has been silent for longer than the peer timeout.
-    func tick() -> Bool {
+    /// Repeats unanswered messages and applies the deadlines. Returns true when the peer has been
+    /// silent for longer than the peer timeout.
+    func tick() async -> Bool {
         let now = self.now
-        if let current = exchange, now - current.startedAt > context.config.exchangeTimeoutMilliseconds {
-            logger.warning("profile drop timed out; no bump reported", metadata: ["bump": "\(current.bumpID)"])
-            lastBumpID = max(lastBumpID, current.bumpID)
-            exchange = nil
+        let config = context.config
+        if case .negotiating(let link) = stage, pendingParameters != nil, now - parametersSentAt >= config.retransmitMilliseconds {
+            await proposeParameters(on: link)
         }
-        return now - lastHeard > context.config.peerTimeoutMilliseconds
+        if let current = exchange, let link {
+            if decides, now - current.startedAt > config.exchangeTimeoutMilliseconds {
+                endExchange(current, reason: "no answer before the deadline")
+                await send(.cardDecline(bumpID: current.bumpID), on: link)
+            } else if !decides, now - max(lastMessageAt, current.startedAt) > 4 * config.exchangeTimeoutMilliseconds {
+                // The controller decides within its deadline and answers every card after it; this
+                // long a silence means the link is gone. Tell it, in case it still can hear us.
+                endExchange(current, reason: "the peer fell silent")
+                await send(.cardDecline(bumpID: current.bumpID), on: link)
+            } else if (!decides || !current.ownCardAcked), now - current.cardSentAt >= config.retransmitMilliseconds {
+                exchange?.cardSentAt = now
+                await send(.card(bumpID: current.bumpID, cardJSON: context.identity.card.json), on: link)
+            }
+        }
+        return now - lastHeard > config.peerTimeoutMilliseconds
     }
 
     /// Ends everything with this peer.

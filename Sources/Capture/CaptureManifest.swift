@@ -30,13 +30,27 @@ public struct CaptureManifest: Codable, Sendable, Equatable {
         }
     }
 
+    /// The proximity thresholds the run used (`--near`, `--far`, `--bump`).
+    public struct Thresholds: Codable, Sendable, Equatable {
+        public var nearMetres: Double
+        public var farMetres: Double
+        public var bumpMetres: Double
+        public init(nearMetres: Double, farMetres: Double, bumpMetres: Double) {
+            self.nearMetres = nearMetres
+            self.farMetres = farMetres
+            self.bumpMetres = bumpMetres
+        }
+    }
+
     public var version = 1
+    public var proximity: Thresholds
     public var stepMilliseconds: Int64?
     /// How long the run lasted after its first step (the simulation's duration).
     public var durationMilliseconds: Int64?
     public var nodes: [Node]
 
-    public init(stepMilliseconds: Int64?, durationMilliseconds: Int64?, nodes: [Node]) {
+    public init(stepMilliseconds: Int64?, durationMilliseconds: Int64?, proximity: Thresholds, nodes: [Node]) {
+        self.proximity = proximity
         self.stepMilliseconds = stepMilliseconds
         self.durationMilliseconds = durationMilliseconds
         self.nodes = nodes

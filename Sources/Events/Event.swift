@@ -23,6 +23,7 @@ public struct Event: Sendable, Equatable {
         case far(Zone)
         case bump(Bump)
         case peerLost(PeerLost)
+        case nearest(Nearest)
     }
 
     /// The `type` field.
@@ -35,6 +36,7 @@ public struct Event: Sendable, Equatable {
         case .far: "far"
         case .bump: "bump"
         case .peerLost: "peer.lost"
+        case .nearest: "nearest"
         }
     }
 
@@ -69,23 +71,26 @@ public struct Event: Sendable, Equatable {
         }
     }
 
-    /// One ranging round. `distance` is the raw reading, `filtered` what proximity decisions use.
+    /// One ranging round. `distance` is the raw reading, `filtered` what proximity decisions use,
+    /// `rate` the filtered rate of change of the distance (m/s, negative while approaching).
     public struct Range: Sendable, Equatable {
         public var peer: String
         public var status: String
         public var distance: Double?
         public var filtered: Double?
+        public var rate: Double?
         public var nlos: Bool?
         public var azimuth: Double?
         public var elevation: Double?
         public init(
-            peer: String, status: String, distance: Double?, filtered: Double?, nlos: Bool?,
+            peer: String, status: String, distance: Double?, filtered: Double?, rate: Double?, nlos: Bool?,
             azimuth: Double?, elevation: Double?
         ) {
             self.peer = peer
             self.status = status
             self.distance = distance
             self.filtered = filtered
+            self.rate = rate
             self.nlos = nlos
             self.azimuth = azimuth
             self.elevation = elevation
@@ -116,6 +121,22 @@ public struct Event: Sendable, Equatable {
             self.bumpID = bumpID
             self.distance = distance
             self.cardJSON = cardJSON
+        }
+    }
+
+    /// The closest peer changed, or its distance band did ("getting warmer"). All fields are nil
+    /// when no peer has a distance any more.
+    public struct Nearest: Sendable, Equatable {
+        public enum Band: String, Sendable {
+            case immediate, near, medium, far
+        }
+        public var peer: String?
+        public var distance: Double?
+        public var band: Band?
+        public init(peer: String?, distance: Double?, band: Band?) {
+            self.peer = peer
+            self.distance = distance
+            self.band = band
         }
     }
 

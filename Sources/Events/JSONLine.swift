@@ -26,6 +26,7 @@ public enum JSONLine {
             out.string("status", range.status)
             out.metres("distance", range.distance)
             out.metres("filtered", range.filtered)
+            out.metres("rate", range.rate)
             out.optionalBool("nlos", range.nlos)
             out.degrees("azimuth", range.azimuth)
             out.degrees("elevation", range.elevation)
@@ -41,6 +42,10 @@ public enum JSONLine {
         case .peerLost(let lost):
             out.string("peer", lost.peer)
             out.string("reason", lost.reason.rawValue)
+        case .nearest(let nearest):
+            out.optionalString("peer", nearest.peer)
+            out.metres("distance", nearest.distance)
+            out.optionalString("band", nearest.band?.rawValue)
         }
         return out.finish() + "\n"
     }
@@ -62,6 +67,11 @@ struct JSONObjectWriter {
         text += Self.quoted(value)
     }
 
+    mutating func optionalString(_ name: String, _ value: String?) {
+        key(name)
+        text += value.map(Self.quoted) ?? "null"
+    }
+
     mutating func number(_ name: String, _ value: some BinaryInteger) {
         key(name)
         text += String(value)
@@ -77,7 +87,8 @@ struct JSONObjectWriter {
         text += value.map { $0 ? "true" : "false" } ?? "null"
     }
 
-    /// Metres with millimetre resolution: finer digits are below any UWB radio's precision.
+    /// Metres (or metres per second) with millimetre resolution: finer digits are below any UWB
+    /// radio's precision.
     mutating func metres(_ name: String, _ value: Double?) {
         key(name)
         text += value.map { Self.fixed($0, decimals: 3) } ?? "null"

@@ -16,6 +16,8 @@ struct Demo: AsyncParsableCommand {
 
     @OptionGroup var scenario: ScenarioOptions
 
+    @OptionGroup var proximity: ProximityOptions
+
     func run() async throws {
         let capture = try common.openCapture()
         let (events, logger) = try common.bootstrap(capture: capture)
@@ -23,11 +25,13 @@ struct Demo: AsyncParsableCommand {
         if world.nodes.contains(where: { $0.external == true }) {
             throw ValidationError("the scenario has external nodes; serve it with `nearby-bridge world --scenario FILE` instead")
         }
-        let driver = SimulationDriver(scenario: world, options: try scenario.driverOptions(for: world, capture: capture), events: events, logger: logger)
+        var options = try scenario.driverOptions(for: world, capture: capture)
+        options.bridge.proximity = proximity.config
+        let driver = SimulationDriver(scenario: world, options: options, events: events, logger: logger)
         for (name, identity) in driver.identities.sorted(by: { $0.key < $1.key }) {
             logger.notice("node \(name) = \(identity.peerID)")
         }
-        try ScenarioOptions.writeManifest(driver, to: capture)
+        try ScenarioOptions.writeManifest(driver, proximity: proximity.config, to: capture)
         try await scenario.run(driver)
     }
 }

@@ -74,6 +74,8 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Settings file (JSON: uwb, ble, group, name, profile, ranges, logLevel); options given here win.")
     var config: String?
 
+    @OptionGroup var proximity: ProximityOptions
+
     @Option(help: "UWB board: tcp:HOST:PORT, usb, usb:BUS-PORT, usb:SERIAL or /dev/ttyACMn.")
     var uwb: UWBEndpoint?
 
@@ -150,12 +152,16 @@ struct Run: AsyncParsableCommand {
             uwbShortAddress: UInt16.random(in: 1...0xFFFE, using: &random))
         logger.notice("peer id \(identity.peerID), UWB address \(identity.uwbShortAddress)")
         let seed = random.next()
+        var config = BridgeConfig()
+        config.proximity = proximity.config
         let node = BridgeNode(
-            identity: identity, config: BridgeConfig(), uwbTransport: radios.0, ble: radios.1, events: events,
+            identity: identity, config: config, uwbTransport: radios.0, ble: radios.1, events: events,
             time: WallClock(), logger: logger, seed: seed, reconnectUWB: reopen)
         if let capture {
-            try CaptureManifest(stepMilliseconds: nil, durationMilliseconds: nil, nodes: [.init(displayName, node, seed: seed)])
-                .write(to: capture.path)
+            try CaptureManifest(
+                stepMilliseconds: nil, durationMilliseconds: nil, proximity: .init(proximity.config),
+                nodes: [.init(displayName, node, seed: seed)]
+            ).write(to: capture.path)
         }
         try await node.start()
 

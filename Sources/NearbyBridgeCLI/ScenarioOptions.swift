@@ -1,5 +1,6 @@
 import ArgumentParser
 import Capture
+import Proximity
 import Bridge
 import Foundation
 import Simulation
@@ -51,10 +52,11 @@ struct ScenarioOptions: ParsableArguments {
     }
 
     /// Records what replay needs to rebuild the in-process nodes.
-    static func writeManifest(_ driver: SimulationDriver, to capture: CaptureDirectory?) throws {
+    static func writeManifest(_ driver: SimulationDriver, proximity: ProximityConfig, to capture: CaptureDirectory?) throws {
         guard let capture else { return }
         try CaptureManifest(
             stepMilliseconds: driver.stepMilliseconds, durationMilliseconds: driver.durationMilliseconds,
+            proximity: .init(proximity),
             nodes: driver.nodeSetups.map { CaptureManifest.Node($0.name, $0.node, seed: $0.seed) }
         ).write(to: capture.path)
     }
@@ -65,6 +67,12 @@ struct ScenarioOptions: ParsableArguments {
         let stopRequested = stop.flag
         defer { withExtendedLifetime(stop) {} }
         try await driver.run(until: { stopRequested.isSet })
+    }
+}
+
+extension CaptureManifest.Thresholds {
+    init(_ config: ProximityConfig) {
+        self.init(nearMetres: config.nearMetres, farMetres: config.farMetres, bumpMetres: config.bumpMetres)
     }
 }
 

@@ -17,6 +17,8 @@ struct WorldCommand: AsyncParsableCommand {
 
     @OptionGroup var scenario: ScenarioOptions
 
+    @OptionGroup var proximity: ProximityOptions
+
     @Option(help: "Address to listen on.")
     var listen = "127.0.0.1"
 
@@ -37,14 +39,16 @@ struct WorldCommand: AsyncParsableCommand {
         guard spec.nodes.contains(where: { $0.external == true }) else {
             throw ValidationError("the scenario has no external node to serve; mark one with \"external\": true")
         }
-        let driver = SimulationDriver(scenario: spec, options: try scenario.driverOptions(for: spec, capture: capture), events: events, logger: logger)
+        var options = try scenario.driverOptions(for: spec, capture: capture)
+        options.bridge.proximity = proximity.config
+        let driver = SimulationDriver(scenario: spec, options: options, events: events, logger: logger)
         let server = try WorldServer(world: driver.world, host: listen, uwbBasePort: uwbPort, airPort: airPort, logger: logger)
         defer { server.close() }
         for endpoint in server.endpoints {
             logger.notice(
                 "\(endpoint.body): nearby-bridge run --uwb tcp:\(listen):\(endpoint.uwbPort) --ble world:\(listen):\(server.airPort)/\(endpoint.body)")
         }
-        try ScenarioOptions.writeManifest(driver, to: capture)
+        try ScenarioOptions.writeManifest(driver, proximity: proximity.config, to: capture)
         try await scenario.run(driver)
     }
 }

@@ -5,7 +5,9 @@
 ///
 /// The flow: the initiator (lower peer id) sends `hello` and `rangingParameters`; the responder
 /// sends `hello`, starts its UWB session and answers `parametersAccepted`; the initiator then
-/// starts its own. After a bump either side sends `card`; each side answers a card with `cardAck`.
+/// starts its own. After a bump either side sends `card` and the other joins with its own; the
+/// UWB controller decides each profile drop (docs/PROTOCOL.md): it acknowledges the controlee's
+/// card with `cardAck` only once it holds the ack of its own, or ends the drop with `cardDecline`.
 /// A side reports the bump only when it holds the peer's card and the ack of its own.
 public enum PeerMessage: Sendable, Equatable {
     case hello(Hello)
@@ -14,6 +16,8 @@ public enum PeerMessage: Sendable, Equatable {
     case card(bumpID: UInt32, cardJSON: String)
     case cardAck(bumpID: UInt32)
     case goodbye
+    /// This profile drop will not complete: no `bump` for it on either side.
+    case cardDecline(bumpID: UInt32)
 
     public static let version: UInt8 = 1
     public static let headerSize = 4
@@ -61,7 +65,7 @@ public enum PeerMessage: Sendable, Equatable {
     }
 
     private enum Kind: UInt8 {
-        case hello = 1, rangingParameters = 2, parametersAccepted = 3, card = 4, cardAck = 5, goodbye = 6
+        case hello = 1, rangingParameters = 2, parametersAccepted = 3, card = 4, cardAck = 5, goodbye = 6, cardDecline = 7
     }
 
     public func encoded() -> [UInt8] {
@@ -101,6 +105,9 @@ public enum PeerMessage: Sendable, Equatable {
             payload.appendLE(bumpID)
         case .goodbye:
             kind = .goodbye
+        case .cardDecline(let bumpID):
+            kind = .cardDecline
+            payload.appendLE(bumpID)
         }
         var frame: [UInt8] = [Self.version, kind.rawValue]
         frame.appendLE(UInt16(payload.count))
@@ -153,6 +160,8 @@ public enum PeerMessage: Sendable, Equatable {
             self = .cardAck(bumpID: try body.uint(UInt32.self, "bump_id"))
         case .goodbye:
             self = .goodbye
+        case .cardDecline:
+            self = .cardDecline(bumpID: try body.uint(UInt32.self, "bump_id"))
         }
         try body.expectEnd()
     }

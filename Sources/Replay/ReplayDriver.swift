@@ -4,6 +4,7 @@ import Capture
 import Events
 import Logging
 import PeerProtocol
+import Proximity
 
 /// `nearby-bridge replay DIR`: rebuilds every captured node with its recorded identity and seed
 /// and feeds its recorded radio traffic back through the same code (UCI codec and host, peer
@@ -36,8 +37,12 @@ public final class ReplayDriver: Sendable {
             let identity = NodeIdentity(
                 peerID: PeerID(id), name: spec.name, group: spec.group, card: try ProfileCard(json: spec.card),
                 uwbShortAddress: spec.uwbShortAddress)
+            var config = BridgeConfig()
+            config.proximity = ProximityConfig(
+                nearMetres: manifest.proximity.nearMetres, farMetres: manifest.proximity.farMetres,
+                bumpMetres: manifest.proximity.bumpMetres)
             let node = BridgeNode(
-                identity: identity, config: BridgeConfig(), uwbTransport: transport, ble: adapter, events: events,
+                identity: identity, config: config, uwbTransport: transport, ble: adapter, events: events,
                 time: time, logger: logger, seed: spec.seed, tracker: tracker)
             replayed.append(Replayed(node: node, transport: transport, adapter: adapter, tracker: tracker, captured: captured))
         }

@@ -19,6 +19,12 @@ public struct RadioModel: Codable, Sendable, Equatable {
     /// BLE adverts and links fail beyond this distance.
     public var bleRange: Double = 30
     public var advertLossProbability: Double = 0.10
+    /// A peer-channel message (one SDU) is lost; 0 keeps the link reliable, as L2CAP usually is.
+    /// Set it to test that the peer protocol survives loss.
+    public var linkLossProbability: Double = 0
+    /// The controlee misses the round's result (deferred DS-TWR sends it in a final data frame)
+    /// while the controller has it, so the two sides see slightly different readings.
+    public var resultLossProbability: Double = 0
     /// RSSI at 1 m and the path-loss exponent of the log-distance model.
     public var rssiAtOneMetre: Double = -59
     public var pathLossExponent: Double = 2.0
@@ -37,6 +43,8 @@ public struct RadioModel: Codable, Sendable, Equatable {
         uwbRange = try c.decodeIfPresent(Double.self, forKey: .uwbRange) ?? d.uwbRange
         bleRange = try c.decodeIfPresent(Double.self, forKey: .bleRange) ?? d.bleRange
         advertLossProbability = try c.decodeIfPresent(Double.self, forKey: .advertLossProbability) ?? d.advertLossProbability
+        linkLossProbability = try c.decodeIfPresent(Double.self, forKey: .linkLossProbability) ?? d.linkLossProbability
+        resultLossProbability = try c.decodeIfPresent(Double.self, forKey: .resultLossProbability) ?? d.resultLossProbability
         rssiAtOneMetre = try c.decodeIfPresent(Double.self, forKey: .rssiAtOneMetre) ?? d.rssiAtOneMetre
         pathLossExponent = try c.decodeIfPresent(Double.self, forKey: .pathLossExponent) ?? d.pathLossExponent
     }
@@ -55,6 +63,12 @@ public struct RadioModel: Codable, Sendable, Equatable {
         if nlos { metres += nlosBias * (0.5 + random.unit()) }
         if random.unit() < outlierProbability { metres += 0.5 + 2.5 * random.unit() }
         return Reading(metres: metres, nonLineOfSight: nlos)
+    }
+
+    /// Whether something that fails with `probability` fails this time. Draws nothing when it
+    /// cannot fail, so adding a zero-probability loss leaves seeded runs unchanged.
+    public func fails(_ probability: Double, random: inout SplitMix64) -> Bool {
+        probability > 0 && random.unit() < probability
     }
 
     /// RSSI of one received advert, or nil if it was not received.

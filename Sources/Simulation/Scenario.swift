@@ -19,6 +19,14 @@ public struct Scenario: Codable, Sendable, Equatable {
     public var radio: RadioModel?
     public var nodes: [Node]
 
+    public init(name: String, duration: Double, group: UInt16? = nil, radio: RadioModel? = nil, nodes: [Node]) {
+        self.name = name
+        self.duration = duration
+        self.group = group
+        self.radio = radio
+        self.nodes = nodes
+    }
+
     public struct Node: Codable, Sendable, Equatable {
         public var name: String
         public var path: [Waypoint]

@@ -152,6 +152,7 @@ public final class World: Sendable {
         try state.withLock { (s: inout State) throws(BLEAdapterError) in
             guard let open = s.links[link], open.initiator == body || open.target == body else { throw .unknownLink(link) }
             let other = open.initiator == body ? open.target : open.initiator
+            guard !radio.fails(radio.linkLossProbability, random: &s.random) else { return }
             s.deliveries.append(Delivery(at: s.now + Self.airLatencyMilliseconds, body: other, event: .linkData(link, sdu)))
         }
     }
@@ -216,7 +217,8 @@ public final class World: Sendable {
     }
 
     /// One DS-TWR round. In deferred DS-TWR the controller sends the result to the controlee, so
-    /// both report the same reading; an unmatched session reports RX_TIMEOUT like a board does.
+    /// both report the same reading (unless the radio model makes the controlee miss it); an
+    /// unmatched session reports RX_TIMEOUT like a board does.
     private func rangingRound(_ s: inout State, body: Int, session: VirtualUWBS.Session) {
         let partner = findPartner(s, body: body, session: session)
         if !session.isController, partner != nil { return }  // the controller's round reports for both
@@ -229,7 +231,8 @@ public final class World: Sendable {
             handle: otherHandle, at: session.nextRoundMilliseconds + 2 * session.intervalMilliseconds)
         let reading = radio.rangingReading(trueDistance: distance(between: body, and: otherBody, at: s.now), random: &s.random)
         emit(&s, body: body, handle: session.handle, peer: peerAddress, reading: reading)
-        emit(&s, body: otherBody, handle: otherHandle, peer: otherAddress, reading: reading)
+        let resultLost = radio.fails(radio.resultLossProbability, random: &s.random)
+        emit(&s, body: otherBody, handle: otherHandle, peer: otherAddress, reading: resultLost ? nil : reading)
     }
 
     private func emit(_ s: inout State, body: Int, handle: UInt32, peer: UInt16, reading: RadioModel.Reading?) {

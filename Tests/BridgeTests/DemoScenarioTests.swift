@@ -70,4 +70,21 @@ import Testing
         #expect(lost.allSatisfy { $0["reason"] as? String == "timeout" && ($0["node"] as? String == ids["dave"] || $0["peer"] as? String == ids["dave"]) })
         #expect(events.allSatisfy { $0["node"] as? String != $0["peer"] as? String })
     }
+
+    /// "Getting warmer": as Alice walks up to the rig, the rig's nearest peer is Alice, in
+    /// ever closer bands, and she is immediate when they bump.
+    @Test func theRigFollowsAliceAsTheNearestPeerUpToTheBump() async throws {
+        let scenario = try Scenario.builtIn()
+        let events = try parse(try await runScenario(scenario, ranges: false))
+        var options = SimulationDriver.Options()
+        options.seed = 1
+        let ids = SimulationDriver(scenario: scenario, options: options, events: EventStream(output: CollectedEvents(), includesRanges: false), logger: quietLogger)
+            .identities.mapValues(\.peerID.description)
+        let rig = events.filter { $0["node"] as? String == ids["rig"] }
+        let bump = try #require(rig.firstIndex { $0["type"] as? String == "bump" })
+        let nearest = rig[..<bump].filter { $0["type"] as? String == "nearest" }
+        let aliceBands = nearest.filter { $0["peer"] as? String == ids["alice"] }.map { $0["band"] as? String }
+        #expect(nearest.last?["peer"] as? String == ids["alice"])
+        #expect(aliceBands.suffix(3) == ["medium", "near", "immediate"])
+    }
 }

@@ -15,8 +15,12 @@ import Testing
             (.peerFound(.init(peer: peer, name: "Alice", rssi: -61)), #""peer":"fedcba9876543210","name":"Alice","rssi":-61}"#),
             (.peerFound(.init(peer: peer, name: "", rssi: nil)), #""peer":"fedcba9876543210","name":"","rssi":null}"#),
             (
-                .range(.init(peer: peer, status: "OK", distance: 1.23456, filtered: nil, nlos: false, azimuth: -12.34, elevation: nil)),
-                #""peer":"fedcba9876543210","status":"OK","distance":1.235,"filtered":null,"nlos":false,"azimuth":-12.3,"elevation":null}"#
+                .range(.init(peer: peer, status: "OK", distance: 1.23456, filtered: nil, rate: nil, nlos: false, azimuth: -12.34, elevation: nil)),
+                #""peer":"fedcba9876543210","status":"OK","distance":1.235,"filtered":null,"rate":null,"nlos":false,"azimuth":-12.3,"elevation":null}"#
+            ),
+            (
+                .range(.init(peer: peer, status: "OK_NEGATIVE_DISTANCE_REPORT", distance: -0.03, filtered: 0, rate: -0.4567, nlos: nil, azimuth: nil, elevation: nil)),
+                #""peer":"fedcba9876543210","status":"OK_NEGATIVE_DISTANCE_REPORT","distance":-0.030,"filtered":0.000,"rate":-0.457,"nlos":null,"azimuth":null,"elevation":null}"#
             ),
             (.near(.init(peer: peer, distance: 0.9, azimuth: nil)), #""peer":"fedcba9876543210","distance":0.900,"azimuth":null}"#),
             (.far(.init(peer: peer, distance: 1.5, azimuth: 45)), #""peer":"fedcba9876543210","distance":1.500,"azimuth":45.0}"#),
@@ -25,6 +29,8 @@ import Testing
                 #""peer":"fedcba9876543210","bump_id":3,"distance":-0.020,"card":{"name":"Bob"}}"#
             ),
             (.peerLost(.init(peer: peer, reason: .peerEnded)), #""peer":"fedcba9876543210","reason":"peer-ended"}"#),
+            (.nearest(.init(peer: peer, distance: 0.4321, band: .near)), #""peer":"fedcba9876543210","distance":0.432,"band":"near"}"#),
+            (.nearest(.init(peer: nil, distance: nil, band: nil)), #""peer":null,"distance":null,"band":null}"#),
         ]
         for (body, tail) in cases {
             let line = JSONLine.render(Event(node: node, body: body), seq: 7, timestampMilliseconds: 1_700_000_000_123)
@@ -72,7 +78,7 @@ import Testing
     @Test func stampsConsecutiveSequenceNumbersAndSkipsRangesUnlessAsked() {
         let output = CollectedEvents()
         let stream = EventStream(output: output, includesRanges: false)
-        let range = Event(node: "a", body: .range(.init(peer: "b", status: "OK", distance: 1, filtered: 1, nlos: nil, azimuth: nil, elevation: nil)))
+        let range = Event(node: "a", body: .range(.init(peer: "b", status: "OK", distance: 1, filtered: 1, rate: 0, nlos: nil, azimuth: nil, elevation: nil)))
         let lost = Event(node: "a", body: .peerLost(.init(peer: "b", reason: .timeout)))
         stream.emit(lost, timestampMilliseconds: 0)
         stream.emit(range, timestampMilliseconds: 0)

@@ -1,0 +1,22 @@
+import ArgumentParser
+import Proximity
+
+/// The proximity thresholds people tune (`demo`, `world`, `run`). Everything else keeps the
+/// measured defaults (README, "Proximity quality").
+struct ProximityOptions: ParsableArguments {
+    @Option(help: "Enter the near zone at this filtered distance, metres.")
+    var near: Double = ProximityConfig.default.nearMetres
+
+    @Option(help: "Leave the near zone (a far event) at this filtered distance, metres; larger than --near.")
+    var far: Double = ProximityConfig.default.farMetres
+
+    @Option(help: "Contact distance for a bump, metres (at most 0.2; earlier apps used 0.08).")
+    var bump: Double = ProximityConfig.default.bumpMetres
+
+    func validate() throws {
+        let problems = config.problems
+        guard problems.isEmpty else { throw ValidationError(problems.joined(separator: "; ")) }
+    }
+
+    var config: ProximityConfig { ProximityConfig(nearMetres: near, farMetres: far, bumpMetres: bump) }
+}

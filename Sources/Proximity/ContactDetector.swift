@@ -1,0 +1,68 @@
+/// Bump detection: contact as a gesture (an approach, contact, usually a separation), decided by a
+/// sequential likelihood-ratio test on the raw readings.
+///
+/// Why not a threshold on a filtered distance: with σ = 10 cm, any filter quick enough to see a
+/// brief touch within a ranging interval or two dips from 30 cm to below 8 cm by chance dozens of
+/// times per hour. The test here accumulates evidence instead (a CUSUM): each line-of-sight
+/// reading x adds its log-likelihood ratio of "at `bump`" against "at `clear`",
+/// `(clear − bump)/σ² · ((bump + clear)/2 − x)`, the sum never drops below zero, and contact fires
+/// when it reaches a threshold. Readings during the last few centimetres of an approach already
+/// count, a single lucky reading never suffices, and the threshold is a false-alarm rate:
+/// lingering at 30 cm, the sum reaches `evidence` about once per e^evidence readings.
+///
+/// A visible approach (the filtered distance was at `approach` or farther within
+/// `approachWindow`) lowers the threshold: that is what a bump looks like, while a neighbour
+/// sitting 30 cm away for hours gets a stricter test. NLoS-flagged readings are left out (they read long, and a blocked path is
+/// not contact). One contact per gesture: after firing, the same test run the other way must show
+/// the devices apart (at `clear` rather than at `bump`, with `evidenceAfterApproach`) before the
+/// detector re-arms, so devices left together for minutes bump once.
+struct ContactDetector: Sendable {
+    private let config: ProximityConfig
+    /// Evidence for contact while armed; for separation after a contact.
+    private var evidence = 0.0
+    private(set) var isArmed = true
+    private var lastApproachSeen: Int64?
+    private var lastReading: Int64?
+
+    init(config: ProximityConfig) {
+        self.config = config
+    }
+
+    /// Feeds one round: its reading, the noise σ of readings, and the filtered distance (which
+    /// tells, robustly, whether the peer was recently far enough away for an approach). Returns
+    /// true when this reading completes a contact.
+    mutating func update(time: Int64, distance: Double?, nonLineOfSight: Bool, sigma: Double, filtered: Double?) -> Bool {
+        if let filtered, filtered >= config.approachMetres { lastApproachSeen = time }
+        guard let distance, !nonLineOfSight else { return false }
+        if let last = lastReading, time - last > config.maxGapMilliseconds { evidence = 0 }
+        lastReading = time
+
+        let (bump, clear) = (config.bumpMetres, config.clearMetres)
+        let weight = (clear - bump) / (sigma * sigma)
+        guard isArmed else {
+            // Re-arm once the readings show the devices apart with the same confidence. Readings
+            // beyond the clearance count as at the clearance, so a few multipath outliers while
+            // the devices lie together cannot make up a separation.
+            evidence = max(0, evidence + weight * (min(distance, clear) - (bump + clear) / 2))
+            if evidence >= config.evidenceAfterApproach {
+                isArmed = true
+                evidence = 0
+            }
+            return false
+        }
+        // Readings far beyond the clearance are capped: one unflagged outlier must not wipe out
+        // the evidence gathered so far, and past 2σ beyond `clear` a reading says nothing new.
+        let forContact = weight * ((bump + clear) / 2 - min(distance, clear + 2 * sigma))
+        evidence = max(0, evidence + forContact)
+        let approaching = lastApproachSeen.map { time - $0 <= config.approachWindowMilliseconds } ?? false
+        guard evidence >= (approaching ? config.evidenceAfterApproach : config.evidenceWhileLingering) else { return false }
+        consume()
+        return true
+    }
+
+    /// Ends the current gesture without a contact of our own (the peer saw it first).
+    mutating func consume() {
+        isArmed = false
+        evidence = 0
+    }
+}

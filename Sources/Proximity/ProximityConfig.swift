@@ -1,0 +1,90 @@
+/// Everything the proximity engine can be tuned with. Distances in metres, times in milliseconds.
+///
+/// The defaults are the measured configuration (README, "Proximity quality"): they meet the quality
+/// targets for a DW3000-class radio (σ ≈ 10 cm, NLoS rounds, dropouts, contact bias) ranging every
+/// 100 ms. Only the three user-facing thresholds (`--near`, `--far`, `--bump`) are on the command line.
+public struct ProximityConfig: Sendable, Equatable {
+    // MARK: Zones
+
+    /// Enter the near zone when the filtered distance stays at or below this for `zoneDwell`.
+    public var nearMetres: Double = 1.0
+    /// Leave it when the filtered distance stays at or above this for `zoneDwell`; the gap to
+    /// `nearMetres` is the hysteresis.
+    public var farMetres: Double = 1.5
+    /// How long a zone condition must hold before the zone changes, so one excursion of the
+    /// filter across a threshold does not produce a near/far pair.
+    public var zoneDwellMilliseconds: Int64 = 300
+
+    // MARK: Contact (bump)
+
+    /// Contact means the devices are this close or closer (earlier apps used 8 cm).
+    public var bumpMetres: Double = 0.08
+    /// Clearance: a peer this far away or farther is certainly not in contact. It is the other
+    /// hypothesis of the contact test, and separating beyond it re-arms the detector.
+    public var clearMetres: Double = 0.30
+    /// Seen at or beyond this distance shortly before (`approachWindow`), a peer is making an
+    /// approach, and contact needs less evidence (`evidenceAfterApproach`).
+    public var approachMetres: Double = 0.5
+    public var approachWindowMilliseconds: Int64 = 2_500
+    /// Evidence (natural log-likelihood ratio of "within `bumpMetres`" against "at `clearMetres`")
+    /// that fires a contact right after an approach. Lower is faster and less certain.
+    public var evidenceAfterApproach: Double = 9
+    /// Evidence needed otherwise: a peer lingering close (a neighbour at a table) gets many chances
+    /// for noise to look like contact, so it must show more.
+    public var evidenceWhileLingering: Double = 14
+
+    // MARK: Nearest peer
+
+    /// Band edges beyond `clearMetres` (immediate) and `nearMetres` (near): medium up to this, far beyond.
+    public var mediumMetres: Double = 3.0
+    /// The nearest peer's band changes only once its distance is this fraction beyond an edge.
+    public var bandHysteresis: Double = 0.1
+    /// Another peer takes over as nearest only when it is this much closer, so two people at about
+    /// the same distance do not take turns.
+    public var nearestSwitchMetres: Double = 0.2
+
+    // MARK: Filter
+
+    /// Standard deviation of one line-of-sight reading (the radio's ranging noise).
+    public var rangingSigmaMetres: Double = 0.10
+    /// NLoS readings read long; the filter trusts them this many times less (in σ).
+    public var nlosSigmaFactor: Double = 3
+    /// White-noise acceleration of the distance (m²/s³): how quickly hands and walkers can change
+    /// speed. Larger follows motion faster and smooths less.
+    public var accelerationNoise: Double = 0.2
+    /// A reading more than this many standard deviations above the prediction is an outlier:
+    /// NLoS and multipath make readings long, never short.
+    public var gateAboveSigmas: Double = 2.5
+    /// Below the prediction only Gaussian noise is expected, so a reading far below means the
+    /// estimate is off (it followed an outlier, or the peer moved during a dropout): the gate is
+    /// wide there and the reading pulls the estimate back.
+    public var gateBelowSigmas: Double = 5
+    /// This many rejected readings in a row that lie on a line mean the peer really moved:
+    /// restart the filter on that line. Twice as many restart it whatever they look like.
+    public var outliersBeforeRestart: Int = 3
+    /// Without a reading for this long the estimate is dropped (the peer may be anywhere).
+    public var maxGapMilliseconds: Int64 = 2_000
+
+    public init(nearMetres: Double = 1.0, farMetres: Double = 1.5, bumpMetres: Double = 0.08) {
+        self.nearMetres = nearMetres
+        self.farMetres = farMetres
+        self.bumpMetres = bumpMetres
+    }
+
+    public static let `default` = ProximityConfig()
+
+    /// What is wrong with this configuration, in words a user can act on; empty when it is usable.
+    public var problems: [String] {
+        var problems: [String] = []
+        if !(nearMetres > 0) { problems.append("the near threshold must be positive (e.g. 1.0)") }
+        if !(farMetres > nearMetres) { problems.append("the far threshold must be larger than the near threshold (e.g. near 1.0, far 1.5)") }
+        if !(bumpMetres > 0 && bumpMetres <= clearMetres - 0.1) {
+            problems.append("the bump threshold must be between 0 and \(Self.format(clearMetres - 0.1)) m (e.g. 0.08)")
+        }
+        return problems
+    }
+
+    private static func format(_ metres: Double) -> String {
+        String(Double(Int((metres * 100).rounded())) / 100)
+    }
+}

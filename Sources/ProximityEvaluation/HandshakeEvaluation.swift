@@ -1,0 +1,120 @@
+import Bridge
+import Events
+import Foundation
+import Logging
+import Simulation
+
+/// Two-sided agreement: pairs of full bridges (the real `PeerSession` handshake, UCI to a virtual
+/// board, messages on the virtual air) bump again and again while the air loses messages.
+///
+/// Each pair is a rig standing still and a peer doing approach-and-bump gestures in front of it
+/// (the trace generator's, one after another); pairs stand 100 m apart so they never hear each
+/// other. Every gesture is scored by the `bump` events both sides wrote during it: agreement
+/// means both wrote exactly one, with the same bump id, or neither wrote any.
+public enum HandshakeEvaluation {
+    public struct Figures: Sendable {
+        public var linkLoss: Double
+        public var gestures = 0
+        public var bothSides = 0
+        public var neither = 0
+        /// Disagreements: a bump on one side only, or more than one bump in a gesture.
+        public var oneSided = 0
+        public var repeated = 0
+        /// Seconds from touch to each side's `bump` event.
+        public var latencies: [Double] = []
+
+        public var agreement: Double { Double(bothSides + neither) / Double(max(gestures, 1)) }
+        public var medianLatency: Double? { QualityFigures.percentile(latencies, 0.5) }
+    }
+
+    public static func run(
+        pairs: Int, minutes: Double, linkLoss: Double, resultLoss: Double, sigma: Double, seed: UInt64,
+        config: BridgeConfig = BridgeConfig()
+    ) async throws -> Figures {
+        var radio = QualityEvaluation.radio(sigma: sigma)
+        radio.linkLossProbability = linkLoss
+        radio.resultLossProbability = resultLoss
+        var generator = TraceGenerator(
+            seed: seed, bumpMetres: config.proximity.bumpMetres, clearMetres: config.proximity.clearMetres,
+            nearMetres: config.proximity.nearMetres, farMetres: config.proximity.farMetres)
+        generator.leadSeconds = 2...5
+
+        var nodes: [Scenario.Node] = []
+        var gestures: [(pair: Int, window: Range<Double>, touch: Double)] = []
+        var end = 0.0
+        for pair in 0..<pairs {
+            let y = 100 * Double(pair)
+            // Three seconds to find each other and start ranging, then gestures one after another,
+            // with two seconds to walk from where one ends to where the next begins.
+            var path = [Scenario.Waypoint(t: 0, x: 1.5, y: y)]
+            var t = 3.0
+            while t < minutes * 60 {
+                let trace = generator.approachAndBump()
+                for point in trace.path { path.append(.init(t: t + point.t, x: point.d, y: y)) }
+                let next = t + trace.duration + 2
+                for contact in trace.contacts { gestures.append((pair, t..<next, t + contact.touch)) }
+                t = next
+            }
+            end = max(end, t)
+            nodes.append(.init(name: "rig\(pair)", path: [.init(t: 0, x: 0, y: y)]))
+            nodes.append(.init(name: "peer\(pair)", path: path))
+        }
+        // Run on until every drop of the last gestures has ended on both sides.
+        let drain = 5 * Double(config.exchangeTimeoutMilliseconds) / 1000
+        let scenario = Scenario(name: "handshake", duration: end + drain, group: 1, radio: radio, nodes: nodes)
+
+        let output = CollectedEvents()
+        var options = SimulationDriver.Options()
+        options.seed = seed
+        options.speed = nil
+        options.bridge = config
+        var logger = Logger(label: "handshake-evaluation")
+        logger.logLevel = .critical
+        let driver = SimulationDriver(
+            scenario: scenario, options: options, events: EventStream(output: output, includesRanges: false), logger: logger)
+        let ids = driver.identities.mapValues(\.peerID.description)
+        try await driver.run()
+
+        // For each pair and side, when each bump id was reported (seconds).
+        var reports: [String: [Int: [Double]]] = [:]
+        for line in output.lines {
+            guard let event = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                event["type"] as? String == "bump", let node = event["node"] as? String, let peer = event["peer"] as? String,
+                let id = event["bump_id"] as? Int, let ts = event["ts"] as? String, let time = secondsSinceEpoch(ts)
+            else { continue }
+            reports["\(node)>\(peer)", default: [:]][id, default: []].append(time)
+        }
+        var figures = Figures(linkLoss: linkLoss)
+        for gesture in gestures {
+            guard let rig = ids["rig\(gesture.pair)"], let peer = ids["peer\(gesture.pair)"] else { continue }
+            let rigSide = reports["\(rig)>\(peer)", default: [:]]
+            let peerSide = reports["\(peer)>\(rig)", default: [:]]
+            // A drop belongs to the gesture during which either side first reported it (the other
+            // side may report it a little later, after the gesture, if messages were lost).
+            let drops = Set(rigSide.keys).union(peerSide.keys).filter { id in
+                let first = ((rigSide[id] ?? []) + (peerSide[id] ?? [])).min()!
+                return gesture.window.contains(first)
+            }
+            figures.gestures += 1
+            if drops.isEmpty {
+                figures.neither += 1
+            } else if drops.count > 1 || drops.contains(where: { (rigSide[$0]?.count ?? 0) > 1 || (peerSide[$0]?.count ?? 0) > 1 }) {
+                figures.repeated += 1
+            } else if let id = drops.first, let a = rigSide[id]?.first, let b = peerSide[id]?.first {
+                figures.bothSides += 1
+                figures.latencies += [a - gesture.touch, b - gesture.touch]
+            } else {
+                figures.oneSided += 1
+            }
+        }
+        return figures
+    }
+
+    /// Seconds since the Unix epoch of an event's `ts` (runs here start at the epoch, so only the
+    /// day of January 1970 and the time matter).
+    static func secondsSinceEpoch(_ ts: String) -> Double? {
+        let fields = ts.split(whereSeparator: { "-T:Z".contains($0) }).compactMap { Double($0) }
+        guard fields.count == 6, fields[0] == 1970, fields[1] == 1 else { return nil }
+        return (fields[2] - 1) * 86_400 + fields[3] * 3_600 + fields[4] * 60 + fields[5]
+    }
+}

@@ -1,0 +1,179 @@
+import Bridge
+
+/// The true distance between two devices over time, as a scripted situation produces it, plus
+/// the ground truth the evaluator scores against.
+public struct Trace: Sendable {
+    public enum Kind: String, Sendable, CaseIterable {
+        /// Walk or reach up, touch for a moment (sometimes leave the devices together), move away.
+        case approachAndBump = "approach-and-bump"
+        /// Reach towards each other to 20–40 cm, hold, retreat: close, but no contact.
+        case handOver = "hand-over"
+        /// Someone walks or runs past at 0.3–3 m.
+        case passBy = "pass-by"
+        /// Neighbours at a table, 30–60 cm apart, swaying a few centimetres, for an hour.
+        case tableNeighbour = "table"
+        /// Walking side by side, 0.3–1.5 m apart and drifting.
+        case walkingGroup = "walking group"
+        /// Standing still (±2 cm) right at the near or the far threshold, for an hour.
+        case boundary
+        /// Standing still at exactly the clearance (30 cm) for an hour: the hardest non-contact case.
+        case atClearance = "at clearance"
+    }
+
+    /// A deliberate contact: the devices touch at `touch` and part at `parted`.
+    public struct Contact: Sendable, Equatable {
+        public var touch: Double
+        public var parted: Double
+        /// The gesture in full: from coming within the clearance to leaving it again.
+        public var window: ClosedRange<Double>
+        /// When the true distance first reached the bump threshold.
+        public var withinThreshold: Double
+    }
+
+    public var kind: Kind
+    /// (seconds, metres) waypoints, linearly interpolated.
+    public var path: [(t: Double, d: Double)]
+    public var contacts: [Contact]
+
+    public var duration: Double { path.last?.t ?? 0 }
+    /// The closest the devices come, metres.
+    public var closest: Double { path.map(\.d).min() ?? .infinity }
+
+    public func distance(at t: Double) -> Double {
+        var low = 0
+        var high = path.count - 1
+        guard t > path[low].t else { return path[low].d }
+        guard t < path[high].t else { return path[high].d }
+        while high - low > 1 {
+            let mid = (low + high) / 2
+            if path[mid].t <= t { low = mid } else { high = mid }
+        }
+        let (a, b) = (path[low], path[high])
+        return b.t > a.t ? a.d + (b.d - a.d) * (t - a.t) / (b.t - a.t) : b.d
+    }
+
+    /// First time at or after `from` that the distance is at or below `metres` (on a segment).
+    func firstTime(atOrBelow metres: Double, from: Double) -> Double? {
+        for (a, b) in zip(path, path.dropFirst()) where b.t >= from {
+            if a.d <= metres, a.t >= from { return a.t }
+            if b.d <= metres {
+                guard a.d > metres else { return max(a.t, from) }
+                return a.t + (b.t - a.t) * (a.d - metres) / (a.d - b.d)
+            }
+        }
+        return nil
+    }
+
+    /// First time at or after `from` that the distance is at or above `metres`.
+    func firstTime(atOrAbove metres: Double, from: Double) -> Double? {
+        for (a, b) in zip(path, path.dropFirst()) where b.t >= from {
+            if a.d >= metres, a.t >= from { return a.t }
+            if b.d >= metres {
+                guard a.d < metres else { return max(a.t, from) }
+                return a.t + (b.t - a.t) * (metres - a.d) / (b.d - a.d)
+            }
+        }
+        return nil
+    }
+}
+
+/// Draws traces of each kind. Every number a situation uses is drawn here, from ranges stated in
+/// the doc comments of `Trace.Kind` and in docs/PROXIMITY.md.
+public struct TraceGenerator {
+    public var random: SplitMix64
+    /// Thresholds the ground truth refers to (bump threshold, clearance, near/far).
+    public var bumpMetres: Double
+    public var clearMetres: Double
+    public var nearMetres: Double
+    public var farMetres: Double
+    /// How long a bump gesture's peer stands before approaching, seconds.
+    public var leadSeconds: ClosedRange<Double> = 2...60
+
+    public init(seed: UInt64, bumpMetres: Double, clearMetres: Double, nearMetres: Double, farMetres: Double) {
+        random = SplitMix64(seed: seed)
+        self.bumpMetres = bumpMetres
+        self.clearMetres = clearMetres
+        self.nearMetres = nearMetres
+        self.farMetres = farMetres
+    }
+
+    private mutating func uniform(_ range: ClosedRange<Double>) -> Double {
+        range.lowerBound + (range.upperBound - range.lowerBound) * random.unit()
+    }
+
+    public mutating func make(_ kind: Trace.Kind) -> Trace {
+        switch kind {
+        case .approachAndBump: approachAndBump()
+        case .handOver: handOver()
+        case .passBy: passBy()
+        case .tableNeighbour: still(.tableNeighbour, around: uniform(0.30...0.60), sway: 0...0.05)
+        case .walkingGroup: walkingGroup()
+        case .boundary: still(.boundary, around: random.unit() < 0.5 ? nearMetres : farMetres, sway: -0.02...0.02)
+        case .atClearance: still(.atClearance, around: clearMetres, sway: 0...0)
+        }
+    }
+
+    /// Stand at 0.5–1.5 m for 2–60 s (`leadSeconds`: just arrived, or chatting for a while), approach at 0.3–1.0 m/s to touch (0–3 cm between the
+    /// antennas), stay in contact 0.3–1.2 s (one gesture in ten: 10–60 s, devices left together),
+    /// part at 0.3–1.0 m/s to 0.5–1.5 m and stay 3 s.
+    public mutating func approachAndBump() -> Trace {
+        let start = uniform(0.5...1.5)
+        let lead = uniform(leadSeconds)
+        let contactDistance = uniform(0...0.03)
+        let touch = lead + (start - contactDistance) / uniform(0.3...1.0)
+        let parted = touch + (random.unit() < 0.1 ? uniform(10...60) : uniform(0.3...1.2))
+        let end = uniform(0.5...1.5)
+        let away = parted + (end - contactDistance) / uniform(0.3...1.0)
+        let trace = Trace(
+            kind: .approachAndBump,
+            path: [(0, start), (lead, start), (touch, contactDistance), (parted, contactDistance), (away, end), (away + 3, end)],
+            contacts: [])
+        let window = trace.firstTime(atOrBelow: clearMetres, from: 0)!...trace.firstTime(atOrAbove: clearMetres, from: parted)!
+        let contact = Trace.Contact(
+            touch: touch, parted: parted, window: window, withinThreshold: trace.firstTime(atOrBelow: bumpMetres, from: 0)!)
+        return Trace(kind: trace.kind, path: trace.path, contacts: [contact])
+    }
+
+    /// From 0.6–1.5 m (after 2–5 s) reach to 20–40 cm at 0.3–1.0 m/s, hold 1–3 s, retreat.
+    mutating func handOver() -> Trace {
+        let start = uniform(0.6...1.5)
+        let lead = uniform(2...5)
+        let closest = uniform(0.20...0.40)
+        let arrive = lead + (start - closest) / uniform(0.3...1.0)
+        let leave = arrive + uniform(1...3)
+        let away = leave + (start - closest) / uniform(0.3...1.0)
+        return Trace(kind: .handOver, path: [(0, start), (lead, start), (arrive, closest), (leave, closest), (away, start), (away + 3, start)], contacts: [])
+    }
+
+    /// A straight walk or run at 0.8–3 m/s passing at 0.3–3 m, from 8 m before to 8 m after.
+    mutating func passBy() -> Trace {
+        let closest = uniform(0.3...3.0)
+        let speed = uniform(0.8...3.0)
+        let duration = 16 / speed
+        let path = stride(from: 0.0, through: duration, by: 0.05).map { t in
+            let along = speed * t - 8
+            return (t, (closest * closest + along * along).squareRoot())
+        }
+        return Trace(kind: .passBy, path: path, contacts: [])
+    }
+
+    /// An hour still at `around` plus a slow sway within `sway` (a new offset every 2–8 s).
+    mutating func still(_ kind: Trace.Kind, around base: Double, sway: ClosedRange<Double>) -> Trace {
+        var path: [(t: Double, d: Double)] = [(0, base + uniform(sway))]
+        while path.last!.t < 3600 { path.append((path.last!.t + uniform(2...8), base + uniform(sway))) }
+        return Trace(kind: kind, path: path, contacts: [])
+    }
+
+    /// Ten minutes walking together: a new spacing every 1–4 s, a step of σ 15 cm from the last,
+    /// kept within 0.3–1.5 m.
+    mutating func walkingGroup() -> Trace {
+        var path: [(t: Double, d: Double)] = [(0, uniform(0.5...1.2))]
+        while path.last!.t < 600 {
+            var next = path.last!.d + 0.15 * random.gaussian()
+            if next < 0.3 { next = 0.6 - next }
+            if next > 1.5 { next = 3.0 - next }
+            path.append((path.last!.t + uniform(1...4), min(max(next, 0.3), 1.5)))
+        }
+        return Trace(kind: .walkingGroup, path: path, contacts: [])
+    }
+}
