@@ -329,6 +329,7 @@ actor PeerSession {
     private func startExchange(distance: Double) async {
         guard exchange == nil, case .ranging(let link) = stage else { return }
         let bumpID = lastBumpID &+ 1
+        logger.info("profile drop started", metadata: ["bump": "\(bumpID)"])
         exchange = Exchange(bumpID: bumpID, startedAt: now, distance: distance, cardSentAt: now)
         await send(.card(bumpID: bumpID, cardJSON: context.identity.card.json), on: link)
     }
@@ -366,6 +367,7 @@ actor PeerSession {
                 return
             }
             proximity.consumeContact()
+            logger.info("profile drop joined", metadata: ["bump": "\(bumpID)"])
             exchange = Exchange(
                 bumpID: bumpID, startedAt: now, peerCard: card.json, distance: proximity.filtered, cardSentAt: now)
             await send(.card(bumpID: bumpID, cardJSON: context.identity.card.json), on: link)

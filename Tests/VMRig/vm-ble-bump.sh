@@ -3,8 +3,9 @@
 # nearby-bridge processes, each on its own kernel Bluetooth adapter (hci0, hci1) backed by a
 # Bumble controller on the host; all Bluetooth traffic goes through the kernel's mgmt channel and
 # L2CAP sockets. Prints both event streams (prefixed A| and B|) for the host to check.
-# Phase 1: they find each other, range, and bump. Phase 2: rig-b is killed mid-exchange and
-# rig-a must report it lost (timeout) and keep running.
+# Phase 1: they find each other, range, and bump. Phase 2: rig-b comes back for a second bump
+# and is killed (SIGKILL) the moment either side starts that profile drop; rig-a must report it
+# lost (timeout), not hang, and keep running.
 set -u
 R=/opt/rig
 cd /tmp
@@ -28,8 +29,14 @@ done
 echo "VM: phase 1 done after ${waited}s"
 sleep 3   # let any duplicate bump show up, if there were one
 
-# Phase 2: rig-b dies without a goodbye (SIGKILL); rig-a must time it out.
+# Phase 2: the second approach; kill rig-b as soon as its profile drop starts on either side.
+waited=0
+until grep -q 'bump=2 .*profile drop' a.err b.err 2>/dev/null; do
+  usleep 50000; waited=$((waited + 1))
+  [ $waited -ge 1800 ] && { echo "VM: the second profile drop never started"; break; }
+done
 kill -9 $B
+echo "VM: rig-b killed mid-exchange: $(grep -h 'bump=2 .*profile drop' a.err b.err | sed 's/.*\(node=[^ ]*\).*\(profile drop [a-z]*\)/\2 on \1/' | head -2 | tr '\n' ' ')"
 waited=0
 until grep -q '"type":"peer.lost"' a.jsonl 2>/dev/null; do
   sleep 1; waited=$((waited + 1))
