@@ -151,7 +151,7 @@ public enum Doctor {
     }
 
     static func capability() -> Finding {
-        let effective = Sysfs.capabilities()
+        let effective = effectiveCapabilities()
         let netAdmin: UInt64 = 1 << 12
         if let effective, effective & netAdmin != 0 {
             return Finding("CAP_NET_ADMIN", .ok, "present (needed for the Bluetooth management channel)")
@@ -196,28 +196,13 @@ public enum Doctor {
     }
 }
 
-/// Small readers of /proc and /sys.
-enum Sysfs {
-    static func read(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = Glibc.read(fd, &buffer, buffer.count)
-        guard count > 0 else { return nil }
-        var text = String(decoding: buffer.prefix(count), as: UTF8.self)
-        while text.last == "\n" { text.removeLast() }
-        return text
+/// Effective capabilities of this process (CapEff in /proc/self/status).
+private func effectiveCapabilities() -> UInt64? {
+    guard let status = Sysfs.read("/proc/self/status") else { return nil }
+    for line in status.split(separator: "\n") where line.hasPrefix("CapEff:") {
+        return UInt64(line.dropFirst(7).trimmingPrefix(while: { $0 == " " || $0 == "\t" }), radix: 16)
     }
-
-    /// Effective capabilities of this process (CapEff in /proc/self/status).
-    static func capabilities() -> UInt64? {
-        guard let status = read("/proc/self/status") else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("CapEff:") {
-            return UInt64(line.dropFirst(7).trimmingPrefix(while: { $0 == " " || $0 == "\t" }), radix: 16)
-        }
-        return nil
-    }
+    return nil
 }
 
 enum Processes {

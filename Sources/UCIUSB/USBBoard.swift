@@ -164,8 +164,8 @@ public enum USBBoards {
 }
 
 /// Reads USB attributes from sysfs, which needs no permission on the device node (libusb needs
-/// an open handle for string descriptors).
-enum Sysfs {
+/// an open handle for string descriptors), and other small /proc and /sys files.
+public enum Sysfs {
     static func attribute(_ location: String, _ name: String) -> String? {
         read("/sys/bus/usb/devices/\(location)/\(name)")
     }
@@ -179,11 +179,12 @@ enum Sysfs {
         return target.split(separator: "/").last.map(String.init)
     }
 
-    static func read(_ path: String) -> String? {
+    /// A small text file's content without trailing whitespace; nil if unreadable.
+    public static func read(_ path: String) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 256)
+        var buffer = [UInt8](repeating: 0, count: 4096)
         let count = Glibc.read(fd, &buffer, buffer.count)
         guard count > 0 else { return nil }
         let text = String(decoding: buffer.prefix(count), as: UTF8.self)
