@@ -28,6 +28,8 @@ public final class BlueZAdapter: BLEAdapter {
         var nextLink: LinkID = 1
         var addressTypes: [BLEAddress: MgmtAddressType] = [:]
         var advertising: (data: [UInt8], scanResponse: [UInt8])?
+        /// The adapter's powered setting as last seen (start, New Settings).
+        var powered = false
     }
 
     public let name: String
@@ -85,9 +87,11 @@ public final class BlueZAdapter: BLEAdapter {
         }
         let features = try AdvertisingFeatures(returnParameters: try await socket.send(.readAdvertisingFeatures, index: index))
         let address = info.address
+        let powered = info.currentSettings.contains(.powered)
         state.withLock {
             $0.instance = max(features.maxInstances, 1)
             $0.adapterAddress = address
+            $0.powered = powered
         }
         try listen()
         logger.info(
@@ -176,6 +180,29 @@ public final class BlueZAdapter: BLEAdapter {
                 return s.handler
             }
             handler?(.advertisement(address, rssi: Int(found.rssi), data: found.eir))
+        case .newSettings(let settings):
+            let powered = settings.contains(.powered)
+            let wasPowered = state.withLock { s in
+                defer { s.powered = powered }
+                return s.powered
+            }
+            if wasPowered, !powered {
+                logger.warning("Bluetooth adapter powered off", metadata: ["adapter": "\(name)"])
+            } else if powered, !wasPowered {
+                // Power-off removed our advertising instance (and a controller reset leaves it
+                // with empty data), and discovery ended: bring both back now rather than at the
+                // next refresh, so that peers do not time us out.
+                logger.notice("Bluetooth adapter powered on again: advertising and discovery restart", metadata: ["adapter": "\(name)"])
+                Task { [weak self] in
+                    guard let self else { return }
+                    do {
+                        try await self.addAdvertising()
+                    } catch {
+                        self.logger.warning("could not re-add advertising", metadata: ["adapter": "\(self.name)", "error": "\(error)"])
+                    }
+                    await self.restartDiscovery()
+                }
+            }
         case .indexRemoved:
             logger.error("Bluetooth adapter removed", metadata: ["adapter": "\(name)"])
         default:

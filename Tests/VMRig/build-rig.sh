@@ -17,6 +17,7 @@
 # boots it through its PVH entry, twice as fast under TCG), creates the Bumble venv
 # (bumble==$BUMBLE_VERSION) and builds the static guest programs hci_uart_attach and
 # mgmt_probe. Writes the paths to $RIG_CACHE/rig.env (sourced by run-vm.sh) and prints them.
+# uwb_gadget and udev_relay are static guest programs too (USB boards on dummy_hcd).
 # Time on a fresh machine: ~10 s of apt plus ~20 s; cache ~200 MB.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -65,6 +66,11 @@ if [ -z "$KVER" ]; then
     [ -n "$KVER" ] || { echo "build-rig: cannot resolve the current linux-image-*-amd64 (apt-cache depends linux-image-amd64)" >&2; exit 1; }
 fi
 KROOT=$CACHE/kernel/$KVER
+# configfs (for USB gadgets) joined the extracted set later: a cache without it is re-extracted
+if [ -e "$KROOT/.complete" ] && [ -z "$(find "$KROOT/lib/modules/$KVER/kernel/fs/configfs" -name 'configfs.ko*' 2>/dev/null)" ]; then
+    say "cached kernel lacks fs/configfs: extracting it again"
+    rm -f "$KROOT/.complete"
+fi
 if [ ! -e "$KROOT/.complete" ]; then
     say "downloading linux-image-$KVER"
     rm -rf "$KROOT" "$CACHE/dl"
@@ -84,7 +90,7 @@ if [ ! -e "$KROOT/.complete" ]; then
             "$M/modules.order" "$M/modules.builtin" "$M/modules.builtin.modinfo" \
             "$M/kernel/net" "$M/kernel/crypto" "$M/kernel/lib" "$M/kernel/arch" \
             "$M/kernel/drivers/bluetooth" "$M/kernel/drivers/usb" "$M/kernel/drivers/tty" \
-            "$M/kernel/drivers/char" "$M/kernel/drivers/leds"
+            "$M/kernel/drivers/char" "$M/kernel/drivers/leds" "$M/kernel/fs/configfs"
     fi
     "$DEPMOD" -b "$KROOT" "$KVER"
     rm -rf "$CACHE/dl"
@@ -127,12 +133,12 @@ fi
 
 # ------------------------------------------------------------------ static guest programs
 mkdir -p "$CACHE/bin"
-for prog in hci_uart_attach mgmt_probe; do
+for prog in hci_uart_attach mgmt_probe uwb_gadget udev_relay; do
     src=$HERE/$prog.c out=$CACHE/bin/$prog
     [ -e "$src" ] || continue
     if [ ! -x "$out" ] || [ "$src" -nt "$out" ]; then
         say "compiling $prog"
-        gcc -static -O2 -Wall -Wextra -o "$out.tmp" "$src"
+        gcc -static -O2 -Wall -Wextra -pthread -o "$out.tmp" "$src"
         mv "$out.tmp" "$out"
     fi
 done
@@ -147,6 +153,8 @@ done
     printf 'RIG_BUSYBOX=%q\n' /bin/busybox
     printf 'RIG_HCI_UART_ATTACH=%q\n' "$CACHE/bin/hci_uart_attach"
     printf 'RIG_MGMT_PROBE=%q\n' "$CACHE/bin/mgmt_probe"
+    printf 'RIG_UWB_GADGET=%q\n' "$CACHE/bin/uwb_gadget"
+    printf 'RIG_UDEV_RELAY=%q\n' "$CACHE/bin/udev_relay"
 } >"$CACHE/rig.env.tmp"
 mv "$CACHE/rig.env.tmp" "$CACHE/rig.env"
 [ "$QUIET" = 1 ] || { cat "$CACHE/rig.env"; say "done in $(( $(date +%s) - START )) s"; }

@@ -152,6 +152,8 @@ add_file() {  # add_file HOST VM
 }
 add_file "$RIG_HCI_UART_ATTACH" /opt/rig/hci_uart_attach
 [ -x "$RIG_MGMT_PROBE" ] && add_file "$RIG_MGMT_PROBE" /opt/rig/mgmt_probe
+[ -x "${RIG_UWB_GADGET:-}" ] && add_file "$RIG_UWB_GADGET" /opt/rig/uwb_gadget
+[ -x "${RIG_UDEV_RELAY:-}" ] && add_file "$RIG_UDEV_RELAY" /opt/rig/udev_relay
 SCRIPT_VM=/opt/rig/$(basename "$SCRIPT")
 for spec in "${FILES[@]+"${FILES[@]}"}"; do
     src=${spec%%:*}

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Checks the console log of Tests/VMRig/vm-two-rigs.sh (see two-rigs.sh).
+
+    check_two_rigs.py CONSOLE_LOG OUT_DIR CARD_A CARD_B
+
+Decodes the three event streams (a = rig-a, b = rig-b, c = rig-b after its restart) into
+OUT_DIR/{a,b,c}.jsonl byte for byte, prints them (every event but `range`, which is summarised
+per phase), then checks the scenario and each fault case against the streams, sliced at the
+VM's "VM: MARK" lines. Prints "ok ..." per passing check and "FAIL ..." for the first failure
+(exit 1). Schema validation and torn lines are scripts/validate-events.py's job (run it on
+OUT_DIR/*.jsonl).
+"""
+import base64
+import collections
+import gzip
+import json
+import pathlib
+import re
+import sys
+
+console_path, out_dir, card_a_path, card_b_path = sys.argv[1:5]
+out = pathlib.Path(out_dir)
+console = pathlib.Path(console_path).read_text(encoding="utf-8", errors="replace").replace("\r", "").splitlines()
+
+
+def fail(message):
+    print(f"FAIL  {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def ok(message):
+    print(f"ok    {message}", file=sys.stderr)
+
+
+# ------------------------------------------------------------------ decode the streams
+chunks, expected, current = {}, {}, None
+for line in console:
+    if m := re.match(r"VM-FILE (\w)\.jsonl BEGIN (\d+) lines", line):
+        current = m.group(1)
+        chunks[current] = []
+        expected[current] = int(m.group(2))
+    elif line.startswith("VM-FILE "):
+        current = None
+    elif current and line.startswith("VM-B64| "):
+        chunks[current].append(line[len("VM-B64| "):])
+streams, raw = {}, {}
+for name in "abc":
+    if name not in chunks:
+        fail(f"the console has no {name}.jsonl (the VM script did not get to its end)")
+    data = gzip.decompress(base64.b64decode("".join(chunks[name])))
+    (out / f"{name}.jsonl").write_bytes(data)
+    raw[name] = data.decode("utf-8").splitlines()
+    if len(raw[name]) != expected[name]:
+        fail(f"{name}.jsonl: {len(raw[name])} lines decoded, the VM counted {expected[name]}")
+    try:
+        streams[name] = [json.loads(line) for line in raw[name]]
+    except json.JSONDecodeError as error:
+        fail(f"{name}.jsonl: not JSON: {error}")
+
+marks = {}
+for line in console:
+    if m := re.match(r"VM: MARK (\S+) a=(\d+) b=(\d+) c=(\d+)", line):
+        marks[m.group(1)] = {"a": int(m.group(2)), "b": int(m.group(3)), "c": int(m.group(4))}
+phases = ["phase1-done", "usb-unplug-start", "usb-unplug-replugged", "usb-unplug-end",
+          "ble-power-start", "ble-power-settled", "ble-power-end", "ble-drop-start", "ble-drop-over",
+          "ble-drop-end", "kill-restart-start", "kill-restart-restarted", "kill-restart-end"]
+for phase in phases:
+    if phase not in marks:
+        fail(f"the VM script never reached its mark {phase}")
+
+# ------------------------------------------------------------------ show the streams
+labels = {"a": "A", "b": "B", "c": "C"}
+print("== event streams (A = rig-a, B = rig-b, C = rig-b restarted; range events summarised per phase)", file=sys.stderr)
+for name in "abc":
+    bounds = [("start", 0)] + [(p, marks[p][name]) for p in phases] + [("end", len(raw[name]))]
+    for (phase, start), (next_phase, end) in zip(bounds, bounds[1:]):
+        ranges = collections.Counter()
+        for line, event in zip(raw[name][start:end], streams[name][start:end]):
+            if event["type"] == "range":
+                ranges[event["status"]] += 1
+            else:
+                print(f"{labels[name]}| {line}", file=sys.stderr)
+        if ranges:
+            summary = ", ".join(f"{status} {n}" for status, n in sorted(ranges.items()))
+            print(f"{labels[name]}| ({sum(ranges.values())} range events until {next_phase}: {summary})", file=sys.stderr)
+
+# ------------------------------------------------------------------ helpers
+A, B, C = (streams[n][0]["node"] if streams[n] else None for n in "abc")
+if not (A and B and C):
+    fail("an event stream is empty")
+
+
+def part(name, start_mark=None, end_mark=None):
+    start = marks[start_mark][name] if start_mark else 0
+    end = marks[end_mark][name] if end_mark else len(streams[name])
+    return streams[name][start:end]
+
+
+def index(events, start=0, **fields):
+    for i in range(start, len(events)):
+        if all(events[i].get(k) == v for k, v in fields.items()):
+            return i
+    return None
+
+
+def count(events, **fields):
+    return sum(1 for e in events if all(e.get(k) == v for k, v in fields.items()))
+
+
+def oks(events, peer):
+    return sum(1 for e in events if e["type"] == "range" and e["peer"] == peer and e["status"] == "OK")
+
+
+# ------------------------------------------------------------------ the scenario
+cards = {"a": json.loads(pathlib.Path(card_a_path).read_text()), "b": json.loads(pathlib.Path(card_b_path).read_text())}
+bump_ids = {}
+for me, other, peer, ble, usb in (("a", "b", B, "hci0", "usb:1-1"), ("b", "a", A, "hci1", "usb:2-1")):
+    events = part(me, None, "phase1-done")
+    who = f"rig-{me}"
+    if index(events, type="device", radio="uwb", state="ready", backend=usb) is None:
+        fail(f"{who}: no UWB board ready on {usb}")
+    if index(events, type="device", radio="ble", state="ready", backend=ble) is None:
+        fail(f"{who}: Bluetooth adapter {ble} not ready")
+    found = index(events, type="peer.found", peer=peer, name=f"rig-{other}")
+    near = index(events, type="near", peer=peer)
+    bump = index(events, type="bump", peer=peer)
+    far = index(events, type="far", peer=peer)
+    if None in (found, near, bump, far):
+        fail(f"{who}: phase 1 incomplete (peer.found {found}, near {near}, bump {bump}, far {far})")
+    if not found < near < bump < far:
+        fail(f"{who}: phase 1 out of order (peer.found {found}, near {near}, bump {bump}, far {far})")
+    if events[bump]["card"] != cards[other]:
+        fail(f"{who}: bump card {events[bump]['card']} is not rig-{other}'s {cards[other]}")
+    bump_ids[me] = events[bump]["bump_id"]
+    ok(f"{who}: UWB board {usb} and adapter {ble} ready; peer.found rig-{other}, near, bump "
+       f"(bump_id {bump_ids[me]}, card {json.dumps(events[bump]['card'], sort_keys=True)}), far")
+if bump_ids["a"] != bump_ids["b"]:
+    fail(f"the two sides report different bump ids: {bump_ids}")
+for name in "abc":
+    bumps = count(streams[name], type="bump")
+    if bumps != (0 if name == "c" else 1):
+        fail(f"stream {labels[name]} has {bumps} bump events over the whole run")
+ok("exactly one bump on each side over the whole run, same bump_id; none after the restart")
+
+# ------------------------------------------------------------------ fault 1: USB unplug/replug
+events = part("a", "usb-unplug-start", "usb-unplug-end")
+removed = index(events, type="device", radio="uwb", state="removed", backend="usb:1-1")
+ready = index(events, removed or 0, type="device", radio="uwb", state="ready", backend="usb:1-1") if removed is not None else None
+if removed is None or ready is None:
+    fail(f"usb-unplug: rig-a did not report its board removed ({removed}) and ready again ({ready})")
+if oks(events[ready:], B) < 3:
+    fail("usb-unplug: rig-a did not range with rig-b again after the replug")
+replugged = marks["usb-unplug-replugged"]["a"] - marks["usb-unplug-start"]["a"]
+if removed >= replugged:
+    fail("usb-unplug: the removal was reported only after the board was back")
+for name in "ab":
+    if count(part(name, "usb-unplug-start", "usb-unplug-end"), type="peer.lost"):
+        fail(f"usb-unplug: rig-{name} reported a peer lost")
+ok(f"usb-unplug: rig-a reported device uwb removed ({events[removed]['detail'].get('error', '')!r}), then ready "
+   f"after the replug, ranged with rig-b again ({oks(events[ready:], B)} OK rounds); no peer.lost on either side")
+
+# ------------------------------------------------------------------ fault 2: adapter power cycle
+# The peer is silent on both radios while the adapter is off: it may be kept, or time out and be
+# found again (same peer id); either way ranging must resume.
+outcome = {}
+for name, peer in (("a", B), ("b", A)):
+    events = part(name, "ble-power-start", "ble-power-end")
+    lost = index(events, type="peer.lost", peer=peer)
+    if lost is not None and index(events, lost, type="peer.found", peer=peer) is None:
+        fail(f"ble-power: rig-{name} lost its peer and did not find it again")
+    if count(events, type="peer.lost") > (1 if lost is not None else 0):
+        fail(f"ble-power: rig-{name} reported more than one peer lost")
+    outcome[name] = "kept its peer" if lost is None else "re-found its peer after a timeout"
+    if oks(part(name, "ble-power-settled", "ble-power-end"), peer) < 3:
+        fail(f"ble-power: rig-{name} did not range again after hci1 came back (6 s after power-on)")
+ok(f"ble-power: hci1 (rig-b) powered off for 2 s and on again through mgmt: rig-a {outcome['a']}, "
+   f"rig-b {outcome['b']}; both ranging again ({oks(part('a', 'ble-power-settled', 'ble-power-end'), B)} / "
+   f"{oks(part('b', 'ble-power-settled', 'ble-power-end'), A)} OK rounds)")
+
+# ------------------------------------------------------------------ fault 3: dropped link
+for name, peer in (("a", B), ("b", A)):
+    if oks(part(name, "ble-drop-over", "ble-drop-end"), peer) < 3:
+        fail(f"ble-drop: rig-{name} did not range after hci0's link came back")
+    if count(part(name, "ble-drop-start", "ble-drop-end"), type="peer.lost"):
+        fail(f"ble-drop: rig-{name} reported a peer lost")
+ok("ble-drop: hci0's controller link dropped for 3 s: both sides still ranging afterwards, no peer.lost")
+
+# ------------------------------------------------------------------ fault 4: kill and restart
+events = part("a", "kill-restart-start", "kill-restart-end")
+lost = index(events, type="peer.lost", peer=B, reason="timeout")
+if lost is None:
+    fail("kill-restart: rig-a did not report the killed rig-b lost (timeout)")
+restarted = marks["kill-restart-restarted"]["a"] - marks["kill-restart-start"]["a"]
+if lost > restarted:
+    fail("kill-restart: rig-b was reported lost only after its restart")
+found = index(events, lost, type="peer.found", peer=C, name="rig-b")
+if found is None:
+    fail("kill-restart: rig-a did not find the restarted rig-b (new peer id)")
+if oks(events[found:], C) < 3:
+    fail("kill-restart: rig-a did not range with the restarted rig-b")
+c = streams["c"]
+for field in ({"type": "device", "radio": "uwb", "state": "ready", "backend": "usb:2-1"},
+              {"type": "device", "radio": "ble", "state": "ready", "backend": "hci1"},
+              {"type": "peer.found", "peer": A, "name": "rig-a"}):
+    if index(c, **field) is None:
+        fail(f"kill-restart: the restarted rig-b has no {field}")
+if oks(c, A) < 3:
+    fail("kill-restart: the restarted rig-b did not range with rig-a")
+ok(f"kill-restart: rig-a reported rig-b {B} lost (timeout), found the restarted rig-b {C}, "
+   f"ranging resumed ({oks(events[found:], C)} OK rounds on rig-a, {oks(c, A)} on the restarted rig-b)")
+
+# ------------------------------------------------------------------ processes
+text = "\n".join(console)
+problems = [line for line in console if line.startswith("VM: ") and re.search(r"did not|incomplete|DEAD|no removal", line)]
+if problems:
+    fail("the VM script reported: " + " | ".join(problems))
+for needle in ("VM: rig-a exit status 0", "VM: rig-b (restarted) exit status 0"):
+    if needle not in text:
+        fail(f"missing '{needle}' (a crash or an unclean exit)")
+if len([line for line in console if re.match(r"VM: rig-a alive, rig-b alive", line)]) < 4:
+    fail("a rig was not alive after every fault")
+ok("no crash: both rigs alive after every fault, boards and world alive, clean exit (status 0) on SIGTERM")

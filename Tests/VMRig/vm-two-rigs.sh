@@ -1,0 +1,150 @@
+#!/bin/sh
+# Runs inside the VM (Tests/VMRig/two-rigs.sh -> run-vm.sh): two complete rigs on the real
+# kernel's USB and Bluetooth paths. Each rig is a `nearby-bridge run --uwb usb:SERIAL --ble hciN`
+# process with its own emulated UWB board (a FunctionFS gadget on its own dummy_hcd UDC, served
+# by uwb_gadget, which forwards UCI to the world server's virtual UWBS for that body) and its
+# own kernel Bluetooth adapter (hci_uart + a Bumble controller on the host, one simulated air).
+#
+# Phase 1 (scenario motion): the rigs approach, bump, separate. Then the faults, each bracketed
+# by "VM: MARK <name> a=<lines> b=<lines> c=<lines>" (event-stream line counts, for the host
+# to slice the streams; check_two_rigs.py):
+#   usb-unplug   rig-a's board unbound from its UDC (a real unplug), bound again 2 s later
+#   ble-power    rig-b's adapter powered off through mgmt, on again 2 s later
+#   ble-drop     rig-a's adapter's UART goes silent for 3 s (Bumble drops the link)
+#   kill-restart rig-b killed with SIGKILL, started again (its new stream is "C")
+# The streams go to the console byte-exact (gzip + base64 between VM-FILE markers); the host
+# decodes and checks them.
+set -u
+R=/opt/rig
+cd /tmp
+G=/sys/kernel/config/usb_gadget
+
+t0=$(cut -d. -f1 /proc/uptime)
+now() { echo $(( $(cut -d. -f1 /proc/uptime) - t0 )); }
+count() { grep -c -- "$2" "$1" 2>/dev/null; }
+lines() { wc -l <"$1" | tr -d ' '; }
+# wait_until SECONDS COMMAND...: polls every 0.2 s; returns 1 on timeout
+wait_until() {
+  limit=$(( $1 * 5 )); shift; n=0
+  until "$@"; do
+    n=$((n + 1)); [ $n -ge $limit ] && return 1
+    usleep 200000
+  done
+}
+mark() { echo "VM: MARK $1 a=$(lines a.jsonl) b=$(lines b.jsonl) c=$(lines c.jsonl) t=$(now)s"; }
+alive() { kill -0 "$1" 2>/dev/null && echo alive || echo DEAD; }
+: >a.jsonl; : >b.jsonl; : >c.jsonl
+
+# ------------------------------------------------------------------ USB: two UDCs, relay
+[ "$(ls /sys/class/udc 2>/dev/null | wc -l)" -ge 2 ] || { rmmod dummy_hcd; modprobe dummy_hcd num=2; }
+echo "VM: UDCs: $(ls /sys/class/udc | tr '\n' ' ')"
+$R/udev_relay 2>relay.err &
+
+# ------------------------------------------------------------------ the world and the boards
+$R/nearby-bridge world --scenario $R/two-rigs-usb.json --uwb-port 7000 --air-port 7100 --log-level notice >world.jsonl 2>world.err &
+W=$!
+wait_until 60 grep -q "rig-b: nearby-bridge run" world.err || { echo "VM: world server did not start"; cat world.err; exit 1; }
+$R/uwb_gadget --name uwba --udc dummy_udc.0 --serial UWBRIGA00001 --uci 127.0.0.1:7000 2>ga.err &
+GA=$!
+$R/uwb_gadget --name uwbb --udc dummy_udc.1 --serial UWBRIGB00002 --uci 127.0.0.1:7001 2>gb.err &
+GB=$!
+wait_until 20 sh -c '[ -e /sys/bus/usb/devices/1-1/serial ] && [ -e /sys/bus/usb/devices/2-1/serial ]' \
+  || { echo "VM: the boards did not enumerate"; cat ga.err gb.err; dmesg | tail -20; exit 1; }
+echo "VM: boards enumerated at $(now)s: $(cat /sys/bus/usb/devices/1-1/serial) on usb:1-1, $(cat /sys/bus/usb/devices/2-1/serial) on usb:2-1"
+$R/nearby-bridge devices --timeout 5 >devices.txt 2>devices.err
+echo "VM: nearby-bridge devices exit $?"; sed 's/^/VM-DEVICES| /' devices.txt
+
+# ------------------------------------------------------------------ the two rigs
+start_a() { $R/nearby-bridge run --uwb usb:UWBRIGA00001 --ble hci0 --name rig-a --profile $R/card-a.json --ranges --log-level info >>a.jsonl 2>>a.err & A=$!; }
+start_b() { $R/nearby-bridge run --uwb usb:UWBRIGB00002 --ble hci1 --name rig-b --profile $R/card-b.json --ranges --log-level info >>"$1" 2>>"$2" & B=$!; }
+start_a
+start_b b.jsonl b.err
+echo "VM: rigs started at $(now)s (world time ~$(now)s minus its start)"
+
+# ------------------------------------------------------------------ phase 1: approach, bump, separate
+wait_until 100 sh -c 'grep -q "\"type\":\"far\"" a.jsonl && grep -q "\"type\":\"far\"" b.jsonl' \
+  || echo "VM: phase 1 incomplete: a far=$(count a.jsonl '"type":"far"') b far=$(count b.jsonl '"type":"far"')"
+sleep 2   # a duplicate bump would show up now
+mark phase1-done
+
+# ------------------------------------------------------------------ fault 1: unplug/replug rig-a's board
+mark usb-unplug-start
+A0=$(lines a.jsonl)
+echo "" >$G/uwba/UDC
+echo "VM: rig-a's board unplugged at $(now)s"
+wait_until 15 sh -c "[ \$(tail -n +$((A0 + 1)) a.jsonl | grep -c '\"radio\":\"uwb\",\"state\":\"removed\"') -ge 1 ]" \
+  || echo "VM: rig-a reported no removal"
+sleep 2
+echo dummy_udc.0 >$G/uwba/UDC
+echo "VM: rig-a's board plugged in again at $(now)s"
+mark usb-unplug-replugged
+wait_until 30 sh -c "[ \$(tail -n +$((A0 + 1)) a.jsonl | grep -c '\"radio\":\"uwb\",\"state\":\"ready\"') -ge 1 ]" \
+  || echo "VM: rig-a's board did not come back"
+A1=$(lines a.jsonl)
+wait_until 30 sh -c "[ \$(tail -n +$((A1 + 1)) a.jsonl | grep -c '\"type\":\"range\".*\"status\":\"OK\"') -ge 3 ]" \
+  || echo "VM: rig-a did not range again after the replug"
+mark usb-unplug-end
+echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
+
+# ------------------------------------------------------------------ fault 2: power-cycle rig-b's adapter
+mark ble-power-start
+$R/mgmt_probe --power 1 0 >power.log 2>&1; echo "VM: hci1 powered off at $(now)s (mgmt_probe exit $?)"
+sleep 2
+$R/mgmt_probe --power 1 1 >>power.log 2>&1; echo "VM: hci1 powered on at $(now)s (mgmt_probe exit $?)"
+sleep 6   # links torn down by the power-off are re-established by now; count rounds after this
+mark ble-power-settled
+B1=$(lines b.jsonl); A1=$(lines a.jsonl)
+wait_until 30 sh -c "[ \$(tail -n +$((A1 + 1)) a.jsonl | grep -c '\"type\":\"range\".*\"status\":\"OK\"') -ge 3 ] && [ \$(tail -n +$((B1 + 1)) b.jsonl | grep -c '\"type\":\"range\".*\"status\":\"OK\"') -ge 3 ]" \
+  || echo "VM: ranging did not continue after the power cycle"
+mark ble-power-end
+echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
+
+# ------------------------------------------------------------------ fault 3: rig-a's Bluetooth link drops for 3 s
+mark ble-drop-start
+echo "VMRIG-CTL drop 0 3"
+sleep 4   # the link is back (qemu reconnects within a second of the 3 s)
+mark ble-drop-over
+B1=$(lines b.jsonl); A1=$(lines a.jsonl)
+wait_until 30 sh -c "[ \$(tail -n +$((A1 + 1)) a.jsonl | grep -c '\"type\":\"range\".*\"status\":\"OK\"') -ge 3 ] && [ \$(tail -n +$((B1 + 1)) b.jsonl | grep -c '\"type\":\"range\".*\"status\":\"OK\"') -ge 3 ]" \
+  || echo "VM: ranging did not continue after the dropped link"
+mark ble-drop-end
+echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
+
+# ------------------------------------------------------------------ fault 4: kill rig-b, start it again
+mark kill-restart-start
+A0=$(lines a.jsonl)
+kill -9 $B
+wait $B 2>/dev/null
+echo "VM: rig-b killed (SIGKILL) at $(now)s"
+wait_until 40 sh -c "[ \$(tail -n +$((A0 + 1)) a.jsonl | grep -c '\"type\":\"peer.lost\"') -ge 1 ]" \
+  || echo "VM: rig-a did not report rig-b lost"
+echo "VM: rig-a reported rig-b lost at $(now)s"
+start_b c.jsonl c.err
+echo "VM: rig-b restarted at $(now)s"
+mark kill-restart-restarted
+A1=$(lines a.jsonl)
+wait_until 60 sh -c "[ \$(tail -n +$((A1 + 1)) a.jsonl | grep -c '\"type\":\"range\".*\"status\":\"OK\"') -ge 3 ] && [ \$(grep -c '\"type\":\"range\".*\"status\":\"OK\"' c.jsonl) -ge 3 ]" \
+  || echo "VM: ranging did not resume with the restarted rig-b"
+mark kill-restart-end
+
+# ------------------------------------------------------------------ the end: clean exits
+echo "VM: rig-a $(alive $A), rig-b $(alive $B), gadget a $(alive $GA), gadget b $(alive $GB), world $(alive $W)"
+kill -TERM $A $B
+for p in $A $B; do
+  n=0
+  while kill -0 $p 2>/dev/null && [ $n -lt 100 ]; do usleep 200000; n=$((n + 1)); done
+  kill -0 $p 2>/dev/null && { echo "VM: pid $p did not exit within 20 s of SIGTERM"; kill -9 $p; }
+done
+wait $A; echo "VM: rig-a exit status $?"
+wait $B; echo "VM: rig-b (restarted) exit status $?"
+kill $GA $GB $W 2>/dev/null
+
+for f in a b c; do
+  echo "VM-FILE $f.jsonl BEGIN $(lines $f.jsonl) lines"
+  gzip -c $f.jsonl | base64 | sed 's/^/VM-B64| /'
+  echo "VM-FILE $f.jsonl END"
+done
+for f in a b c; do echo "--- stderr of rig $f (last 30 lines)"; tail -n 30 $f.err; done
+echo "--- gadgets"; cat ga.err gb.err
+echo "--- world (last 10 lines)"; tail -n 10 world.err
+echo "VM: done at $(now)s"
