@@ -1,9 +1,13 @@
 import CLibUSB
 import Synchronization
 
-/// Counts USB device arrivals reported by libusb's hotplug support (udev events on Linux), so a
-/// reconnect can try the moment a board appears. Where hotplug is unavailable (no udevd in a
-/// container) `shared` is nil and callers fall back to polling the device list.
+/// Counts USB device arrivals reported by libusb's hotplug support, so a reconnect can try the
+/// moment a board appears; without hotplug support `shared` is nil and callers poll.
+///
+/// Debian's libusb learns about devices from udevd's events, which also refresh the list
+/// `libusb_get_device_list` returns: without udevd (a bare container) a replugged board is not
+/// seen until the process restarts. Rigs run udevd; the VM rig relays the kernel's events in
+/// udevd's format (Tests/VMRig/udev_relay.c).
 final class USBArrivals: Sendable {
     private let arrivals = Atomic<UInt64>(0)
 
