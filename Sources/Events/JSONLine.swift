@@ -46,6 +46,17 @@ public enum JSONLine {
             out.optionalString("peer", nearest.peer)
             out.metres("distance", nearest.distance)
             out.optionalString("band", nearest.band?.rawValue)
+        case .rough(let rough):
+            out.string("peer", rough.peer)
+            out.number("rssi", rough.rssi)
+            out.string("band", rough.band.rawValue)
+        case .stats(let stats):
+            out.number("peers", stats.peers)
+            out.number("ranging", stats.ranging)
+            out.number("budget", stats.budget)
+            out.number("shed_ranges", stats.shedRanges)
+            out.number("shed_inputs", stats.shedInputs)
+            out.number("evicted", stats.evicted)
         }
         return out.finish() + "\n"
     }
