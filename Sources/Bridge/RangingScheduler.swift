@@ -6,12 +6,14 @@ import PeerProtocol
 ///
 /// Order of claim, strongest first:
 /// 1. peers near or in a profile drop: losing their session would lose the bump;
-/// 2. peers whose adverts are strong (`closeRSSI`): the ones who may walk up and bump next;
-/// 3. everyone else heard recently.
-/// Within a tier, a peer keeps its session for one turn (`turnMilliseconds`) once granted; after
-/// that, whoever has waited longest goes first (fair rotation), then the stronger signal, then
-/// the lower peer id. Peers that asked to be left alone for a while (`busy`) are not candidates
-/// until then.
+/// 2. peers whose adverts are strong (`closeRSSI`): the ones who may walk up and bump next. Among
+///    them the strongest signal wins, with `stickiness` dB in favour of peers already ranging, so
+///    someone walking up to the rig displaces someone standing a few metres away, but two people
+///    at the same distance do not take turns every few seconds;
+/// 3. everyone else: a peer keeps its session for one turn (`turnMilliseconds`); after that,
+///    whoever has waited longest goes first (fair rotation), then the stronger signal.
+/// Ties go to the lower peer id. Peers that asked to be left alone for a while (`busy`) are not
+/// candidates until then.
 struct RangingScheduler: Sendable {
     struct Candidate: Sendable, Equatable {
         var peer: PeerID
@@ -29,6 +31,7 @@ struct RangingScheduler: Sendable {
 
     var budget: Int
     var turnMilliseconds: Int64 = 5_000
+    var stickiness: Double = 6
     /// Adverts this strong put a peer in the second tier: about 3 m with the log-distance model
     /// of a typical BLE adapter (−59 dBm at 1 m, free space), a few seconds' walk from a bump.
     static let closeRSSI: Double = -69
@@ -43,6 +46,10 @@ struct RangingScheduler: Sendable {
 
     private func key(_ c: Candidate, now: Int64) -> RankKey {
         let tier = c.holdsPriority ? 0 : (c.rssi ?? -.infinity) >= Self.closeRSSI ? 1 : 2
+        if tier == 1 {
+            let strength = c.rssi! + (c.granted ? stickiness : 0)
+            return RankKey(tier: tier, outOfTurn: 0, waitingSince: 0, weakness: -strength, peer: c.peer.rawValue)
+        }
         let inTurn = c.granted && now - c.since < turnMilliseconds
         // A peer holding a session has not waited at all: after its turn, everyone waiting goes first.
         let waitingSince = c.granted ? now : c.since

@@ -2,8 +2,9 @@ import Bridge
 import Glibc
 
 extension Scenario {
-    /// An event hall: one rig at the origin and `visitors` people who walk in from outside Bluetooth
-    /// range, mill about at 2-20 m, and leave again; every `bumpEvery`-th visitor walks up to the
+    /// An event hall: one rig at the origin and `visitors` people milling about at 2-20 m. Half
+    /// are in the hall from the start, half walk in from just outside Bluetooth range during the
+    /// first fifth; half leave during the last fifth. Every `bumpEvery`-th visitor walks up to the
     /// rig once, touches it for three seconds and steps back. Visitors are `crowd` nodes (they only
     /// deal with the rig), so the world stays linear in size. Seeded: the same arguments give the
     /// same hall.
@@ -18,12 +19,12 @@ extension Scenario {
         }
         var nodes = [Node(name: "rig", path: [Waypoint(t: 0, x: 0, y: 0)], uwbSessions: rigSessions)]
         for index in 0..<visitors {
-            // Arrive during the first fifth, leave during the last fifth (some stay to the end).
-            let arrive = duration * 0.2 * random.unit()
+            let inside = random.unit() < 0.5
+            let arrive = inside ? 0 : duration * 0.2 * random.unit()
             let leave = random.unit() < 0.5 ? duration * (0.8 + 0.2 * random.unit()) : duration + 60
             var t = arrive
-            let door = point(from: 40, to: 45)
-            var path = [Waypoint(t: 0, x: door.x, y: door.y), Waypoint(t: t, x: door.x, y: door.y)]
+            let start = inside ? point(from: 2, to: 20) : point(from: 32, to: 35)
+            var path = [Waypoint(t: 0, x: start.x, y: start.y), Waypoint(t: t, x: start.x, y: start.y)]
             func walk(to p: (x: Double, y: Double), speed: Double = 1.2) {
                 let last = path[path.count - 1]
                 t += ((p.x - last.x) * (p.x - last.x) + (p.y - last.y) * (p.y - last.y)).squareRoot() / speed
@@ -51,7 +52,7 @@ extension Scenario {
                     stay(5 + 15 * random.unit())
                 }
             }
-            if leave < duration { walk(to: point(from: 40, to: 45)) }
+            if leave < duration { walk(to: point(from: 32, to: 35)) }
             nodes.append(Node(name: "visitor-\(index)", path: path, card: nil, crowd: true))
         }
         return Scenario(name: "crowd-\(visitors)", duration: duration, nodes: nodes)
