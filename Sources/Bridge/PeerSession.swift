@@ -62,9 +62,9 @@ actor PeerSession {
     private(set) var lastHeard: Int64
     private(set) var uwbToken: UInt32?
     private var random: SplitMix64
-    private var proximity: ProximityTracker
-    /// Round times for proximity, from the UWBS's round counter (see `RoundClock`).
-    private var roundClock = RoundClock()
+    /// Readings -> proximity -> `range` events.
+    private var rangeProcessor: RangeProcessor
+    private var proximity: ProximityTracker { rangeProcessor.proximity }
     private var exchange: Exchange?
     /// Parameters we proposed as controller, until the peer accepts them, and when they last went out.
     private var pendingParameters: PeerMessage.RangingParameters?
@@ -94,7 +94,7 @@ actor PeerSession {
         self.peer = peer
         self.context = context
         self.random = SplitMix64(seed: seed)
-        self.proximity = ProximityTracker(config: context.config.proximity)
+        self.rangeProcessor = RangeProcessor(peer: peer.description, config: context.config)
         self.lastHeard = context.time.nowMilliseconds()
         self.lastMessageAt = lastHeard
         self.granted = granted
@@ -378,36 +378,13 @@ actor PeerSession {
     func ranges(_ data: RangeData) async {
         for measurement in data.measurements {
             guard let uwbAddress, measurement.address == .short(uwbAddress) else { continue }
-            // With OK_NEGATIVE_DISTANCE_REPORT the unsigned distance field is read as the magnitude
-            // of a negative reading (unverified on hardware; see firmware-notes/README.md).
-            let distance: Double? =
-                switch measurement.status {
-                case .ok: Double(measurement.distanceCentimetres) / 100
-                case .okNegativeDistanceReport: -Double(measurement.distanceCentimetres) / 100
-                default: nil
-                }
-            let nlos: Bool? =
-                switch measurement.lineOfSight {
-                case .lineOfSight: false
-                case .nonLineOfSight: true
-                case .unknown: nil
-                }
-            if distance != nil { lastHeard = now }
-            let time = roundClock.time(
-                ofRound: data.sequenceNumber, reportedInterval: data.rangingIntervalMilliseconds,
-                fallbackInterval: Int64(context.config.uwb.rangingIntervalMilliseconds), hostTime: now)
-            let changes = proximity.update(RangeSample(time: time, distance: distance, nonLineOfSight: nlos ?? false))
-            let azimuth = measurement.azimuth.figureOfMerit > 0 ? measurement.azimuth.degrees : nil
-            let elevation = measurement.elevation.figureOfMerit > 0 ? measurement.elevation.degrees : nil
-            context.emit(
-                .range(
-                    .init(
-                        peer: peer.description, status: measurement.status.description, distance: distance,
-                        filtered: proximity.filtered, rate: proximity.rate, nlos: nlos, azimuth: azimuth, elevation: elevation)))
-            for change in changes {
+            let outcome = rangeProcessor.process(measurement, of: data, hostTime: now)
+            if outcome.measured { lastHeard = now }
+            context.emit(.range(outcome.range))
+            for change in outcome.changes {
                 switch change {
-                case .near(let d): context.emit(.near(.init(peer: peer.description, distance: d, azimuth: azimuth)))
-                case .far(let d): context.emit(.far(.init(peer: peer.description, distance: d, azimuth: azimuth)))
+                case .near(let d): context.emit(.near(.init(peer: peer.description, distance: d, azimuth: outcome.azimuth)))
+                case .far(let d): context.emit(.far(.init(peer: peer.description, distance: d, azimuth: outcome.azimuth)))
                 case .contact(let d): await startExchange(distance: d)
                 }
             }
@@ -466,7 +443,7 @@ actor PeerSession {
                 await send(.cardDecline(bumpID: bumpID), on: link)
                 return
             }
-            proximity.consumeContact()
+            rangeProcessor.consumeContact()
             logger.info("profile drop joined", metadata: ["bump": "\(bumpID)"])
             exchange = Exchange(
                 bumpID: bumpID, startedAt: now, peerCard: card.json, distance: proximity.filtered, cardSentAt: now)
