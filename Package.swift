@@ -123,7 +123,7 @@ let package = Package(
         .testTarget(name: "UCIUSBTests", dependencies: ["UCIUSB"]),
         .testTarget(name: "PlotTests", dependencies: ["Plot"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "UCI", "UCIHost", "BLE"]),
-        .testTarget(name: "BlueZMgmtTests", dependencies: ["BlueZMgmt", "BLEBlueZ", "PeerProtocol"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "BlueZMgmtTests", dependencies: ["BLE", "BlueZMgmt", "BLEBlueZ", "PeerProtocol"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EventsTests", dependencies: ["Events"]),
         .testTarget(
             name: "BridgeTests",

@@ -3,7 +3,6 @@ import Bridge
 import Events
 import Logging
 import PeerProtocol
-import Synchronization
 import UCI
 import UCIHost
 
@@ -112,13 +111,13 @@ enum ScriptedUWBS {
 /// swallows what the node sends.
 final class ScriptedAir: BLEAdapter {
     let backendName = "scripted"
-    private let handler = Mutex<(@Sendable (BLEEvent) -> Void)?>(nil)
+    private let handler = CallbackSlot<BLEEvent>()
 
     func deliver(_ event: BLEEvent) {
-        handler.withLock { $0 }?(event)
+        handler(event)
     }
 
-    func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws { handler.withLock { $0 = events } }
+    func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws { handler.install(events) }
     func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {}
     func startScanning() async throws {}
     func connect(to peer: BLEAddress) async throws -> LinkID { 0 }
