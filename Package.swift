@@ -9,6 +9,9 @@ let package = Package(
     products: [
         .executable(name: "nearby-bridge", targets: ["NearbyBridgeCLI"]),
         .executable(name: "proximity-eval", targets: ["ProximityEvalCLI"]),
+        // For the benchmarks (Benchmarks/, a package of its own so its dependencies stay out of
+        // this package's builds).
+        .library(name: "NearbyBridgeCore", targets: ["UCI", "UCIHost", "PeerProtocol", "BLE", "Proximity", "Events", "Bridge", "Simulation"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -120,7 +123,7 @@ let package = Package(
         .testTarget(name: "UCIUSBTests", dependencies: ["UCIUSB"]),
         .testTarget(name: "PlotTests", dependencies: ["Plot"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "UCI", "UCIHost", "BLE"]),
-        .testTarget(name: "BlueZMgmtTests", dependencies: ["BlueZMgmt", "BLEBlueZ", "PeerProtocol"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "BlueZMgmtTests", dependencies: ["BLE", "BlueZMgmt", "BLEBlueZ", "PeerProtocol"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EventsTests", dependencies: ["Events"]),
         .testTarget(
             name: "BridgeTests",

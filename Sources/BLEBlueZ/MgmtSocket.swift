@@ -1,3 +1,4 @@
+import BLE
 import BlueZMgmt
 import CBlueZ
 import Glibc
@@ -46,7 +47,7 @@ final class MgmtSocket: Sendable {
     private let fd: Int32
     private let pending = Mutex<[Pending]>([])
     private let commandSlot = CommandSlot()
-    private let handler: Mutex<(@Sendable (UInt16, MgmtEvent) -> Void)?> = Mutex(nil)
+    private let handler = CallbackSlot<(UInt16, MgmtEvent)>()
 
     init() throws(BlueZError) {
         let fd = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_HCI)
@@ -68,7 +69,7 @@ final class MgmtSocket: Sendable {
     }
 
     func onEvent(_ handler: @escaping @Sendable (UInt16, MgmtEvent) -> Void) {
-        self.handler.withLock { $0 = handler }
+        self.handler.install { handler($0.0, $0.1) }
     }
 
     /// Sends `command` to controller `index` and returns its reply's return parameters.
@@ -138,7 +139,7 @@ final class MgmtSocket: Sendable {
             case .commandStatus(let opcode, let status):
                 resolve(opcode: opcode, index: packet.index, with: .success((status, [])))
             default:
-                handler.withLock { $0 }?(packet.index, event)
+                handler((packet.index, event))
             }
         }
     }

@@ -37,6 +37,18 @@ public struct BridgeConfig: Sendable, Equatable {
     /// L2CAP PSM of the peer channel (dynamic LE range 0x80-0xFF).
     public var psm: UInt8 = 0x85
     public var uwb: UWBProfile = .init()
+    /// Ranging sessions to run at once; nil takes the radio's own figure from GET_CAPS_INFO
+    /// (`SUPPORTED_MAX_RANGING_SESSION_NUMBER`), or `defaultRangingSessions` if it gives none.
+    public var rangingSessions: Int?
+    public static let defaultRangingSessions = 4
+    /// At most this many peers are tracked; a new one evicts the least recently heard peer that
+    /// holds no ranging session (about 5 KB each, see README "Performance").
+    public var maxPeers = 1024
+    /// Radio inputs waiting for the node beyond which range notifications and adverts are dropped
+    /// (counted in `stats`); other inputs always queue.
+    public var inputQueueLimit = 8192
+    /// How often a busy node writes a `stats` event.
+    public var statsIntervalMilliseconds: Int64 = 10_000
 
     public init() {}
 }

@@ -36,14 +36,15 @@ public final class BridgeNode: Sendable {
         events: EventStream, time: any TimeSource, logger: Logger, seed: UInt64,
         reconnectUWB: (@Sendable () async throws -> any UCITransport)? = nil, tracker: WorkTracker? = nil
     ) {
-        let inbox = NodeInbox(tracker: tracker)
+        let inbox = NodeInbox(tracker: tracker, limit: config.inputQueueLimit)
         var logger = logger
         logger[metadataKey: "node"] = "\(identity.name)"
         let uwb = UCIHost(transport: uwbTransport, logger: logger) { inbox.post(.uwb($0)) }
         let tag = identity.tag
         let context = PeerContext(
             identity: identity, config: config, uwb: uwb, ble: ble, logger: logger, time: time,
-            emit: { body in events.emit(Event(node: tag, body: body), timestampMilliseconds: time.nowMilliseconds()) })
+            emit: { body in events.emit(Event(node: tag, body: body), timestampMilliseconds: time.nowMilliseconds()) },
+            takeShed: { (events.takeShedRanges(node: tag), inbox.takeDropped()) })
         self.identity = identity
         self.uwb = uwb
         self.uwbBackend = uwbTransport.description
@@ -76,10 +77,16 @@ public final class BridgeNode: Sendable {
         }
     }
 
-    /// Resets the UWBS and reports it ready with what it says about itself.
+    /// Resets the UWBS and reports it ready with what it says about itself; learns from its
+    /// capabilities how many ranging sessions it runs at once, unless the config says.
     private func bringUpUWB() async throws {
         try await uwb.reset()
         let info = try await uwb.deviceInfo()
+        if context.config.rangingSessions == nil {
+            // Boards that do not answer GET_CAPS_INFO, or omit the count, get the default.
+            let capabilities = (try? await uwb.capabilities()) ?? []
+            await registry.setRangingBudget(Capabilities.maxRangingSessions(in: capabilities) ?? BridgeConfig.defaultRangingSessions)
+        }
         context.emit(
             .device(
                 .init(

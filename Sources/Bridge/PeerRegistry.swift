@@ -20,14 +20,37 @@ actor PeerRegistry {
     /// another) make one event rather than a burst.
     private var nearest: NearestTracker<PeerID>
     private var reportedNearest: NearestTracker<PeerID>.Nearest?
+    /// Who holds one of the radio's ranging sessions, and the facts the scheduler weighs.
+    private var scheduler: RangingScheduler
+    private var granted: Set<PeerID> = []
+    /// Granted peers: when the grant started; others: since when they wait.
+    private var since: [PeerID: Int64] = [:]
+    /// When each peer was last heard, as of the last tick or its discovery: for eviction.
+    private var lastHeard: [PeerID: Int64] = [:]
+    private var evicted = 0
+    private var lastStatsAt: Int64
 
     init(context: PeerContext, seed: UInt64) {
         self.context = context
         self.random = SplitMix64(seed: seed)
         self.nearest = NearestTracker(config: context.config.proximity)
+        self.scheduler = RangingScheduler(budget: context.config.rangingSessions ?? BridgeConfig.defaultRangingSessions)
+        self.lastStatsAt = context.time.nowMilliseconds()
     }
 
     var peerCount: Int { sessions.count }
+
+    /// Ranging sessions the radio allows (from its capabilities when the config names none).
+    func setRangingBudget(_ sessions: Int) {
+        scheduler.budget = max(1, sessions)
+    }
+
+    private var now: Int64 { context.time.nowMilliseconds() }
+
+    /// How long a peer we turn away should wait: about as long as the peers waiting before it.
+    private var retryAfter: Int64 {
+        scheduler.retryAfter(waiting: max(0, sessions.count - scheduler.budget))
+    }
 
     // MARK: BLE
 
@@ -63,8 +86,8 @@ actor PeerRegistry {
         }
         guard let advert, advert.group == context.identity.group, advert.peerID != context.identity.peerID else { return }
         let name = LocalName.find(in: data)
-        let session = sessionFor(advert.peerID, name: name, rssi: rssi)
-        await session.heard(advert, name: name, address: address)
+        let session = await sessionFor(advert.peerID, name: name, rssi: rssi)
+        await session.heard(advert, name: name, address: address, rssi: rssi)
         if let link = await session.connectIfInitiator() {
             peerByLink[link] = advert.peerID
         }
@@ -88,10 +111,11 @@ actor PeerRegistry {
                 return
             }
             linksAwaitingHello.remove(link)
-            let session = sessionFor(hello.peerID, name: hello.name, rssi: nil)
+            let session = await sessionFor(hello.peerID, name: hello.name, rssi: nil)
             if let old = await session.link { peerByLink[old] = nil }
-            peerByLink[link] = hello.peerID
-            await session.incomingLinkAccepted(link, hello: hello)
+            if await session.incomingLinkAccepted(link, hello: hello, retryAfter: retryAfter) {
+                peerByLink[link] = hello.peerID
+            }
             return
         }
         guard let peer = peerByLink[link], let session = sessions[peer] else {
@@ -100,6 +124,9 @@ actor PeerRegistry {
         }
         switch await session.receive(message) {
         case .ok:
+            await refreshToken(of: session)
+        case .linkClosed:
+            peerByLink[link] = nil
             await refreshToken(of: session)
         case .peerEnded:
             await remove(session, reason: .peerEnded)
@@ -118,12 +145,32 @@ actor PeerRegistry {
         await context.ble.disconnect(link)
     }
 
-    private func sessionFor(_ peer: PeerID, name: String?, rssi: Int?) -> PeerSession {
-        if let existing = sessions[peer] { return existing }
-        let session = PeerSession(peer: peer, context: context, seed: random.next())
+    /// The peer's session, created (and reported found) on first contact. A new peer gets a
+    /// ranging session at once if one is free; at the peer cap it evicts another peer first.
+    private func sessionFor(_ peer: PeerID, name: String?, rssi: Int?) async -> PeerSession {
+        if let existing = sessions[peer] {
+            lastHeard[peer] = now
+            return existing
+        }
+        if sessions.count >= context.config.maxPeers { await evictOne() }
+        let grant = granted.count < scheduler.budget
+        let session = PeerSession(peer: peer, context: context, seed: random.next(), granted: grant)
         sessions[peer] = session
+        if grant { granted.insert(peer) }
+        since[peer] = now
+        lastHeard[peer] = now
         context.emit(.peerFound(.init(peer: peer.description, name: name ?? "", rssi: rssi)))
         return session
+    }
+
+    /// Drops the least recently heard peer, preferring one without a ranging session.
+    private func evictOne() async {
+        let victim = lastHeard.min { a, b in
+            (granted.contains(a.key) ? 1 : 0, a.value, a.key) < (granted.contains(b.key) ? 1 : 0, b.value, b.key)
+        }
+        guard let victim, let session = sessions[victim.key] else { return }
+        evicted += 1
+        await remove(session, reason: .evicted)
     }
 
     private func refreshToken(of session: PeerSession) async {
@@ -168,14 +215,63 @@ actor PeerRegistry {
     // MARK: Time and shutdown
 
     func tick() async {
+        var reports: [(PeerID, SessionReport)] = []
+        reports.reserveCapacity(sessions.count)
         for peer in sessions.keys.sorted() {
             guard let session = sessions[peer] else { continue }
-            if await session.tick() {
+            let report = await session.tick()
+            if report.timedOut {
                 await remove(session, reason: .timeout)
+            } else {
+                lastHeard[peer] = report.lastHeard
+                reports.append((peer, report))
             }
         }
         nearest.expire(now: context.time.nowMilliseconds())
         reportNearest()
+        await schedule(reports)
+        reportStats(ranging: reports.count { $0.1.isRanging })
+    }
+
+    /// Gives the radio's sessions to the peers the scheduler picks: takes them from peers that
+    /// had their turn, and hands them to the next ones.
+    private func schedule(_ reports: [(PeerID, SessionReport)]) async {
+        let now = self.now
+        let candidates = reports.map { peer, report in
+            RangingScheduler.Candidate(
+                peer: peer, granted: granted.contains(peer), since: since[peer] ?? now, holdsPriority: report.holdsPriority,
+                rssi: report.rssi, available: report.available)
+        }
+        let chosen = scheduler.choose(candidates, now: now)
+        guard chosen != granted else { return }
+        let retryAfter = self.retryAfter
+        for peer in granted.subtracting(chosen).sorted() {
+            granted.remove(peer)
+            since[peer] = now
+            guard let session = sessions[peer] else { continue }
+            if let link = await session.revoke(retryAfter: retryAfter) { peerByLink[link] = nil }
+            await refreshToken(of: session)
+        }
+        for peer in chosen.subtracting(granted).sorted() {
+            granted.insert(peer)
+            since[peer] = now
+            if let link = await sessions[peer]?.grant() { peerByLink[link] = peer }
+        }
+    }
+
+    /// Every stats interval, while the node has more peers than sessions or dropped anything.
+    private func reportStats(ranging: Int) {
+        let now = self.now
+        guard now - lastStatsAt >= context.config.statsIntervalMilliseconds else { return }
+        lastStatsAt = now
+        let shed = context.takeShed()
+        defer { evicted = 0 }
+        guard sessions.count > scheduler.budget || shed.ranges > 0 || shed.inputs > 0 || evicted > 0 else { return }
+        context.emit(
+            .stats(
+                .init(
+                    peers: sessions.count, ranging: ranging, budget: scheduler.budget, shedRanges: shed.ranges,
+                    shedInputs: shed.inputs, evicted: evicted)))
     }
 
     /// Writes a `nearest` event when the closest peer or its band differs from the last one written.
@@ -193,6 +289,9 @@ actor PeerRegistry {
     private func remove(_ session: PeerSession, reason: Event.PeerLost.Reason) async {
         await session.closeRadios(sayGoodbye: false)
         sessions[session.peer] = nil
+        granted.remove(session.peer)
+        since[session.peer] = nil
+        lastHeard[session.peer] = nil
         peerByLink = peerByLink.filter { $0.value != session.peer }
         peerByToken = peerByToken.filter { $0.value != session.peer }
         context.emit(.peerLost(.init(peer: session.peer.description, reason: reason)))

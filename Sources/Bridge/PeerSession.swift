@@ -15,6 +15,18 @@ struct PeerContext: Sendable {
     let logger: Logger
     let time: any TimeSource
     let emit: @Sendable (Event.Body) -> Void
+    /// Range events the event stream shed and radio inputs the inbox dropped, since last asked.
+    let takeShed: @Sendable () -> (ranges: Int, inputs: Int)
+}
+
+/// What the registry's scheduler needs to know about a session, gathered on each tick.
+struct SessionReport: Sendable {
+    var timedOut: Bool
+    var holdsPriority: Bool
+    var rssi: Double?
+    var isRanging: Bool
+    var available: Bool
+    var lastHeard: Int64
 }
 
 /// One peer: its link, its UWB session, its proximity state and its profile drops.
@@ -50,9 +62,9 @@ actor PeerSession {
     private(set) var lastHeard: Int64
     private(set) var uwbToken: UInt32?
     private var random: SplitMix64
-    private var proximity: ProximityTracker
-    /// Round times for proximity, from the UWBS's round counter (see `RoundClock`).
-    private var roundClock = RoundClock()
+    /// Readings -> proximity -> `range` events.
+    private var rangeProcessor: RangeProcessor
+    private var proximity: ProximityTracker { rangeProcessor.proximity }
     private var exchange: Exchange?
     /// Parameters we proposed as controller, until the peer accepts them, and when they last went out.
     private var pendingParameters: PeerMessage.RangingParameters?
@@ -68,14 +80,24 @@ actor PeerSession {
     private var lastBumpID: UInt32 { lastDrop?.bumpID ?? 0 }
     /// When the peer last sent any message.
     private var lastMessageAt: Int64
+    /// Whether the registry's scheduler gives this peer one of the radio's ranging sessions.
+    /// Without one the peer is still tracked, with rough proximity from its adverts.
+    private(set) var granted: Bool
+    private var rough = RoughProximity()
+    /// After a `busy` (sent or received): no ranging before this time, unless the peer came
+    /// close since (its adverts got as strong as the scheduler's `closeRSSI`). Both sides hear
+    /// about the same signal strength, so both let it through about the same time.
+    private var retry: (at: Int64, wasClose: Bool)?
+    private var isClose: Bool { (rough.rssi ?? -.infinity) >= RangingScheduler.closeRSSI }
 
-    init(peer: PeerID, context: PeerContext, seed: UInt64) {
+    init(peer: PeerID, context: PeerContext, seed: UInt64, granted: Bool) {
         self.peer = peer
         self.context = context
         self.random = SplitMix64(seed: seed)
-        self.proximity = ProximityTracker(config: context.config.proximity)
+        self.rangeProcessor = RangeProcessor(peer: peer.description, config: context.config)
         self.lastHeard = context.time.nowMilliseconds()
         self.lastMessageAt = lastHeard
+        self.granted = granted
     }
 
     private var isInitiator: Bool { context.identity.peerID < peer }
@@ -98,16 +120,35 @@ actor PeerSession {
 
     // MARK: Discovery
 
-    func heard(_ advert: Advertisement, name: String?, address: BLEAddress) {
+    func heard(_ advert: Advertisement, name: String?, address: BLEAddress, rssi: Int) {
         lastHeard = now
         self.address = address
         uwbAddress = advert.uwbShortAddress
         if let name { self.name = name }
+        if rough.add(rssi), !granted { reportRough() }
     }
 
-    /// Starts the connection if this side is the initiator and nothing is under way.
+    private func reportRough() {
+        guard let rssi = rough.rssi, let band = rough.band else { return }
+        let eventBand: Event.Rough.Band =
+            switch band {
+            case .near: .near
+            case .medium: .medium
+            case .far: .far
+            }
+        context.emit(.rough(.init(peer: peer.description, rssi: Int(rssi.rounded()), band: eventBand)))
+    }
+
+    /// Whether a `busy` still holds us back: until its time, unless the peer came close since.
+    private var mayRange: Bool {
+        guard let retry else { return true }
+        return now >= retry.at || (isClose && !retry.wasClose)
+    }
+
+    /// Starts the connection if this side is the initiator, holds a ranging session and nothing
+    /// is under way.
     func connectIfInitiator() async -> LinkID? {
-        guard isInitiator, stage == .discovered, let address else { return nil }
+        guard isInitiator, granted, mayRange, stage == .discovered, let address else { return nil }
         do {
             let link = try await context.ble.connect(to: address)
             stage = .connecting(link)
@@ -144,13 +185,65 @@ actor PeerSession {
         await send(.rangingParameters(parameters), on: link)
     }
 
-    /// A peer connected to us and introduced itself.
-    func incomingLinkAccepted(_ link: LinkID, hello: PeerMessage.Hello) async {
+    /// A peer connected to us and introduced itself. Returns false when we have no ranging
+    /// session for it now: it is told `busy` and the link is closed.
+    func incomingLinkAccepted(_ link: LinkID, hello: PeerMessage.Hello, retryAfter: Int64) async -> Bool {
         if self.link != nil { await closeRadios(sayGoodbye: false) }
         lastHeard = now
         name = hello.name
+        guard granted else {
+            await refuse(link, retryAfter: retryAfter)
+            return false
+        }
+        retry = nil
         stage = .negotiating(link)
         await send(.hello(self.hello), on: link)
+        return true
+    }
+
+    /// Tells the peer we have no session for it and closes the link.
+    private func refuse(_ link: LinkID, retryAfter: Int64) async {
+        let retryAfter = retryDelay(retryAfter, margin: 6)
+        retry = (now + retryAfter, isClose)
+        await send(.busy(retryAfterMilliseconds: UInt16(clamping: retryAfter)), on: link)
+        await context.ble.disconnect(link)
+    }
+
+    // MARK: Ranging schedule
+
+    /// The scheduler gives this peer a ranging session: connect if we are the initiator.
+    func grant() async -> LinkID? {
+        granted = true
+        return await connectIfInitiator()
+    }
+
+    /// The scheduler takes the session away (rotation): the UWB session ends and the link closes;
+    /// the initiator is asked to wait `retryAfter` before coming back. Returns the closed link.
+    func revoke(retryAfter: Int64) async -> LinkID? {
+        granted = false
+        reportRough()
+        guard let link else { return nil }
+        if isInitiator {
+            retry = (now + retryDelay(retryAfter), isClose)
+            await context.ble.disconnect(link)
+        } else {
+            await refuse(link, retryAfter: retryAfter)
+        }
+        await linkClosed()
+        return link
+    }
+
+    /// A close peer may bump any moment: it comes back within a second, and the scheduler's
+    /// rotation decides; the others wait as long as the scheduler says. Both sides apply this,
+    /// each with its own reading of the signal, with 6 dB to spare on the side that says `busy`
+    /// so that a peer the other side already finds close is not sent away for long.
+    private func retryDelay(_ retryAfter: Int64, margin: Double = 0) -> Int64 {
+        (rough.rssi ?? -.infinity) >= RangingScheduler.closeRSSI - margin ? min(retryAfter, 1_000) : retryAfter
+    }
+
+    /// What the scheduler weighs; see `RangingScheduler`.
+    private var isRanging: Bool {
+        if case .ranging = stage { true } else { false }
     }
 
     private var hello: PeerMessage.Hello {
@@ -161,6 +254,8 @@ actor PeerSession {
 
     enum Verdict: Equatable {
         case ok
+        /// The peer is busy; we closed the link.
+        case linkClosed
         case peerEnded
         case violation(String)
     }
@@ -208,6 +303,11 @@ actor PeerSession {
             }
         case .goodbye:
             return .peerEnded
+        case .busy(let retryAfter):
+            retry = (now + retryDelay(Int64(retryAfter)), isClose)
+            await context.ble.disconnect(link)
+            await linkClosed()
+            return .linkClosed
         }
         return .ok
     }
@@ -278,36 +378,13 @@ actor PeerSession {
     func ranges(_ data: RangeData) async {
         for measurement in data.measurements {
             guard let uwbAddress, measurement.address == .short(uwbAddress) else { continue }
-            // With OK_NEGATIVE_DISTANCE_REPORT the unsigned distance field is read as the magnitude
-            // of a negative reading (unverified on hardware; see firmware-notes/README.md).
-            let distance: Double? =
-                switch measurement.status {
-                case .ok: Double(measurement.distanceCentimetres) / 100
-                case .okNegativeDistanceReport: -Double(measurement.distanceCentimetres) / 100
-                default: nil
-                }
-            let nlos: Bool? =
-                switch measurement.lineOfSight {
-                case .lineOfSight: false
-                case .nonLineOfSight: true
-                case .unknown: nil
-                }
-            if distance != nil { lastHeard = now }
-            let time = roundClock.time(
-                ofRound: data.sequenceNumber, reportedInterval: data.rangingIntervalMilliseconds,
-                fallbackInterval: Int64(context.config.uwb.rangingIntervalMilliseconds), hostTime: now)
-            let changes = proximity.update(RangeSample(time: time, distance: distance, nonLineOfSight: nlos ?? false))
-            let azimuth = measurement.azimuth.figureOfMerit > 0 ? measurement.azimuth.degrees : nil
-            let elevation = measurement.elevation.figureOfMerit > 0 ? measurement.elevation.degrees : nil
-            context.emit(
-                .range(
-                    .init(
-                        peer: peer.description, status: measurement.status.description, distance: distance,
-                        filtered: proximity.filtered, rate: proximity.rate, nlos: nlos, azimuth: azimuth, elevation: elevation)))
-            for change in changes {
+            let outcome = rangeProcessor.process(measurement, of: data, hostTime: now)
+            if outcome.measured { lastHeard = now }
+            context.emit(.range(outcome.range))
+            for change in outcome.changes {
                 switch change {
-                case .near(let d): context.emit(.near(.init(peer: peer.description, distance: d, azimuth: azimuth)))
-                case .far(let d): context.emit(.far(.init(peer: peer.description, distance: d, azimuth: azimuth)))
+                case .near(let d): context.emit(.near(.init(peer: peer.description, distance: d, azimuth: outcome.azimuth)))
+                case .far(let d): context.emit(.far(.init(peer: peer.description, distance: d, azimuth: outcome.azimuth)))
                 case .contact(let d): await startExchange(distance: d)
                 }
             }
@@ -366,7 +443,7 @@ actor PeerSession {
                 await send(.cardDecline(bumpID: bumpID), on: link)
                 return
             }
-            proximity.consumeContact()
+            rangeProcessor.consumeContact()
             logger.info("profile drop joined", metadata: ["bump": "\(bumpID)"])
             exchange = Exchange(
                 bumpID: bumpID, startedAt: now, peerCard: card.json, distance: proximity.filtered, cardSentAt: now)
@@ -394,9 +471,16 @@ actor PeerSession {
 
     // MARK: Time
 
-    /// Repeats unanswered messages and applies the deadlines. Returns true when the peer has been
-    /// silent for longer than the peer timeout.
-    func tick() async -> Bool {
+    /// Repeats unanswered messages and applies the deadlines, and reports what the scheduler
+    /// needs, including whether the peer has been silent for longer than the peer timeout.
+    func tick() async -> SessionReport {
+        let timedOut = await tickTimers()
+        return SessionReport(
+            timedOut: timedOut, holdsPriority: proximity.isNear || exchange != nil, rssi: rough.rssi,
+            isRanging: isRanging, available: mayRange, lastHeard: lastHeard)
+    }
+
+    private func tickTimers() async -> Bool {
         let now = self.now
         let config = context.config
         if case .negotiating(let link) = stage, pendingParameters != nil, now - parametersSentAt >= config.retransmitMilliseconds {

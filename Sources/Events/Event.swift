@@ -24,6 +24,8 @@ public struct Event: Sendable, Equatable {
         case bump(Bump)
         case peerLost(PeerLost)
         case nearest(Nearest)
+        case rough(Rough)
+        case stats(Stats)
     }
 
     /// The `type` field.
@@ -37,7 +39,15 @@ public struct Event: Sendable, Equatable {
         case .bump: "bump"
         case .peerLost: "peer.lost"
         case .nearest: "nearest"
+        case .rough: "rough"
+        case .stats: "stats"
         }
+    }
+
+    /// Whether the stream may drop this event when stdout cannot keep up: only `range`, which
+    /// comes ten times a second per ranged peer and whose loss the next round repairs.
+    public var isSheddable: Bool {
+        if case .range = body { true } else { false }
     }
 
     /// Radio state: which radio, through which backend, and what it is doing now.
@@ -140,12 +150,57 @@ public struct Event: Sendable, Equatable {
         }
     }
 
+    /// Rough proximity of a peer the ranging scheduler is not ranging with (more peers than the
+    /// radio has sessions): from BLE signal strength only, so a band, never a distance.
+    public struct Rough: Sendable, Equatable {
+        public enum Band: String, Sendable {
+            case near, medium, far
+        }
+        public var peer: String
+        /// Smoothed RSSI of the peer's adverts, dBm.
+        public var rssi: Int
+        public var band: Band
+        public init(peer: String, rssi: Int, band: Band) {
+            self.peer = peer
+            self.rssi = rssi
+            self.band = band
+        }
+    }
+
+    /// A node's load, written periodically while it has more peers than ranging sessions or had
+    /// to drop something: what it tracks and ranges, and what it shed or evicted since the last one.
+    public struct Stats: Sendable, Equatable {
+        /// Peers tracked now.
+        public var peers: Int
+        /// Peers with a UWB session now.
+        public var ranging: Int
+        /// Ranging sessions the radio allows (its capabilities, or config).
+        public var budget: Int
+        /// `range` events not written since the last `stats` because stdout was too slow.
+        public var shedRanges: Int
+        /// Radio inputs (range notifications, adverts) dropped since the last `stats` because
+        /// the node's input queue was full.
+        public var shedInputs: Int
+        /// Peers evicted (the least recently heard) since the last `stats` to stay within the cap.
+        public var evicted: Int
+        public init(peers: Int, ranging: Int, budget: Int, shedRanges: Int, shedInputs: Int, evicted: Int) {
+            self.peers = peers
+            self.ranging = ranging
+            self.budget = budget
+            self.shedRanges = shedRanges
+            self.shedInputs = shedInputs
+            self.evicted = evicted
+        }
+    }
+
     public struct PeerLost: Sendable, Equatable {
         public enum Reason: String, Sendable {
             /// No advertisement or message for longer than the peer timeout.
             case timeout
             /// The peer said goodbye.
             case peerEnded = "peer-ended"
+            /// Dropped to make room: the node tracks at most a configured number of peers.
+            case evicted
         }
         public var peer: String
         public var reason: Reason

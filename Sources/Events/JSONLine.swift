@@ -6,7 +6,7 @@ public enum JSONLine {
         var out = JSONObjectWriter()
         out.number("v", eventSchemaVersion)
         out.number("seq", seq)
-        out.string("ts", ISO8601.string(millisecondsSinceEpoch: timestampMilliseconds))
+        out.timestamp("ts", millisecondsSinceEpoch: timestampMilliseconds)
         out.string("type", event.type)
         out.string("node", event.node)
         switch event.body {
@@ -14,9 +14,8 @@ public enum JSONLine {
             out.string("radio", device.radio.rawValue)
             out.string("state", device.state.rawValue)
             out.string("backend", device.backend)
-            var detail = JSONObjectWriter()
-            for key in device.detail.keys.sorted() { detail.string(key, device.detail[key]!) }
-            out.raw("detail", detail.finish())
+            let detail = device.detail.keys.sorted().map { JSONObjectWriter.quoted($0) + ":" + JSONObjectWriter.quoted(device.detail[$0]!) }
+            out.raw("detail", "{" + detail.joined(separator: ",") + "}")
         case .peerFound(let found):
             out.string("peer", found.peer)
             out.string("name", found.name)
@@ -46,105 +45,196 @@ public enum JSONLine {
             out.optionalString("peer", nearest.peer)
             out.metres("distance", nearest.distance)
             out.optionalString("band", nearest.band?.rawValue)
+        case .rough(let rough):
+            out.string("peer", rough.peer)
+            out.number("rssi", rough.rssi)
+            out.string("band", rough.band.rawValue)
+        case .stats(let stats):
+            out.number("peers", stats.peers)
+            out.number("ranging", stats.ranging)
+            out.number("budget", stats.budget)
+            out.number("shed_ranges", stats.shedRanges)
+            out.number("shed_inputs", stats.shedInputs)
+            out.number("evicted", stats.evicted)
         }
-        return out.finish() + "\n"
+        return out.finish(suffix: "\n")
     }
 }
 
 /// Minimal writer for one flat JSON object; values are escaped per RFC 8259.
+///
+/// It appends UTF-8 straight into one byte buffer (numbers digit by digit, no intermediate
+/// strings): a range event is rendered for every ranging round of every peer.
 struct JSONObjectWriter {
-    private var text = "{"
+    private var bytes: [UInt8]
     private var first = true
 
-    private mutating func key(_ name: String) {
-        if !first { text += "," }
+    init() {
+        bytes = []
+        bytes.reserveCapacity(256)
+        bytes.append(UInt8(ascii: "{"))
+    }
+
+    private mutating func key(_ name: StaticString) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
         first = false
-        text += Self.quoted(name) + ":"
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
     }
 
-    mutating func string(_ name: String, _ value: String) {
+    mutating func string(_ name: StaticString, _ value: String) {
         key(name)
-        text += Self.quoted(value)
+        Self.appendQuoted(value, to: &bytes)
     }
 
-    mutating func optionalString(_ name: String, _ value: String?) {
+    mutating func optionalString(_ name: StaticString, _ value: String?) {
         key(name)
-        text += value.map(Self.quoted) ?? "null"
+        if let value { Self.appendQuoted(value, to: &bytes) } else { appendNull() }
     }
 
-    mutating func number(_ name: String, _ value: some BinaryInteger) {
+    mutating func number(_ name: StaticString, _ value: some BinaryInteger) {
         key(name)
-        text += String(value)
+        Self.appendInteger(value, to: &bytes)
     }
 
-    mutating func optionalNumber(_ name: String, _ value: Int?) {
+    mutating func optionalNumber(_ name: StaticString, _ value: Int?) {
         key(name)
-        text += value.map(String.init) ?? "null"
+        if let value { Self.appendInteger(value, to: &bytes) } else { appendNull() }
     }
 
-    mutating func optionalBool(_ name: String, _ value: Bool?) {
+    mutating func optionalBool(_ name: StaticString, _ value: Bool?) {
         key(name)
-        text += value.map { $0 ? "true" : "false" } ?? "null"
+        switch value {
+        case true?: bytes.append(contentsOf: "true".utf8)
+        case false?: bytes.append(contentsOf: "false".utf8)
+        case nil: appendNull()
+        }
     }
 
     /// Metres (or metres per second) with millimetre resolution: finer digits are below any UWB
     /// radio's precision.
-    mutating func metres(_ name: String, _ value: Double?) {
+    mutating func metres(_ name: StaticString, _ value: Double?) {
         key(name)
-        text += value.map { Self.fixed($0, decimals: 3) } ?? "null"
+        Self.appendFixed(value, decimals: 3, to: &bytes)
     }
 
     /// Degrees with 0.1° resolution.
-    mutating func degrees(_ name: String, _ value: Double?) {
+    mutating func degrees(_ name: StaticString, _ value: Double?) {
         key(name)
-        text += value.map { Self.fixed($0, decimals: 1) } ?? "null"
+        Self.appendFixed(value, decimals: 1, to: &bytes)
     }
 
     /// Inserts pre-rendered JSON (an object the caller has already validated).
-    mutating func raw(_ name: String, _ json: String) {
+    mutating func raw(_ name: StaticString, _ json: String) {
         key(name)
-        text += json
+        bytes.append(contentsOf: json.utf8)
     }
 
-    func finish() -> String { text + "}" }
+    /// The object, closed, followed by `suffix`.
+    func finish(suffix: String = "") -> String {
+        var out = bytes
+        out.append(UInt8(ascii: "}"))
+        out.append(contentsOf: suffix.utf8)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    mutating func timestamp(_ name: StaticString, millisecondsSinceEpoch ms: Int64) {
+        key(name)
+        bytes.append(UInt8(ascii: "\""))
+        ISO8601.append(millisecondsSinceEpoch: ms, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func appendNull() {
+        bytes.append(contentsOf: "null".utf8)
+    }
 
     /// Fixed-point rendering without Foundation or locale: e.g. 1.5 -> "1.500", -0.0004 -> "0.000".
     static func fixed(_ value: Double, decimals: Int) -> String {
-        guard value.isFinite else { return "null" }
-        var scale: Int64 = 1
+        var out: [UInt8] = []
+        appendFixed(value, decimals: decimals, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func appendFixed(_ value: Double?, decimals: Int, to out: inout [UInt8]) {
+        guard let value, value.isFinite else {
+            out.append(contentsOf: "null".utf8)
+            return
+        }
+        var scale: UInt64 = 1
         for _ in 0..<decimals { scale *= 10 }
         let scaled = Int64((value * Double(scale)).rounded())
         let magnitude = scaled.magnitude
-        let whole = magnitude / UInt64(scale)
-        let fraction = String(magnitude % UInt64(scale))
-        let padded = String(repeating: "0", count: decimals - fraction.count) + fraction
-        return (scaled < 0 ? "-" : "") + "\(whole).\(padded)"
+        if scaled < 0 { out.append(UInt8(ascii: "-")) }
+        appendInteger(magnitude / scale, to: &out)
+        out.append(UInt8(ascii: "."))
+        appendDigits(magnitude % scale, width: decimals, to: &out)
+    }
+
+    static func appendInteger(_ value: some BinaryInteger, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        let magnitude = UInt64(value.magnitude)
+        var width = 1
+        var limit: UInt64 = 10
+        while width < 20, magnitude >= limit {
+            width += 1
+            limit = limit &* 10
+        }
+        appendDigits(magnitude, width: width, to: &out)
+    }
+
+    /// Exactly `width` decimal digits of `value`, zero-padded.
+    static func appendDigits(_ value: UInt64, width: Int, to out: inout [UInt8]) {
+        let start = out.count
+        out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width))
+        var rest = value
+        var index = start + width - 1
+        while index >= start {
+            out[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+            index -= 1
+        }
     }
 
     static func quoted(_ string: String) -> String {
-        var out = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
+        var out: [UInt8] = []
+        appendQuoted(string, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func appendQuoted(_ string: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case UInt8(ascii: "\n"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case UInt8(ascii: "\r"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case UInt8(ascii: "\t"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20:
+                out.append(contentsOf: "\\u00".utf8)
+                let hex = Array("0123456789abcdef".utf8)
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0x0F)])
+            default: out.append(byte)  // UTF-8 above 0x7F passes through whole
             }
         }
-        return out + "\""
+        out.append(UInt8(ascii: "\""))
     }
 }
 
 /// ISO-8601 UTC timestamps without Foundation's formatters (which are locale- and thread-sensitive).
 public enum ISO8601 {
     public static func string(millisecondsSinceEpoch ms: Int64) -> String {
-        let millis = Int(((ms % 1000) + 1000) % 1000)
-        let seconds = (ms - Int64(millis)) / 1000
+        var out: [UInt8] = []
+        append(millisecondsSinceEpoch: ms, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func append(millisecondsSinceEpoch ms: Int64, to out: inout [UInt8]) {
+        let millis = ((ms % 1000) + 1000) % 1000
+        let seconds = (ms - millis) / 1000
         var days = seconds / 86_400
         var secondOfDay = seconds % 86_400
         if secondOfDay < 0 {
@@ -152,13 +242,21 @@ public enum ISO8601 {
             days -= 1
         }
         let (year, month, day) = civilDate(daysSinceEpoch: days)
-        func pad(_ v: Int64, _ width: Int) -> String {
-            let s = String(v)
-            return String(repeating: "0", count: max(0, width - s.count)) + s
-        }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T"
-            + "\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
-            + ".\(pad(Int64(millis), 3))Z"
+        func digits(_ v: Int64, _ width: Int) { JSONObjectWriter.appendDigits(UInt64(max(0, v)), width: width, to: &out) }
+        digits(year, 4)
+        out.append(UInt8(ascii: "-"))
+        digits(month, 2)
+        out.append(UInt8(ascii: "-"))
+        digits(day, 2)
+        out.append(UInt8(ascii: "T"))
+        digits(secondOfDay / 3600, 2)
+        out.append(UInt8(ascii: ":"))
+        digits(secondOfDay / 60 % 60, 2)
+        out.append(UInt8(ascii: ":"))
+        digits(secondOfDay % 60, 2)
+        out.append(UInt8(ascii: "."))
+        digits(millis, 3)
+        out.append(UInt8(ascii: "Z"))
     }
 
     /// Proleptic Gregorian date from days since 1970-01-01 (Howard Hinnant's civil_from_days algorithm).

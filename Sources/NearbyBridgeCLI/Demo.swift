@@ -21,6 +21,7 @@ struct Demo: AsyncParsableCommand {
     func run() async throws {
         let capture = try common.openCapture()
         let (events, logger) = try common.bootstrap(capture: capture)
+        defer { events.drain() }
         let world = try scenario.load(builtIn: "meetup")
         if world.nodes.contains(where: { $0.external == true }) {
             throw ValidationError("the scenario has external nodes; serve it with `nearby-bridge world --scenario FILE` instead")

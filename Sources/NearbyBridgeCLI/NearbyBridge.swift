@@ -50,7 +50,9 @@ struct CommonOptions: ParsableArguments {
         }
         let logger = Logger(label: "nearby-bridge")
         let output: any EventOutput = try capture?.events(teeing: StandardOutputEvents()) ?? StandardOutputEvents()
-        let events = EventStream(output: output, includesRanges: ranges) { error in
+        // Buffered: a slow reader of stdout sheds range events instead of stalling the radios.
+        // Commands drain the stream before they return.
+        let events = EventStream(output: output, includesRanges: ranges, bufferedLines: 4096) { error in
             logger.critical("stdout is gone (\(error)); stopping")
             Foundation.exit(0)
         }

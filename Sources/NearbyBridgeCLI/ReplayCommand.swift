@@ -21,6 +21,7 @@ struct ReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (events, logger) = try common.bootstrap()
+        defer { events.drain() }
         try await ReplayDriver(directory: directory, events: events, logger: logger).run()
     }
 }

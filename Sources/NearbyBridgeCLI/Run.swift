@@ -104,6 +104,7 @@ struct Run: AsyncParsableCommand {
         let profile = self.profile ?? settings.profile
         let capture = try common.openCapture()
         let (events, logger) = try common.bootstrap(config: settings, capture: capture)
+        defer { events.drain() }
         let transport: any UCITransport
         let reconnect: @Sendable () async throws -> any UCITransport
         switch uwb {

@@ -35,6 +35,7 @@ struct WorldCommand: AsyncParsableCommand {
     func run() async throws {
         let capture = try common.openCapture()
         let (events, logger) = try common.bootstrap(capture: capture)
+        defer { events.drain() }
         let spec = try scenario.load(builtIn: "world")
         guard spec.nodes.contains(where: { $0.external == true }) else {
             throw ValidationError("the scenario has no external node to serve; mark one with \"external\": true")

@@ -18,6 +18,9 @@ public enum PeerMessage: Sendable, Equatable {
     case goodbye
     /// This profile drop will not complete: no `bump` for it on either side.
     case cardDecline(bumpID: UInt32)
+    /// The sender's radio has no ranging session to spare for this peer now; it closes the link.
+    /// The initiator connects again after this long, or sooner once the peer's signal is stronger.
+    case busy(retryAfterMilliseconds: UInt16)
 
     public static let version: UInt8 = 1
     public static let headerSize = 4
@@ -65,7 +68,7 @@ public enum PeerMessage: Sendable, Equatable {
     }
 
     private enum Kind: UInt8 {
-        case hello = 1, rangingParameters = 2, parametersAccepted = 3, card = 4, cardAck = 5, goodbye = 6, cardDecline = 7
+        case hello = 1, rangingParameters = 2, parametersAccepted = 3, card = 4, cardAck = 5, goodbye = 6, cardDecline = 7, busy = 8
     }
 
     public func encoded() -> [UInt8] {
@@ -108,6 +111,9 @@ public enum PeerMessage: Sendable, Equatable {
         case .cardDecline(let bumpID):
             kind = .cardDecline
             payload.appendLE(bumpID)
+        case .busy(let retryAfter):
+            kind = .busy
+            payload.appendLE(retryAfter)
         }
         var frame: [UInt8] = [Self.version, kind.rawValue]
         frame.appendLE(UInt16(payload.count))
@@ -162,6 +168,8 @@ public enum PeerMessage: Sendable, Equatable {
             self = .goodbye
         case .cardDecline:
             self = .cardDecline(bumpID: try body.uint(UInt32.self, "bump_id"))
+        case .busy:
+            self = .busy(retryAfterMilliseconds: try body.uint(UInt16.self, "retry_after"))
         }
         try body.expectEnd()
     }

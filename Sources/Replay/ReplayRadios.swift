@@ -55,7 +55,7 @@ final class ReplayTransport: UCITransport {
 /// Plays the Bluetooth adapter: recorded events are delivered by the driver; the node's own
 /// connection attempts get the link ids they got when recorded; what it sends goes nowhere.
 final class ReplayAdapter: BLEAdapter {
-    private let handler = Mutex<(@Sendable (BLEEvent) -> Void)?>(nil)
+    private let handler = CallbackSlot<BLEEvent>()
     private let localLinks: Mutex<[LinkID]>
     let backendName: String
 
@@ -64,8 +64,8 @@ final class ReplayAdapter: BLEAdapter {
         self.backendName = backendName
     }
 
-    func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws { handler.withLock { $0 = events } }
-    func deliver(_ event: BLEEvent) { handler.withLock { $0 }?(event) }
+    func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws { handler.install(events) }
+    func deliver(_ event: BLEEvent) { handler(event) }
     func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {}
     func startScanning() async throws {}
 

@@ -12,6 +12,9 @@ import Foundation
 /// ```
 /// A path is a list of `[t, x, y]` waypoints (seconds, metres), linearly interpolated and held
 /// after the last one. `external` nodes run in another process and reach the world over TCP.
+/// `crowd` nodes are visitors: they hear and are heard by the other nodes (the rigs) but not by
+/// each other, which keeps an event with a thousand visitors linear in size. `uwbSessions` sets how
+/// many ranging sessions a node's virtual UWB board runs at once (8 unless given).
 public struct Scenario: Codable, Sendable, Equatable {
     public var name: String
     public var duration: Double
@@ -32,12 +35,19 @@ public struct Scenario: Codable, Sendable, Equatable {
         public var path: [Waypoint]
         public var card: JSONObjectText?
         public var external: Bool?
+        public var crowd: Bool?
+        public var uwbSessions: Int?
 
-        public init(name: String, path: [Waypoint], card: JSONObjectText? = nil, external: Bool? = nil) {
+        public init(
+            name: String, path: [Waypoint], card: JSONObjectText? = nil, external: Bool? = nil, crowd: Bool? = nil,
+            uwbSessions: Int? = nil
+        ) {
             self.name = name
             self.path = path
             self.card = card
             self.external = external
+            self.crowd = crowd
+            self.uwbSessions = uwbSessions
         }
     }
 
@@ -115,6 +125,9 @@ public struct Scenario: Codable, Sendable, Equatable {
         for node in nodes {
             guard names.insert(node.name).inserted else { throw Invalid.rule("node name \(node.name) is used twice") }
             guard !node.path.isEmpty else { throw Invalid.rule("node \(node.name) has an empty path") }
+            if let sessions = node.uwbSessions, !(1...255).contains(sessions) {
+                throw Invalid.rule("node \(node.name): uwbSessions must be 1 to 255")
+            }
             for (a, b) in zip(node.path, node.path.dropFirst()) where b.t < a.t {
                 throw Invalid.rule("node \(node.name): waypoint times must not decrease (\(a.t) then \(b.t))")
             }

@@ -51,10 +51,13 @@ struct VirtualUWBS {
         .rangingDuration: [4], .preambleCodeIndex: [1], .vendorID: [2], .staticSTSIV: [6], .macAddressMode: [1],
     ]
     private static let validChannels: Set<UInt8> = [5, 6, 8, 9, 10, 12, 13, 14]
-    static let maxSessions = 8
+    /// Sessions it runs at once (reported in GET_CAPS_INFO): 8 unless the scenario says.
+    static let defaultMaxSessions = 8
+    let maxSessions: Int
 
-    init(serial: UInt8) {
+    init(serial: UInt8, maxSessions: Int = Self.defaultMaxSessions) {
         self.serial = serial
+        self.maxSessions = maxSessions
     }
 
     /// Consumes host bytes; returns the device's reply bytes (responses and the notifications
@@ -112,7 +115,8 @@ struct VirtualUWBS {
                 vendorData: Array("NBVW".utf8) + [serial])
             return [.response(.deviceInfo(.ok, info))]
         case .getCapsInfo:
-            // UCI 2.0 numbering: max message size, max data payload, channels bitmap (5 and 9).
+            // UCI 2.0 numbering: max message size, max data payload, channels bitmap (5 and 9);
+            // and Android's vendor TLV for the number of ranging sessions it runs at once.
             return [
                 .response(
                     .capsInfo(
@@ -121,11 +125,14 @@ struct VirtualUWBS {
                             CapabilityTLV(type: 0x00, value: [0xFF, 0x00]),
                             CapabilityTLV(type: 0x01, value: [0x00, 0x01]),
                             CapabilityTLV(type: 0x0E, value: [0x11]),
+                            CapabilityTLV(
+                                type: Capabilities.maxRangingSessionsType,
+                                value: [UInt8(truncatingIfNeeded: maxSessions), UInt8(truncatingIfNeeded: maxSessions >> 8), 0, 0]),
                         ]))
             ]
         case .sessionInit(let id, _):
             if sessions.values.contains(where: { $0.id == id }) { return [.response(.sessionInit(.sessionDuplicate, sessionHandle: nil))] }
-            guard sessions.count < Self.maxSessions else { return [.response(.sessionInit(.maxSessionsExceeded, sessionHandle: nil))] }
+            guard sessions.count < maxSessions else { return [.response(.sessionInit(.maxSessionsExceeded, sessionHandle: nil))] }
             let handle = nextHandle
             nextHandle &+= 1
             sessions[handle] = Session(id: id, handle: handle, state: .initialized)

@@ -84,7 +84,9 @@ public final class World: Sendable {
 
     /// Plugs a virtual UWBS into `body` (replacing any previous one: a replug).
     func attachDevice(body: Int, output: @escaping DeviceOutput) {
-        state.withLock { $0.devices[body] = Device(uwbs: VirtualUWBS(serial: UInt8(truncatingIfNeeded: body)), output: output) }
+        let uwbs = VirtualUWBS(
+            serial: UInt8(truncatingIfNeeded: body), maxSessions: scenario.nodes[body].uwbSessions ?? VirtualUWBS.defaultMaxSessions)
+        state.withLock { $0.devices[body] = Device(uwbs: uwbs, output: output) }
     }
 
     func detachDevice(body: Int) {
@@ -274,8 +276,10 @@ public final class World: Sendable {
     }
 
     private func reportAdverts(_ s: inout State) {
-        for scanner in s.endpoints.keys.sorted() where s.endpoints[scanner]!.scanning {
-            for advertiser in s.endpoints.keys.sorted() where advertiser != scanner {
+        let bodies = s.endpoints.keys.sorted()
+        for scanner in bodies where s.endpoints[scanner]!.scanning {
+            let crowd = scenario.nodes[scanner].crowd == true
+            for advertiser in bodies where advertiser != scanner && !(crowd && scenario.nodes[advertiser].crowd == true) {
                 guard let data = s.endpoints[advertiser]!.advertisingData else { continue }
                 let d = distance(between: scanner, and: advertiser, at: s.now)
                 guard let rssi = radio.advertRSSI(distance: d, random: &s.random) else { continue }

@@ -30,7 +30,7 @@ struct ByteReader {
     }
 
     mutating func u8(_ field: String) throws(UCIError) -> UInt8 {
-        try bytes(1, field)[0]
+        UInt8(truncatingIfNeeded: try uint(1, field))
     }
 
     mutating func u16(_ field: String) throws(UCIError) -> UInt16 {
@@ -41,8 +41,16 @@ struct ByteReader {
         UInt32(truncatingIfNeeded: try uint(4, field))
     }
 
+    /// Reads in place: notifications arrive ten times a second per peer, and an array per field
+    /// was most of the decoder's cost.
     mutating func uint(_ size: Int, _ field: String) throws(UCIError) -> UInt64 {
-        try bytes(size, field).reversed().reduce(0) { $0 << 8 | UInt64($1) }
+        guard size <= remaining else {
+            throw .truncated(what: "\(message) \(field)", needed: size, available: remaining)
+        }
+        var value: UInt64 = 0
+        for index in stride(from: offset + size - 1, through: offset, by: -1) { value = value << 8 | UInt64(bytes[index]) }
+        offset += size
+        return value
     }
 
     /// Everything left, for layouts that end in an open-ended field (vendor data).

@@ -129,3 +129,20 @@ public struct ControleeStatus: Hashable, Sendable {
         self.status = status
     }
 }
+
+/// Reading what CORE_GET_CAPS_INFO reports.
+public enum Capabilities {
+    /// `SUPPORTED_MAX_RANGING_SESSION_NUMBER`: how many ranging sessions the UWBS runs at once.
+    /// 0xE9 is in the range FiRa leaves to vendors; Android's UWB stack defines it (AOSP
+    /// `CapTlvType`), as a little-endian integer.
+    public static let maxRangingSessionsType: UInt8 = 0xE9
+
+    /// The UWBS's ranging-session limit, if it reports one (1 to 4 value bytes, little-endian).
+    public static func maxRangingSessions(in tlvs: [CapabilityTLV]) -> Int? {
+        guard let tlv = tlvs.first(where: { $0.type == maxRangingSessionsType }), (1...4).contains(tlv.value.count) else {
+            return nil
+        }
+        let count = tlv.value.reversed().reduce(0) { $0 << 8 | Int($1) }
+        return count > 0 ? count : nil
+    }
+}

@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 
 @testable import Events
@@ -31,6 +32,12 @@ import Testing
             (.peerLost(.init(peer: peer, reason: .peerEnded)), #""peer":"fedcba9876543210","reason":"peer-ended"}"#),
             (.nearest(.init(peer: peer, distance: 0.4321, band: .near)), #""peer":"fedcba9876543210","distance":0.432,"band":"near"}"#),
             (.nearest(.init(peer: nil, distance: nil, band: nil)), #""peer":null,"distance":null,"band":null}"#),
+            (.peerLost(.init(peer: peer, reason: .evicted)), #""peer":"fedcba9876543210","reason":"evicted"}"#),
+            (.rough(.init(peer: peer, rssi: -71, band: .medium)), #""peer":"fedcba9876543210","rssi":-71,"band":"medium"}"#),
+            (
+                .stats(.init(peers: 1000, ranging: 8, budget: 8, shedRanges: 12, shedInputs: 0, evicted: 3)),
+                #""peers":1000,"ranging":8,"budget":8,"shed_ranges":12,"shed_inputs":0,"evicted":3}"#
+            ),
         ]
         for (body, tail) in cases {
             let line = JSONLine.render(Event(node: node, body: body), seq: 7, timestampMilliseconds: 1_700_000_000_123)
@@ -92,6 +99,27 @@ import Testing
         #expect(withRanges.lines.count == 1)
     }
 
+    /// A stdout that cannot keep up: range events are shed (and counted per node), every other
+    /// event is written, in order, with consecutive sequence numbers.
+    @Test func aSlowOutputShedsRangesButNeverOtherEvents() {
+        let output = GatedOutput()
+        let stream = EventStream(output: output, includesRanges: true, bufferedLines: 8)
+        let range = Event(node: "a", body: .range(.init(peer: "b", status: "OK", distance: 1, filtered: 1, rate: 0, nlos: nil, azimuth: nil, elevation: nil)))
+        let near = Event(node: "a", body: .near(.init(peer: "b", distance: 0.9, azimuth: nil)))
+        for _ in 0..<20 { stream.emit(range, timestampMilliseconds: 0) }
+        for _ in 0..<20 { stream.emit(near, timestampMilliseconds: 0) }  // past the soft limit, below the hard one
+        #expect(stream.queuedLines <= 32)
+        output.open()
+        stream.drain()
+        let lines = output.lines
+        let ranges = lines.filter { $0.contains(#""type":"range""#) }.count
+        #expect(lines.filter { $0.contains(#""type":"near""#) }.count == 20)
+        #expect(ranges >= 1 && ranges < 20)
+        #expect(stream.takeShedRanges(node: "a") == 20 - ranges)
+        #expect(stream.takeShedRanges(node: "a") == 0)
+        #expect(lines.enumerated().allSatisfy { $0.element.contains(#""seq":\#($0.offset + 1),"#) })
+    }
+
     @Test func aFailedWriteIsReportedOnceAndStopsOutput() {
         let failures = Counter()
         let stream = EventStream(output: FailingOutput(), includesRanges: false) { _ in failures.increment() }
@@ -103,6 +131,18 @@ import Testing
 }
 
 import Synchronization
+
+/// An output that blocks every write until opened, like a pipe whose reader is busy.
+final class GatedOutput: EventOutput {
+    private let gate = Mutex(false)
+    private let storage = Mutex<[String]>([])
+    func open() { gate.withLock { $0 = true } }
+    func write(line: String) throws {
+        while !gate.withLock({ $0 }) { usleep(1000) }
+        storage.withLock { $0.append(line) }
+    }
+    var lines: [String] { storage.withLock { $0 } }
+}
 
 final class Counter: Sendable {
     private let count = Mutex(0)

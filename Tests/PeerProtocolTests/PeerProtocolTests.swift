@@ -49,6 +49,7 @@ import Testing
         #expect(PeerMessage.cardAck(bumpID: 0x0102_0304).encoded() == [0x01, 0x05, 0x04, 0x00, 0x04, 0x03, 0x02, 0x01])
         #expect(PeerMessage.goodbye.encoded() == [0x01, 0x06, 0x00, 0x00])
         #expect(PeerMessage.cardDecline(bumpID: 3).encoded() == [0x01, 0x07, 0x04, 0x00, 0x03, 0x00, 0x00, 0x00])
+        #expect(PeerMessage.busy(retryAfterMilliseconds: 5000).encoded() == [0x01, 0x08, 0x02, 0x00, 0x88, 0x13])
         #expect(
             PeerMessage.hello(.init(peerID: PeerID(1), group: 7, name: "ab")).encoded() == [
                 0x01, 0x01, 0x0D, 0x00, 1, 0, 0, 0, 0, 0, 0, 0, 7, 0, 2, 0x61, 0x62,
@@ -70,6 +71,7 @@ import Testing
             .cardAck(bumpID: 2),
             .goodbye,
             .cardDecline(bumpID: 7),
+            .busy(retryAfterMilliseconds: 30_000),
         ]
         for message in messages { #expect(try PeerMessage(frame: message.encoded()) == message) }
     }

@@ -1,0 +1,90 @@
+import Bridge
+import Events
+import Glibc
+import PeerProtocol
+import SystemPackage
+import UCI
+
+/// Inputs the benchmarks feed: what a UWBS sends, byte for byte.
+enum Fixtures {
+    /// The UWB short address of benchmark peer `index`.
+    static func address(ofPeer index: Int) -> UInt16 { UInt16(0x1000 + index) }
+    /// The session handle the scripted UWBS gives benchmark peer `index`'s session.
+    static func handle(ofPeer index: Int) -> UInt32 { UInt32(0x1_0000 + index) }
+
+    /// One SESSION_INFO_NTF (two-way ranging, one measurement) for `peer`'s session, round
+    /// `round`, at a distance that wanders between 2.00 and 2.06 m (well clear of near and far).
+    static func notification(peer: Int, round: UInt32) -> [UInt8] {
+        let measurement = TwoWayMeasurement(
+            address: .short(address(ofPeer: peer)), status: .ok, lineOfSight: .lineOfSight,
+            distanceCentimetres: UInt16(200 + round % 7))
+        let data = RangeData(
+            sequenceNumber: round, session: handle(ofPeer: peer), rcrIndicator: 0, rangingIntervalMilliseconds: 100,
+            measurementType: .twoWay, macAddressMode: .short, measurements: [measurement], vendorData: [])
+        return UCINotification.rangeData(data).message.encoded()
+    }
+
+    /// Ranging rounds of `peers` peers, round-robin as a radio reports them: `rounds` each.
+    static func notificationStream(peers: Int, rounds: Int) -> [[UInt8]] {
+        (0..<rounds).flatMap { round in (0..<peers).map { notification(peer: $0, round: UInt32(round + 1)) } }
+    }
+
+    /// A peer's advert (payload v1 and a name), as the scanner reports it.
+    static func advert(peer: PeerID, uwbAddress: UInt16) -> [UInt8] {
+        let name = Array("peer".utf8)
+        return Advertisement(group: 1, peerID: peer, uwbShortAddress: uwbAddress, capabilities: [.uwb], psm: 0x85).advertisingData()
+            + [UInt8(name.count + 1), 0x09] + name
+    }
+
+    static func residentBytes() -> Int {
+        let fd = open("/proc/self/statm", O_RDONLY)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let count = read(fd, &buffer, buffer.count)
+        let fields = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).split(separator: " ")
+        return (fields.count > 1 ? Int(fields[1]) ?? 0 : 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    /// User plus system CPU time of the process so far.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+}
+
+/// Writes lines to /dev/null with real `write` calls (stdout's cost without a terminal), and
+/// hands each line to an observer first.
+final class NullOutput: EventOutput {
+    private let fd: FileDescriptor
+    private let observe: @Sendable (String) -> Void
+
+    init(observe: @escaping @Sendable (String) -> Void) {
+        fd = try! FileDescriptor.open("/dev/null", .writeOnly)
+        self.observe = observe
+    }
+
+    func write(line: String) throws {
+        try write(lines: [line])
+    }
+
+    func write(lines: [String]) throws {
+        var bytes: [UInt8] = []
+        for line in lines { bytes.append(contentsOf: line.utf8) }
+        _ = try bytes.withUnsafeBytes { try fd.writeAll($0) }
+        for line in lines { observe(line) }
+    }
+}
+
+/// Latencies in microseconds, summarised.
+struct Latencies {
+    var samples: [Int] = []
+
+    func percentile(_ p: Double) -> Int {
+        guard !samples.isEmpty else { return 0 }
+        let sorted = samples.sorted()
+        return sorted[min(sorted.count - 1, Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1)]
+    }
+}

@@ -1,0 +1,30 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+import struct Foundation.URL
+
+/// SwiftPM names a path dependency after its directory, which is whatever the clone is called.
+let mainPackage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent.lowercased()
+
+/// nearby-bridge's benchmarks (README, "Performance"): `swift package benchmark` in this directory.
+/// A package of its own so that package-benchmark and its dependencies never enter the main
+/// package's builds (CI, releases).
+let package = Package(
+    name: "NearbyBridgeBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "BridgeBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "NearbyBridgeCore", package: mainPackage),
+            ],
+            path: "Benchmarks/BridgeBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+    ],
+    swiftLanguageModes: [.v6]
+)

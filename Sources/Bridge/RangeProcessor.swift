@@ -1,0 +1,62 @@
+import Events
+import Proximity
+import UCI
+
+/// One peer's ranging rounds turned into what the bridge reports: the raw reading read the FiRa
+/// way, the round's time from the UWBS's counter, the proximity engine's update, and the `range`
+/// event. Pure (the host time comes in), so the hot path can be measured on its own
+/// (Benchmarks/) exactly as `PeerSession` runs it.
+public struct RangeProcessor: Sendable {
+    public let peer: String
+    private let fallbackIntervalMilliseconds: Int64
+    public private(set) var proximity: ProximityTracker
+    /// Round times for proximity, from the UWBS's round counter (see `RoundClock`).
+    private var roundClock = RoundClock()
+
+    public init(peer: String, config: BridgeConfig) {
+        self.peer = peer
+        self.fallbackIntervalMilliseconds = Int64(config.uwb.rangingIntervalMilliseconds)
+        self.proximity = ProximityTracker(config: config.proximity)
+    }
+
+    /// What one measurement gave: the `range` event, and proximity's decisions.
+    public struct Outcome: Sendable {
+        public var range: Event.Range
+        public var changes: [ProximityChange]
+        public var azimuth: Double? { range.azimuth }
+        /// Whether the round carried a distance (the peer is alive).
+        public var measured: Bool { range.distance != nil }
+    }
+
+    public mutating func process(_ measurement: TwoWayMeasurement, of data: RangeData, hostTime: Int64) -> Outcome {
+        // With OK_NEGATIVE_DISTANCE_REPORT the unsigned distance field is read as the magnitude
+        // of a negative reading (unverified on hardware; see firmware-notes/README.md).
+        let distance: Double? =
+            switch measurement.status {
+            case .ok: Double(measurement.distanceCentimetres) / 100
+            case .okNegativeDistanceReport: -Double(measurement.distanceCentimetres) / 100
+            default: nil
+            }
+        let nlos: Bool? =
+            switch measurement.lineOfSight {
+            case .lineOfSight: false
+            case .nonLineOfSight: true
+            case .unknown: nil
+            }
+        let time = roundClock.time(
+            ofRound: data.sequenceNumber, reportedInterval: data.rangingIntervalMilliseconds,
+            fallbackInterval: fallbackIntervalMilliseconds, hostTime: hostTime)
+        let changes = proximity.update(RangeSample(time: time, distance: distance, nonLineOfSight: nlos ?? false))
+        let azimuth = measurement.azimuth.figureOfMerit > 0 ? measurement.azimuth.degrees : nil
+        let elevation = measurement.elevation.figureOfMerit > 0 ? measurement.elevation.degrees : nil
+        let range = Event.Range(
+            peer: peer, status: measurement.status.description, distance: distance, filtered: proximity.filtered,
+            rate: proximity.rate, nlos: nlos, azimuth: azimuth, elevation: elevation)
+        return Outcome(range: range, changes: changes)
+    }
+
+    /// See `ProximityTracker.consumeContact`.
+    public mutating func consumeContact() {
+        proximity.consumeContact()
+    }
+}

@@ -1,0 +1,115 @@
+import PeerProtocol
+
+/// Decides which peers get one of the radio's ranging sessions when there are more peers than
+/// sessions. Pure and deterministic: the same facts give the same choice, so seeded simulations
+/// stay reproducible.
+///
+/// Order of claim, strongest first:
+/// 1. peers near or in a profile drop: losing their session would lose the bump;
+/// 2. peers whose adverts are strong (`closeRSSI`): the ones who may walk up and bump next. Among
+///    them the strongest signal wins, with `stickiness` dB in favour of peers already ranging, so
+///    someone walking up to the rig displaces someone standing a few metres away, but two people
+///    at the same distance do not take turns every few seconds;
+/// 3. everyone else: a peer keeps its session for one turn (`turnMilliseconds`); after that,
+///    whoever has waited longest goes first (fair rotation), then the stronger signal.
+/// Ties go to the lower peer id. Peers that asked to be left alone for a while (`busy`) are not
+/// candidates until then.
+struct RangingScheduler: Sendable {
+    struct Candidate: Sendable, Equatable {
+        var peer: PeerID
+        var granted: Bool
+        /// Granted: when the grant started. Waiting: since when (the last grant ended, or the peer
+        /// appeared).
+        var since: Int64
+        /// Near, or in a profile drop.
+        var holdsPriority: Bool
+        /// Smoothed advert RSSI, dBm; nil before any advert.
+        var rssi: Double?
+        /// False while the peer (or we) said `busy` and its retry time has not come.
+        var available: Bool
+    }
+
+    var budget: Int
+    var turnMilliseconds: Int64 = 5_000
+    var stickiness: Double = 6
+    /// Adverts this strong put a peer in the second tier: about 3 m with the log-distance model
+    /// of a typical BLE adapter (−59 dBm at 1 m, free space), a few seconds' walk from a bump.
+    static let closeRSSI: Double = -69
+
+    /// The peers that should hold a session now.
+    func choose(_ candidates: [Candidate], now: Int64) -> Set<PeerID> {
+        let eligible = candidates.filter { $0.granted || $0.available }
+        guard eligible.count > budget else { return Set(eligible.map(\.peer)) }
+        let ranked = eligible.sorted { key($0, now: now) < key($1, now: now) }
+        return Set(ranked.prefix(budget).map(\.peer))
+    }
+
+    private func key(_ c: Candidate, now: Int64) -> RankKey {
+        let tier = c.holdsPriority ? 0 : (c.rssi ?? -.infinity) >= Self.closeRSSI ? 1 : 2
+        if tier == 1 {
+            let strength = c.rssi! + (c.granted ? stickiness : 0)
+            return RankKey(tier: tier, outOfTurn: 0, waitingSince: 0, weakness: -strength, peer: c.peer.rawValue)
+        }
+        let inTurn = c.granted && now - c.since < turnMilliseconds
+        // A peer holding a session has not waited at all: after its turn, everyone waiting goes first.
+        let waitingSince = c.granted ? now : c.since
+        return RankKey(
+            tier: tier, outOfTurn: inTurn ? 0 : 1, waitingSince: waitingSince, weakness: -(c.rssi ?? -200), peer: c.peer.rawValue)
+    }
+
+    /// How long a peer told `busy` should wait before trying again: about as long as the peers
+    /// ahead of it will take, at least a second and at most half a minute.
+    func retryAfter(waiting: Int) -> Int64 {
+        let rounds = Int64((waiting + budget - 1) / max(budget, 1))
+        return min(30_000, max(1_000, rounds * turnMilliseconds))
+    }
+}
+
+private struct RankKey: Comparable {
+    var tier: Int
+    var outOfTurn: Int
+    var waitingSince: Int64
+    var weakness: Double
+    var peer: UInt64
+
+    static func < (a: RankKey, b: RankKey) -> Bool {
+        (a.tier, a.outOfTurn, a.waitingSince, a.weakness, a.peer) < (b.tier, b.outOfTurn, b.waitingSince, b.weakness, b.peer)
+    }
+}
+
+/// Rough proximity from advert RSSI, for peers without a ranging session: a smoothed RSSI and a
+/// band with hysteresis, so a fading signal does not flap between bands.
+struct RoughProximity: Sendable {
+    enum Band: Int, Comparable, Sendable {
+        case near = 0, medium, far
+        static func < (a: Band, b: Band) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    /// Band edges, dBm: about 2 m and 6 m with −59 dBm at 1 m and free-space path loss.
+    static let nearRSSI = -65.0
+    static let mediumRSSI = -75.0
+    static let hysteresis = 3.0
+
+    private(set) var rssi: Double?
+    private(set) var band: Band?
+
+    /// Adds one advert's RSSI; returns true when the band changed.
+    mutating func add(_ sample: Int) -> Bool {
+        let smoothed = rssi.map { $0 + 0.25 * (Double(sample) - $0) } ?? Double(sample)
+        rssi = smoothed
+        let next = Self.band(of: smoothed, current: band)
+        defer { band = next }
+        return next != band
+    }
+
+    private static func band(of rssi: Double, current: Band?) -> Band {
+        // Moving to a closer band needs the edge plus the hysteresis; moving away, the edge minus it.
+        func above(_ edge: Double, towards target: Band) -> Bool {
+            guard let current else { return rssi >= edge }
+            return current <= target ? rssi >= edge - hysteresis : rssi >= edge + hysteresis
+        }
+        if above(nearRSSI, towards: .near) { return .near }
+        if above(mediumRSSI, towards: .medium) { return .medium }
+        return .far
+    }
+}
