@@ -289,7 +289,9 @@ public final class BlueZAdapter: BLEAdapter {
 
     public func send(_ sdu: [UInt8], on link: LinkID) async throws {
         guard let fd = state.withLock({ $0.links[link] }) else { throw BLEAdapterError.unknownLink(link) }
-        let written = sdu.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        // Never block the node on one peer: a channel out of credits (a stalled or dying peer)
+        // fails this send, and the peer protocol repeats unanswered messages.
+        let written = sdu.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
         guard written == sdu.count else { throw BlueZError.socket(call: "send(L2CAP)", errno: errno) }
     }
 
