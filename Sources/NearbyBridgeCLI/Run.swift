@@ -155,6 +155,8 @@ struct Run: AsyncParsableCommand {
         let seed = random.next()
         var config = BridgeConfig()
         config.proximity = proximity.config
+        config.rangingSessions = settings.rangingSessions
+        if let maxPeers = settings.maxPeers { config.maxPeers = maxPeers }
         let node = BridgeNode(
             identity: identity, config: config, uwbTransport: radios.0, ble: radios.1, events: events,
             time: WallClock(), logger: logger, seed: seed, reconnectUWB: reopen)
@@ -188,6 +190,10 @@ struct RunConfig: Decodable {
     var profile: String?
     var ranges: Bool?
     var logLevel: String?
+    /// Ranging sessions to run at once; without it, what the board reports (GET_CAPS_INFO).
+    var rangingSessions: Int?
+    /// Peers tracked at most (the least recently heard is evicted).
+    var maxPeers: Int?
 
     static func load(_ path: String) throws -> RunConfig {
         guard let data = FileManager.default.contents(atPath: path) else {

@@ -14,44 +14,69 @@ public enum DistanceBand: String, Sendable, CaseIterable {
 /// Both have hysteresis: a band changes only once the distance is `bandHysteresis` beyond its
 /// edge, and another peer takes over only when it is `nearestSwitchMetres` closer (or the
 /// current one has no estimate any more: lost, out of range, silent for `maxGap`).
+///
+/// Inlinable so that the bridge's use (keyed by peer id) is specialised: it runs for every range
+/// of every peer, and unspecialised generic code spent most of its time looking up type metadata.
 public struct NearestTracker<Peer: Hashable & Comparable & Sendable>: Sendable {
     public struct Nearest: Sendable, Equatable {
         public var peer: Peer
         public var distance: Double
         public var band: DistanceBand
+
+        @inlinable init(peer: Peer, distance: Double, band: DistanceBand) {
+            self.peer = peer
+            self.distance = distance
+            self.band = band
+        }
     }
 
-    private let config: ProximityConfig
-    private var latest: [Peer: (distance: Double, time: Int64)] = [:]
+    @usableFromInline let config: ProximityConfig
+    @usableFromInline var latest: [Peer: (distance: Double, time: Int64)] = [:]
+    @usableFromInline var nearest: Nearest?
     /// The nearest peer now; nil when no peer has an estimate.
-    public private(set) var current: Nearest?
+    @inlinable public var current: Nearest? { nearest }
 
-    public init(config: ProximityConfig = .default) {
+    @inlinable public init(config: ProximityConfig = .default) {
         self.config = config
     }
 
     /// A peer's filtered distance at `time` (nil: it has no estimate).
-    public mutating func update(peer: Peer, distance: Double?, time: Int64) {
+    @inlinable public mutating func update(peer: Peer, distance: Double?, time: Int64) {
         latest[peer] = distance.map { ($0, time) }
         refresh(now: time)
     }
 
     /// The peer is gone (lost).
-    public mutating func remove(peer: Peer, now: Int64) {
+    @inlinable public mutating func remove(peer: Peer, now: Int64) {
         latest[peer] = nil
         refresh(now: now)
     }
 
     /// Drops peers whose last estimate is older than `maxGap` (call it as time passes).
-    public mutating func expire(now: Int64) {
+    @inlinable public mutating func expire(now: Int64) {
         refresh(now: now)
     }
 
-    private mutating func refresh(now: Int64) {
-        latest = latest.filter { now - $0.value.time <= config.maxGapMilliseconds }
-        let closest = latest.min { ($0.value.distance, $0.key) < ($1.value.distance, $1.key) }
+    /// Runs on every range of every peer, so it makes one pass over the peers, allocating
+    /// nothing unless an estimate went stale.
+    @inlinable mutating func refresh(now: Int64) {
+        var closest: (key: Peer, value: (distance: Double, time: Int64))?
+        var stale: [Peer] = []
+        for entry in latest {
+            guard now - entry.value.time <= config.maxGapMilliseconds else {
+                stale.append(entry.key)
+                continue
+            }
+            if let best = closest,
+                best.value.distance < entry.value.distance || (best.value.distance == entry.value.distance && best.key < entry.key)
+            {
+                continue
+            }
+            closest = entry
+        }
+        for peer in stale { latest[peer] = nil }
         var next: Nearest?
-        if let current, let mine = latest[current.peer] {
+        if let current = nearest, let mine = latest[current.peer] {
             if let closest, closest.key != current.peer, closest.value.distance < mine.distance - config.nearestSwitchMetres {
                 next = Nearest(peer: closest.key, distance: closest.value.distance, band: band(of: closest.value.distance, was: nil))
             } else {
@@ -60,10 +85,10 @@ public struct NearestTracker<Peer: Hashable & Comparable & Sendable>: Sendable {
         } else if let closest {
             next = Nearest(peer: closest.key, distance: closest.value.distance, band: band(of: closest.value.distance, was: nil))
         }
-        current = next
+        nearest = next
     }
 
-    private func band(of distance: Double, was previous: DistanceBand?) -> DistanceBand {
+    @inlinable func band(of distance: Double, was previous: DistanceBand?) -> DistanceBand {
         let edges = [config.clearMetres, config.nearMetres, config.mediumMetres]
         func plain(_ d: Double) -> DistanceBand {
             DistanceBand.allCases[edges.firstIndex { d <= $0 } ?? edges.count]
