@@ -41,10 +41,7 @@ import Testing
     @Test func bumpsAreReportedOnBothSidesWithEachOthersCards() async throws {
         let scenario = try Scenario.builtIn()
         let events = try parse(try await runScenario(scenario, ranges: false))
-        var options = SimulationDriver.Options()
-        options.seed = 1
-        let ids = SimulationDriver(scenario: scenario, options: options, events: EventStream(output: CollectedEvents(), includesRanges: false), logger: quietLogger)
-            .identities.mapValues(\.peerID.description)
+        let ids = peerIDs(of: scenario)
 
         let bumps = events.filter { $0["type"] as? String == "bump" }
         func bump(seenBy node: String, with peer: String) -> [[String: Any]] {
@@ -76,10 +73,7 @@ import Testing
     @Test func theRigFollowsAliceAsTheNearestPeerUpToTheBump() async throws {
         let scenario = try Scenario.builtIn()
         let events = try parse(try await runScenario(scenario, ranges: false))
-        var options = SimulationDriver.Options()
-        options.seed = 1
-        let ids = SimulationDriver(scenario: scenario, options: options, events: EventStream(output: CollectedEvents(), includesRanges: false), logger: quietLogger)
-            .identities.mapValues(\.peerID.description)
+        let ids = peerIDs(of: scenario)
         let rig = events.filter { $0["node"] as? String == ids["rig"] }
         let bump = try #require(rig.firstIndex { $0["type"] as? String == "bump" })
         let nearest = rig[..<bump].filter { $0["type"] as? String == "nearest" }

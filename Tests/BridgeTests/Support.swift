@@ -50,3 +50,13 @@ func validateAgainstSchema(_ lines: [String]) throws -> (status: Int32, message:
     process.waitUntilExit()
     return (process.terminationStatus, message)
 }
+
+/// Peer ids (as events print them) of a scenario's nodes for seed 1, by node name.
+func peerIDs(of scenario: Scenario, seed: UInt64 = 1) -> [String: String] {
+    var options = SimulationDriver.Options()
+    options.seed = seed
+    return SimulationDriver(
+        scenario: scenario, options: options, events: EventStream(output: CollectedEvents(), includesRanges: false),
+        logger: quietLogger
+    ).identities.mapValues(\.peerID.description)
+}
