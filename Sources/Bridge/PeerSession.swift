@@ -58,7 +58,10 @@ actor PeerSession {
     private(set) var stage: Stage = .discovered
     private(set) var name = ""
     private(set) var address: BLEAddress?
-    private var uwbAddress: UInt16?
+    /// The UWB short address the peer advertises: what we propose as controller. Ranges are
+    /// matched against the agreed session's address instead, because a controlee may never have
+    /// heard its controller's advert (it learns of it from the controller's `hello`).
+    private var advertisedUWBAddress: UInt16?
     private(set) var lastHeard: Int64
     private(set) var uwbToken: UInt32?
     private var random: SplitMix64
@@ -123,7 +126,7 @@ actor PeerSession {
     func heard(_ advert: Advertisement, name: String?, address: BLEAddress, rssi: Int) {
         lastHeard = now
         self.address = address
-        uwbAddress = advert.uwbShortAddress
+        advertisedUWBAddress = advert.uwbShortAddress
         if let name { self.name = name }
         if rough.add(rssi), !granted { reportRough() }
     }
@@ -161,13 +164,13 @@ actor PeerSession {
 
     /// Our outgoing link is up: introduce ourselves and propose the ranging parameters.
     func outgoingLinkOpened() async {
-        guard case .connecting(let link) = stage, let uwbAddress else { return }
+        guard case .connecting(let link) = stage, let advertisedUWBAddress else { return }
         let parameters = PeerMessage.RangingParameters(
             sessionID: UInt32.random(in: 1...UInt32.max, using: &random),
             channel: context.config.uwb.channel,
             preambleCodeIndex: context.config.uwb.preambleCodeIndex,
             controllerAddress: context.identity.uwbShortAddress,
-            controleeAddress: uwbAddress,
+            controleeAddress: advertisedUWBAddress,
             vendorID: UInt16.random(in: 1...UInt16.max, using: &random),
             staticSTSIV: (0..<6).map { _ in UInt8.random(in: 0...255, using: &random) },
             rangingIntervalMilliseconds: context.config.uwb.rangingIntervalMilliseconds)
@@ -375,9 +378,15 @@ actor PeerSession {
         await linkClosed()
     }
 
+    /// The peer's UWB short address in the session we range in.
+    private var rangedUWBAddress: UInt16? {
+        agreedSession.map { $0.asController ? $0.parameters.controleeAddress : $0.parameters.controllerAddress }
+    }
+
     func ranges(_ data: RangeData) async {
+        guard let rangedUWBAddress else { return }
         for measurement in data.measurements {
-            guard let uwbAddress, measurement.address == .short(uwbAddress) else { continue }
+            guard measurement.address == .short(rangedUWBAddress) else { continue }
             let outcome = rangeProcessor.process(measurement, of: data, hostTime: now)
             if outcome.measured { lastHeard = now }
             context.emit(.range(outcome.range))

@@ -46,6 +46,8 @@ public final class World: Sendable {
         var links: [LinkID: Link] = [:]
         var nextLink: LinkID = 1
         var deliveries: [Delivery] = []
+        /// Bodies whose scanners hear no adverts (a fault: a wedged discovery).
+        var deafBodies: Set<Int> = []
     }
 
     public let scenario: Scenario
@@ -127,6 +129,12 @@ public final class World: Sendable {
 
     func startScanning(body: Int) {
         state.withLock { $0.endpoints[body]?.scanning = true }
+    }
+
+    /// A fault: from now on `body` hears no adverts, as when the kernel's discovery is wedged,
+    /// while its links keep working.
+    func deafen(body: Int) {
+        state.withLock { _ = $0.deafBodies.insert(body) }
     }
 
     /// Opens a link from `body` to whoever has `address`; both sides hear of it after the air latency.
@@ -277,7 +285,7 @@ public final class World: Sendable {
 
     private func reportAdverts(_ s: inout State) {
         let bodies = s.endpoints.keys.sorted()
-        for scanner in bodies where s.endpoints[scanner]!.scanning {
+        for scanner in bodies where s.endpoints[scanner]!.scanning && !s.deafBodies.contains(scanner) {
             let crowd = scenario.nodes[scanner].crowd == true
             for advertiser in bodies where advertiser != scanner && !(crowd && scenario.nodes[advertiser].crowd == true) {
                 guard let data = s.endpoints[advertiser]!.advertisingData else { continue }

@@ -89,6 +89,37 @@ final class Mallory: Sendable {
         #expect(mallory.linksClosedByVictim == Mallory.attacks.count)
     }
 
+    /// The two-rig VM test found this: a controlee whose discovery is wedged never hears its
+    /// controller's advert, only its `hello` over the link the controller opens. It must still
+    /// range (the agreed session names the controller's UWB address), stay with the peer, and bump.
+    @Test func controleeThatHearsNoAdvertsStillRangesAndBumps() async throws {
+        let scenario = try Scenario.decode(
+            Data(
+                """
+                { "name": "deaf-controlee", "duration": 14, "nodes": [
+                  { "name": "one", "path": [[0, 0, 0]] },
+                  { "name": "two", "path": [[0, 1.5, 0], [6, 1.5, 0], [9, 0.03, 0], [11, 0.03, 0], [12, 1.5, 0]] } ] }
+                """.utf8))
+        let ids = peerIDs(of: scenario)
+        let controlee = ids["one"]! > ids["two"]! ? "one" : "two"
+        let controller = controlee == "one" ? "two" : "one"
+        let output = CollectedEvents()
+        var options = SimulationDriver.Options()
+        options.speed = nil
+        let driver = SimulationDriver(
+            scenario: scenario, options: options, events: EventStream(output: output, includesRanges: true), logger: quietLogger)
+        driver.world.deafen(body: driver.world.bodyIndex(named: controlee)!)
+        try await driver.run()
+
+        let events = try parse(output.lines).filter { $0["node"] as? String == ids[controlee] }
+        let ofController = events.filter { $0["peer"] as? String == ids[controller] }
+        #expect(ofController.first?["type"] as? String == "peer.found")
+        #expect(ofController.first?["rssi"] is NSNull, "found through the link, not an advert")
+        #expect(ofController.count { $0["type"] as? String == "range" && $0["status"] as? String == "OK" } > 50)
+        #expect(ofController.count { $0["type"] as? String == "bump" } == 1)
+        #expect(!ofController.contains { $0["type"] as? String == "peer.lost" })
+    }
+
     /// `nearby-bridge run --uwb tcp:… --ble world:…` in miniature: a bridge whose UWB board and
     /// air are a world server reached over loopback TCP, with wall-clock time.
     @Test(.timeLimit(.minutes(1))) func rangesAgainstAWorldServerOverTCP() async throws {
