@@ -30,6 +30,7 @@ public final class BlueZAdapter: BLEAdapter {
         var advertising: (data: [UInt8], scanResponse: [UInt8])?
         /// The adapter's powered setting as last seen (start, New Settings).
         var powered = false
+        var discoveryWatchdog = DiscoveryWatchdog()
     }
 
     public let name: String
@@ -148,9 +149,18 @@ public final class BlueZAdapter: BLEAdapter {
         return out
     }
 
+    /// Starts discovery and keeps restarting it. A discovery that is already running (another
+    /// program's, or one a killed predecessor left behind) is not an error: its Device Found
+    /// events reach every management socket, and the restart cycle keeps trying.
     public func startScanning() async throws {
         state.withLock { $0.scanning = true }
-        _ = try await socket().send(.startDiscovery(addressTypes: 0x06), index: index)
+        let socket = try socket()
+        _ = await Self.status { try await socket.send(.stopDiscovery(addressTypes: 0x06), index: index) }
+        let (started, error) = await Self.status { try await socket.send(.startDiscovery(addressTypes: 0x06), index: index) }
+        if let error {
+            guard started == .busy else { throw error }
+            logger.warning("discovery busy; retrying every cycle", metadata: ["adapter": "\(name)", "error": "\(error)"])
+        }
         Task { [weak self] in
             while let self, self.state.withLock({ $0.scanning }) {
                 try? await Task.sleep(for: Self.discoveryCycle)
@@ -161,11 +171,71 @@ public final class BlueZAdapter: BLEAdapter {
 
     private func restartDiscovery() async {
         guard let socket = try? socket(), state.withLock({ $0.scanning }) else { return }
-        _ = try? await socket.send(.stopDiscovery(addressTypes: 0x06), index: index)
+        let (stopped, _) = await Self.status { try await socket.send(.stopDiscovery(addressTypes: 0x06), index: index) }
+        let (started, error) = await Self.status { try await socket.send(.startDiscovery(addressTypes: 0x06), index: index) }
+        switch state.withLock({ $0.discoveryWatchdog.restarted(stop: stopped, start: started) }) {
+        case .fine:
+            if let error { logger.warning("could not restart discovery", metadata: ["adapter": "\(name)", "error": "\(error)"]) }
+        case .wedged:
+            logger.warning(
+                "discovery wedged in the kernel (Stop Discovery: \(stopped), Start Discovery: \(started)); the adapter is power-cycled if it stays so",
+                metadata: ["adapter": "\(name)"])
+        case .powerCycle:
+            logger.error(
+                "discovery stayed wedged in the kernel: power-cycling the adapter to reset it (links drop and are re-established)",
+                metadata: ["adapter": "\(name)"])
+            await powerCycle(socket)
+        }
+    }
+
+    /// Powers the adapter off and on, checks that it is on (retrying for a few seconds), then
+    /// brings advertising and discovery back itself: the kernel sends New Settings to every
+    /// management socket except the one that asked, so `handle` never sees this power-on.
+    private func powerCycle(_ socket: MgmtSocket) async {
         do {
-            _ = try await socket.send(.startDiscovery(addressTypes: 0x06), index: index)
+            _ = try await socket.send(.setPowered(false), index: index)
         } catch {
-            logger.warning("could not restart discovery", metadata: ["adapter": "\(name)", "error": "\(error)"])
+            logger.warning("Set Powered off failed; powering on anyway", metadata: ["adapter": "\(name)", "error": "\(error)"])
+        }
+        for attempt in 1...5 {
+            do {
+                _ = try await socket.send(.setPowered(true), index: index)
+                let info = try ControllerInfo(returnParameters: try await socket.send(.readControllerInfo, index: index))
+                if info.currentSettings.contains(.powered) {
+                    logger.notice("adapter powered on again after the power cycle", metadata: ["adapter": "\(name)", "attempt": "\(attempt)"])
+                    await resumeAfterPowerOn()
+                    return
+                }
+                logger.warning("adapter still off after Set Powered on", metadata: ["adapter": "\(name)", "attempt": "\(attempt)"])
+            } catch {
+                logger.warning("Set Powered on failed", metadata: ["adapter": "\(name)", "attempt": "\(attempt)", "error": "\(error)"])
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
+        logger.error("could not power the adapter on again; advertising and discovery keep retrying", metadata: ["adapter": "\(name)"])
+    }
+
+    /// Power-off removed our advertising instance (and a controller reset leaves it with empty
+    /// data), and discovery ended: bring both back now rather than at the next refresh, so
+    /// that peers do not time us out.
+    private func resumeAfterPowerOn() async {
+        do {
+            try await addAdvertising()
+        } catch {
+            logger.warning("could not re-add advertising", metadata: ["adapter": "\(name)", "error": "\(error)"])
+        }
+        await restartDiscovery()
+    }
+
+    /// The management status a command ended with, and the error when it failed; failures that
+    /// carry no status (no answer, a socket error) count as `failed`.
+    private static func status(of command: () async throws -> [UInt8]) async -> (MgmtStatus, (any Error)?) {
+        do {
+            _ = try await command()
+            return (.success, nil)
+        } catch {
+            if case BlueZError.command(_, let status) = error { return (status, error) }
+            return (.failed, error)
         }
     }
 
@@ -189,19 +259,8 @@ public final class BlueZAdapter: BLEAdapter {
             if wasPowered, !powered {
                 logger.warning("Bluetooth adapter powered off", metadata: ["adapter": "\(name)"])
             } else if powered, !wasPowered {
-                // Power-off removed our advertising instance (and a controller reset leaves it
-                // with empty data), and discovery ended: bring both back now rather than at the
-                // next refresh, so that peers do not time us out.
                 logger.notice("Bluetooth adapter powered on again: advertising and discovery restart", metadata: ["adapter": "\(name)"])
-                Task { [weak self] in
-                    guard let self else { return }
-                    do {
-                        try await self.addAdvertising()
-                    } catch {
-                        self.logger.warning("could not re-add advertising", metadata: ["adapter": "\(self.name)", "error": "\(error)"])
-                    }
-                    await self.restartDiscovery()
-                }
+                Task { [weak self] in await self?.resumeAfterPowerOn() }
             }
         case .indexRemoved:
             logger.error("Bluetooth adapter removed", metadata: ["adapter": "\(name)"])

@@ -28,6 +28,9 @@ stream socket taking one command per line and answering one line ("ok ..." / "er
                        of I is not told (combine with hwerror).
     rssi I J DBM|off   controller I hears controller J's advertising at DBM (default -50);
                        off: out of range, I no longer sees J's adverts (links stay up)
+    failscanoff I [N]  controller I fails the next N (default 1) scan-disable commands with
+                       Command Disallowed and keeps scanning: Linux 6.1 then wedges its
+                       discovery state (Start Discovery: Busy, Stop Discovery: Rejected)
     status             one line per controller: index, port, address, connected or not
 A command can also be sent with:  bumble_controllers.py ctl PATH COMMAND...
 
@@ -158,6 +161,7 @@ def build_controller_class(le_mode: str):
             self.rig_scan_active = False
             self.rig_rssi: dict[int, int | None] = {}   # advertiser index -> rssi (None: out of range)
             self.rig_local_disconnect = False
+            self.rig_fail_scan_disable = 0     # scan-disable commands still to fail (failscanoff)
 
         # logging
         def on_hci_packet(self, packet):
@@ -183,9 +187,17 @@ def build_controller_class(le_mode: str):
                 self.rig_scan_active = command.le_scan_type == 1
             return result
 
+        def rig_failed_scan_disable(self, enable: int):
+            if enable or self.rig_fail_scan_disable == 0:
+                return None
+            self.rig_fail_scan_disable -= 1
+            log.info("controller %d: failing a scan-disable command (fault)", self.index)
+            return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR)
+
         def on_hci_le_set_scan_enable_command(self, command):
             self.rig_scan_ext = False
-            return super().on_hci_le_set_scan_enable_command(command)
+            failed = self.rig_failed_scan_disable(command.le_scan_enable)
+            return failed if failed is not None else super().on_hci_le_set_scan_enable_command(command)
 
         def on_hci_le_set_extended_scan_parameters_command(self, command):
             self.rig_scan_active = bool(command.scan_types) and command.scan_types[0] == 1
@@ -193,7 +205,8 @@ def build_controller_class(le_mode: str):
 
         def on_hci_le_set_extended_scan_enable_command(self, command):
             self.rig_scan_ext = True
-            return super().on_hci_le_set_extended_scan_enable_command(command)
+            failed = self.rig_failed_scan_disable(command.enable)
+            return failed if failed is not None else super().on_hci_le_set_extended_scan_enable_command(command)
 
         # advertising reports: real event types, scan responses, RSSI per advertiser
         def on_advertising_pdu(self, pdu):
@@ -463,6 +476,10 @@ def run_command(words: list[str], ports: list[Port]) -> str:
             code = int(words[2], 0) if len(words) > 2 else 0
             port.send_raw_event(bytes([0x04, 0x10, 0x01, code & 0xFF]))
             return f"ok hardware error 0x{code:02x} sent on {port.index}"
+        if cmd == "failscanoff":
+            count = int(words[2]) if len(words) > 2 else 1
+            port.controller.rig_fail_scan_disable = count
+            return f"ok controller {port.index} fails the next {count} scan-disable command(s)"
         if cmd == "reset":
             port.controller.rig_forget_state(notify_peers=True)
             return f"ok controller {port.index} state reset"

@@ -5,7 +5,8 @@
 
 Decodes the three event streams (a = rig-a, b = rig-b, c = rig-b after its restart) into
 OUT_DIR/{a,b,c}.jsonl byte for byte, prints them (every event but `range`, which is summarised
-per phase), then checks the scenario and each fault case against the streams, sliced at the
+per phase) and each rig's capture directory (uci.pcap, ble.pcap) and stderr into
+OUT_DIR/diag/, then checks the scenario and each fault case against the streams, sliced at the
 VM's "VM: MARK" lines. Prints "ok ..." per passing check and "FAIL ..." for the first failure
 (exit 1). Schema validation and torn lines are scripts/validate-events.py's job (run it on
 OUT_DIR/*.jsonl).
@@ -13,10 +14,12 @@ OUT_DIR/*.jsonl).
 import base64
 import collections
 import gzip
+import io
 import json
 import pathlib
 import re
 import sys
+import tarfile
 
 console_path, out_dir, card_a_path, card_b_path = sys.argv[1:5]
 out = pathlib.Path(out_dir)
@@ -43,6 +46,19 @@ for line in console:
         current = None
     elif current and line.startswith("VM-B64| "):
         chunks[current].append(line[len("VM-B64| "):])
+# each rig's --capture directory and stderr, for reading a failure (Wireshark opens the pcaps)
+diag, current = collections.defaultdict(list), None
+for line in console:
+    if m := re.match(r"VM-DIAG (\w) BEGIN", line):
+        current = m.group(1)
+    elif line.startswith("VM-DIAG "):
+        current = None
+    elif current and line.startswith("VM-D64| "):
+        diag[current].append(line[len("VM-D64| "):])
+for name, lines in diag.items():
+    with tarfile.open(fileobj=io.BytesIO(base64.b64decode("".join(lines)))) as archive:
+        archive.extractall(out / "diag", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+
 streams, raw = {}, {}
 for name in "abc":
     if name not in chunks:
@@ -63,7 +79,7 @@ for line in console:
         marks[m.group(1)] = {"a": int(m.group(2)), "b": int(m.group(3)), "c": int(m.group(4))}
 phases = ["phase1-done", "usb-unplug-start", "usb-unplug-replugged", "usb-unplug-end",
           "ble-power-start", "ble-power-settled", "ble-power-end", "ble-drop-start", "ble-drop-over",
-          "ble-drop-end", "kill-restart-start", "kill-restart-restarted", "kill-restart-end"]
+          "ble-drop-end", "ble-wedge-start", "ble-wedge-settled", "ble-wedge-end", "kill-restart-start", "kill-restart-restarted", "kill-restart-end"]
 for phase in phases:
     if phase not in marks:
         fail(f"the VM script never reached its mark {phase}")
@@ -185,7 +201,16 @@ for name, peer in (("a", B), ("b", A)):
         fail(f"ble-drop: rig-{name} reported a peer lost")
 ok("ble-drop: hci0's controller link dropped for 3 s: both sides still ranging afterwards, no peer.lost")
 
-# ------------------------------------------------------------------ fault 4: kill and restart
+# ------------------------------------------------------------------ fault 4: wedged discovery
+# The VM script checked rig-a's log: the power cycle happened and no wedge was reported after it.
+for name, peer in (("a", B), ("b", A)):
+    if oks(part(name, "ble-wedge-settled", "ble-wedge-end"), peer) < 3:
+        fail(f"ble-wedge: rig-{name} did not range after rig-a power-cycled its adapter")
+ok(f"ble-wedge: hci0's controller failed a scan-disable, the kernel's discovery wedged, rig-a power-cycled "
+   f"hci0 and discovery works again; both ranging afterwards "
+   f"({oks(part('a', 'ble-wedge-settled', 'ble-wedge-end'), B)} / {oks(part('b', 'ble-wedge-settled', 'ble-wedge-end'), A)} OK rounds)")
+
+# ------------------------------------------------------------------ fault 5: kill and restart
 events = part("a", "kill-restart-start", "kill-restart-end")
 lost = index(events, type="peer.lost", peer=B, reason="timeout")
 if lost is None:
@@ -211,7 +236,7 @@ ok(f"kill-restart: rig-a reported rig-b {B} lost (timeout), found the restarted 
 
 # ------------------------------------------------------------------ processes
 text = "\n".join(console)
-problems = [line for line in console if line.startswith("VM: ") and re.search(r"did not|incomplete|DEAD|no removal", line)]
+problems = [line for line in console if line.startswith("VM: ") and re.search(r"did not|incomplete|DEAD|no removal|still wedged", line)]
 if problems:
     fail("the VM script reported: " + " | ".join(problems))
 for needle in ("VM: rig-a exit status 0", "VM: rig-b (restarted) exit status 0"):

@@ -13,7 +13,8 @@
 #
 #   Tests/VMRig/two-rigs.sh [PYTHON-WITH-JSONSCHEMA]      (make rig)
 #
-# Environment: RIG_KEEP=DIR keeps the console log and the decoded event streams in DIR.
+# Environment: RIG_KEEP=DIR keeps the console log, the decoded event streams and, in DIR/diag,
+# each rig's capture (uci.pcap, ble.pcap: `--capture`) and stderr.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -44,7 +45,7 @@ status=0
   --file "$HERE/scenarios/card-b.json:/opt/rig/card-b.json" \
   -- "$HERE/vm-two-rigs.sh" >"$work/console.log" || status=$?
 # the console without the encoded streams (they are shown decoded below)
-grep -av '^VM-B64| ' "$work/console.log" >&2 || true
+grep -avE '^VM-(B|D)64\| ' "$work/console.log" >&2 || true
 [ "$status" = 0 ] || fail "the VM run failed (status $status)"
 
 "$python" "$HERE/check_two_rigs.py" "$work/console.log" "$work" "$HERE/scenarios/card-a.json" "$HERE/scenarios/card-b.json"

@@ -11,6 +11,8 @@
 #   usb-unplug   rig-a's board unbound from its UDC (a real unplug), bound again 2 s later
 #   ble-power    rig-b's adapter powered off through mgmt, on again 2 s later
 #   ble-drop     rig-a's adapter's UART goes silent for 3 s (Bumble drops the link)
+#   ble-wedge    rig-a's controller fails one scan-disable command: the kernel's discovery state
+#                wedges (Linux 6.1) until rig-a notices and power-cycles its adapter
 #   kill-restart rig-b killed with SIGKILL, started again (its new stream is "C")
 # The streams go to the console byte-exact (gzip + base64 between VM-FILE markers); the host
 # decodes and checks them.
@@ -55,10 +57,10 @@ $R/nearby-bridge devices --timeout 5 >devices.txt 2>devices.err
 echo "VM: nearby-bridge devices exit $?"; sed 's/^/VM-DEVICES| /' devices.txt
 
 # ------------------------------------------------------------------ the two rigs
-start_a() { $R/nearby-bridge run --uwb usb:UWBRIGA00001 --ble hci0 --name rig-a --profile $R/card-a.json --ranges --log-level info >>a.jsonl 2>>a.err & A=$!; }
-start_b() { $R/nearby-bridge run --uwb usb:UWBRIGB00002 --ble hci1 --name rig-b --profile $R/card-b.json --ranges --log-level info >>"$1" 2>>"$2" & B=$!; }
+start_a() { $R/nearby-bridge run --uwb usb:UWBRIGA00001 --ble hci0 --name rig-a --profile $R/card-a.json --ranges --log-level info --capture /tmp/cap-a >>a.jsonl 2>>a.err & A=$!; }
+start_b() { $R/nearby-bridge run --uwb usb:UWBRIGB00002 --ble hci1 --name rig-b --profile $R/card-b.json --ranges --log-level info --capture /tmp/cap-$3 >>"$1" 2>>"$2" & B=$!; }
 start_a
-start_b b.jsonl b.err
+start_b b.jsonl b.err b
 echo "VM: rigs started at $(now)s (world time ~$(now)s minus its start)"
 
 # ------------------------------------------------------------------ phase 1: approach, bump, separate
@@ -110,7 +112,23 @@ wait_until 30 sh -c "[ \$(tail -n +$((A1 + 1)) a.jsonl | grep -c '\"type\":\"ran
 mark ble-drop-end
 echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
 
-# ------------------------------------------------------------------ fault 4: kill rig-b, start it again
+# ------------------------------------------------------------------ fault 4: rig-a's discovery wedged in the kernel
+mark ble-wedge-start
+echo "VMRIG-CTL failscanoff 0 1"
+wait_until 40 grep -q "power-cycling the adapter" a.err || echo "VM: rig-a did not power-cycle its wedged adapter"
+echo "VM: rig-a power-cycled hci0 at $(now)s"
+sleep 6   # links torn down by the power cycle are re-established by now
+mark ble-wedge-settled
+W0=$(count a.err "discovery wedged")
+B1=$(lines b.jsonl); A1=$(lines a.jsonl)
+wait_until 30 sh -c "[ \$(tail -n +$((A1 + 1)) a.jsonl | grep -c '\"type\":\"range\".*\"status\":\"OK\"') -ge 3 ] && [ \$(tail -n +$((B1 + 1)) b.jsonl | grep -c '\"type\":\"range\".*\"status\":\"OK\"') -ge 3 ]" \
+  || echo "VM: ranging did not continue after the power cycle that cured the wedge"
+sleep 5   # two more discovery cycles: they must work again
+[ "$(count a.err "discovery wedged")" = "$W0" ] || echo "VM: rig-a's discovery still wedged after the power cycle"
+mark ble-wedge-end
+echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
+
+# ------------------------------------------------------------------ fault 5: kill rig-b, start it again
 mark kill-restart-start
 A0=$(lines a.jsonl)
 kill -9 $B
@@ -119,7 +137,7 @@ echo "VM: rig-b killed (SIGKILL) at $(now)s"
 wait_until 40 sh -c "[ \$(tail -n +$((A0 + 1)) a.jsonl | grep -c '\"type\":\"peer.lost\"') -ge 1 ]" \
   || echo "VM: rig-a did not report rig-b lost"
 echo "VM: rig-a reported rig-b lost at $(now)s"
-start_b c.jsonl c.err
+start_b c.jsonl c.err c
 echo "VM: rig-b restarted at $(now)s"
 mark kill-restart-restarted
 A1=$(lines a.jsonl)
@@ -143,6 +161,9 @@ for f in a b c; do
   echo "VM-FILE $f.jsonl BEGIN $(lines $f.jsonl) lines"
   gzip -c $f.jsonl | base64 | sed 's/^/VM-B64| /'
   echo "VM-FILE $f.jsonl END"
+done
+for f in a b c; do
+  echo "VM-DIAG $f BEGIN"; tar czf - cap-$f $f.err | base64 | sed 's/^/VM-D64| /'; echo "VM-DIAG $f END"
 done
 for f in a b c; do echo "--- stderr of rig $f (last 30 lines)"; tail -n 30 $f.err; done
 echo "--- gadgets"; cat ga.err gb.err
