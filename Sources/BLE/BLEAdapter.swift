@@ -26,6 +26,9 @@ public enum BLEEvent: Sendable, Equatable {
     /// One whole SDU from the peer.
     case linkData(LinkID, [UInt8])
     case linkClosed(LinkID)
+    /// The adapter was powered off or on (by anyone: a person, bluetoothd, our own recovery).
+    /// Off, it neither advertises nor discovers and its links are gone.
+    case adapterPowered(Bool)
 }
 
 public enum BLEAdapterError: Error, Equatable, Sendable, CustomStringConvertible {

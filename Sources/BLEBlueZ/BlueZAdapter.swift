@@ -192,6 +192,8 @@ public final class BlueZAdapter: BLEAdapter {
     /// brings advertising and discovery back itself: the kernel sends New Settings to every
     /// management socket except the one that asked, so `handle` never sees this power-on.
     private func powerCycle(_ socket: MgmtSocket) async {
+        state.withLock { $0.powered = false }
+        emit(.adapterPowered(false))
         do {
             _ = try await socket.send(.setPowered(false), index: index)
         } catch {
@@ -203,6 +205,8 @@ public final class BlueZAdapter: BLEAdapter {
                 let info = try ControllerInfo(returnParameters: try await socket.send(.readControllerInfo, index: index))
                 if info.currentSettings.contains(.powered) {
                     logger.notice("adapter powered on again after the power cycle", metadata: ["adapter": "\(name)", "attempt": "\(attempt)"])
+                    state.withLock { $0.powered = true }
+                    emit(.adapterPowered(true))
                     await resumeAfterPowerOn()
                     return
                 }
@@ -258,7 +262,9 @@ public final class BlueZAdapter: BLEAdapter {
             }
             if wasPowered, !powered {
                 logger.warning("Bluetooth adapter powered off", metadata: ["adapter": "\(name)"])
+                emit(.adapterPowered(false))
             } else if powered, !wasPowered {
+                emit(.adapterPowered(true))
                 logger.notice("Bluetooth adapter powered on again: advertising and discovery restart", metadata: ["adapter": "\(name)"])
                 Task { [weak self] in await self?.resumeAfterPowerOn() }
             }

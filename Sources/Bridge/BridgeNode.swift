@@ -102,6 +102,12 @@ public final class BridgeNode: Sendable {
         var lastDeviceState: DeviceState? = .ready
         for await input in inbox.inputs {
             switch input {
+            case .ble(.adapterPowered(let on)):
+                context.emit(
+                    .device(
+                        .init(
+                            radio: .ble, state: on ? .ready : .unavailable, backend: ble.backendName,
+                            detail: on ? [:] : ["error": "the adapter was powered off"])))
             case .ble(let event):
                 await registry.handle(event)
             case .uwb(.notification(let notification)):

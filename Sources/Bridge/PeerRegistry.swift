@@ -73,6 +73,8 @@ actor PeerRegistry {
                 await session.linkClosed()
                 await refreshToken(of: session)
             }
+        case .adapterPowered:
+            break  // links that went with the power report themselves closed
         }
     }
 

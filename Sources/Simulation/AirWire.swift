@@ -50,6 +50,7 @@ enum AirFrame: Equatable {
             type = 0x84; p = Self.u32(link) + peer.bytes + [local ? 1 : 0]
         case .event(.linkData(let link, let sdu)): type = 0x85; p = Self.u32(link) + sdu
         case .event(.linkClosed(let link)): type = 0x86; p = Self.u32(link)
+        case .event(.adapterPowered(let on)): type = 0x87; p = [on ? 1 : 0]
         case .failure(let text): type = 0x8F; p = Array(text.utf8)
         }
         return [type, UInt8(p.count & 0xFF), UInt8(p.count >> 8)] + p
@@ -89,6 +90,9 @@ enum AirFrame: Equatable {
             return .event(.linkOpened(try link(), peer: try address(4), initiatedLocally: p[10] != 0))
         case 0x85: return .event(.linkData(try link(), Array(p.dropFirst(4))))
         case 0x86: return .event(.linkClosed(try link()))
+        case 0x87:
+            guard p.count == 1 else { throw .malformed("adapter-powered size \(p.count)") }
+            return .event(.adapterPowered(p[0] != 0))
         case 0x8F: return .failure(String(decoding: p, as: UTF8.self))
         default: throw .malformed("unknown type 0x\(String(type, radix: 16))")
         }

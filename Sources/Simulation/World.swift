@@ -48,6 +48,8 @@ public final class World: Sendable {
         var deliveries: [Delivery] = []
         /// Bodies whose scanners hear no adverts (a fault: a wedged discovery).
         var deafBodies: Set<Int> = []
+        /// Bodies whose adapters are powered off: no adverts either way, no links.
+        var poweredOff: Set<Int> = []
     }
 
     public let scenario: Scenario
@@ -137,14 +139,34 @@ public final class World: Sendable {
         state.withLock { _ = $0.deafBodies.insert(body) }
     }
 
+    /// A fault: `body`'s adapter is powered off (its links close on both ends, it neither
+    /// advertises nor hears adverts) or on again; its adapter reports the change.
+    func setAdapterPowered(body: Int, on: Bool) {
+        state.withLock { s in
+            let at = s.now + Self.airLatencyMilliseconds
+            if on {
+                s.poweredOff.remove(body)
+            } else {
+                s.poweredOff.insert(body)
+                for id in s.links.keys.sorted() {
+                    guard let link = s.links[id], link.initiator == body || link.target == body else { continue }
+                    s.links[id] = nil
+                    s.deliveries.append(Delivery(at: at, body: link.initiator, event: .linkClosed(id)))
+                    s.deliveries.append(Delivery(at: at, body: link.target, event: .linkClosed(id)))
+                }
+            }
+            s.deliveries.append(Delivery(at: at, body: body, event: .adapterPowered(on)))
+        }
+    }
+
     /// Opens a link from `body` to whoever has `address`; both sides hear of it after the air latency.
     func connect(from body: Int, to address: BLEAddress) -> LinkID {
         state.withLock { s in
             let id = s.nextLink
             s.nextLink &+= 1
             let at = s.now + Self.airLatencyMilliseconds
-            guard let target = s.endpoints.keys.first(where: { Self.address(ofBody: $0) == address }),
-                distance(between: body, and: target, at: s.now) <= radio.bleRange
+            guard !s.poweredOff.contains(body), let target = s.endpoints.keys.first(where: { Self.address(ofBody: $0) == address }),
+                !s.poweredOff.contains(target), distance(between: body, and: target, at: s.now) <= radio.bleRange
             else {
                 s.deliveries.append(Delivery(at: at, body: body, event: .linkClosed(id)))
                 return id
@@ -285,9 +307,10 @@ public final class World: Sendable {
 
     private func reportAdverts(_ s: inout State) {
         let bodies = s.endpoints.keys.sorted()
-        for scanner in bodies where s.endpoints[scanner]!.scanning && !s.deafBodies.contains(scanner) {
+        for scanner in bodies where s.endpoints[scanner]!.scanning && !s.deafBodies.contains(scanner) && !s.poweredOff.contains(scanner) {
             let crowd = scenario.nodes[scanner].crowd == true
-            for advertiser in bodies where advertiser != scanner && !(crowd && scenario.nodes[advertiser].crowd == true) {
+            for advertiser in bodies
+            where advertiser != scanner && !s.poweredOff.contains(advertiser) && !(crowd && scenario.nodes[advertiser].crowd == true) {
                 guard let data = s.endpoints[advertiser]!.advertisingData else { continue }
                 let d = distance(between: scanner, and: advertiser, at: s.now)
                 guard let rssi = radio.advertRSSI(distance: d, random: &s.random) else { continue }

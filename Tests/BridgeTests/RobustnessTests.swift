@@ -120,6 +120,41 @@ final class Mallory: Sendable {
         #expect(!ofController.contains { $0["type"] as? String == "peer.lost" })
     }
 
+    /// An adapter powered off for two seconds mid-ranging (the two-rig VM does it through mgmt):
+    /// its node says so in `device` events, keeps the peer, and ranges again once it is back.
+    @Test func anAdapterPowerCycleIsReportedAndRangingResumes() async throws {
+        let scenario = try Scenario.decode(
+            Data(
+                """
+                { "name": "power-cycle", "duration": 16, "nodes": [
+                  { "name": "one", "path": [[0, 0, 0]] }, { "name": "two", "path": [[0, 1.5, 0]] } ] }
+                """.utf8))
+        let ids = peerIDs(of: scenario)
+        let output = CollectedEvents()
+        var options = SimulationDriver.Options()
+        options.speed = nil
+        let driver = SimulationDriver(
+            scenario: scenario, options: options, events: EventStream(output: output, includesRanges: true), logger: quietLogger)
+        let two = driver.world.bodyIndex(named: "two")!
+        try await driver.run(until: {
+            switch driver.world.nowMilliseconds {
+            case 6_000: driver.world.setAdapterPowered(body: two, on: false)
+            case 8_000: driver.world.setAdapterPowered(body: two, on: true)
+            default: break
+            }
+            return false
+        })
+
+        let events = try parse(output.lines).filter { $0["node"] as? String == ids["two"] }
+        let ble = events.indices.filter { events[$0]["type"] as? String == "device" && events[$0]["radio"] as? String == "ble" }
+        #expect(ble.map { events[$0]["state"] as? String } == ["ready", "unavailable", "ready"])
+        guard ble.count == 3 else { return }
+        let okRanges = events.indices.filter { events[$0]["type"] as? String == "range" && events[$0]["status"] as? String == "OK" }
+        #expect(okRanges.contains { $0 < ble[1] })
+        #expect(okRanges.contains { $0 > ble[2] }, "ranging resumed after the power came back")
+        #expect(!events.contains { $0["type"] as? String == "peer.lost" })
+    }
+
     /// `nearby-bridge run --uwb tcp:… --ble world:…` in miniature: a bridge whose UWB board and
     /// air are a world server reached over loopback TCP, with wall-clock time.
     @Test(.timeLimit(.minutes(1))) func rangesAgainstAWorldServerOverTCP() async throws {

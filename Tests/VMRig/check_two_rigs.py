@@ -178,6 +178,15 @@ ok(f"usb-unplug: rig-a reported device uwb removed ({events[removed]['detail'].g
 # ------------------------------------------------------------------ fault 2: adapter power cycle
 # The peer is silent on both radios while the adapter is off: it may be kept, or time out and be
 # found again (same peer id); either way ranging must resume.
+def off_and_on(name, adapter, start_mark, end_mark):
+    """Whether the stream says the adapter went unavailable and then ready again."""
+    events = part(name, start_mark, end_mark)
+    off = index(events, type="device", radio="ble", state="unavailable", backend=adapter)
+    return off is not None and index(events, off, type="device", radio="ble", state="ready", backend=adapter) is not None
+
+
+if not off_and_on("b", "hci1", "ble-power-start", "ble-power-end"):
+    fail("ble-power: rig-b did not report hci1 unavailable and then ready (device events)")
 outcome = {}
 for name, peer in (("a", B), ("b", A)):
     events = part(name, "ble-power-start", "ble-power-end")
@@ -189,7 +198,7 @@ for name, peer in (("a", B), ("b", A)):
     outcome[name] = "kept its peer" if lost is None else "re-found its peer after a timeout"
     if oks(part(name, "ble-power-settled", "ble-power-end"), peer) < 3:
         fail(f"ble-power: rig-{name} did not range again after hci1 came back (6 s after power-on)")
-ok(f"ble-power: hci1 (rig-b) powered off for 2 s and on again through mgmt: rig-a {outcome['a']}, "
+ok(f"ble-power: hci1 (rig-b) powered off for 2 s and on again through mgmt (rig-b: device ble unavailable, ready): rig-a {outcome['a']}, "
    f"rig-b {outcome['b']}; both ranging again ({oks(part('a', 'ble-power-settled', 'ble-power-end'), B)} / "
    f"{oks(part('b', 'ble-power-settled', 'ble-power-end'), A)} OK rounds)")
 
@@ -203,11 +212,13 @@ ok("ble-drop: hci0's controller link dropped for 3 s: both sides still ranging a
 
 # ------------------------------------------------------------------ fault 4: wedged discovery
 # The VM script checked rig-a's log: the power cycle happened and no wedge was reported after it.
+if not off_and_on("a", "hci0", "ble-wedge-start", "ble-wedge-end"):
+    fail("ble-wedge: rig-a did not report its power cycle of hci0 (device ble unavailable, then ready)")
 for name, peer in (("a", B), ("b", A)):
     if oks(part(name, "ble-wedge-settled", "ble-wedge-end"), peer) < 3:
         fail(f"ble-wedge: rig-{name} did not range after rig-a power-cycled its adapter")
 ok(f"ble-wedge: hci0's controller failed a scan-disable, the kernel's discovery wedged, rig-a power-cycled "
-   f"hci0 and discovery works again; both ranging afterwards "
+   f"hci0 (device ble unavailable, ready) and discovery works again; both ranging afterwards "
    f"({oks(part('a', 'ble-wedge-settled', 'ble-wedge-end'), B)} / {oks(part('b', 'ble-wedge-settled', 'ble-wedge-end'), A)} OK rounds)")
 
 # ------------------------------------------------------------------ fault 5: kill and restart

@@ -92,7 +92,14 @@ echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
 mark ble-power-start
 $R/mgmt_probe --power 1 0 >power.log 2>&1; echo "VM: hci1 powered off at $(now)s (mgmt_probe exit $?)"
 sleep 2
-$R/mgmt_probe --power 1 1 >>power.log 2>&1; echo "VM: hci1 powered on at $(now)s (mgmt_probe exit $?)"
+# Powering on runs the controller's init sequence, which a loaded host can time out (HCI command
+# tx timeout): try again, as a person at the rig would.
+for try in 1 2 3; do
+  $R/mgmt_probe --power 1 1 >>power.log 2>&1; st=$?
+  echo "VM: hci1 powered on at $(now)s (mgmt_probe exit $st, try $try)"
+  [ $st = 0 ] && break
+  sleep 1
+done
 sleep 6   # links torn down by the power-off are re-established by now; count rounds after this
 mark ble-power-settled
 B1=$(lines b.jsonl); A1=$(lines a.jsonl)
