@@ -14,9 +14,18 @@ struct PeerContext: Sendable {
     let ble: any BLEAdapter
     let logger: Logger
     let time: any TimeSource
-    let emit: @Sendable (Event.Body) -> Void
+    /// Writes events of this node, in order, stamped with one time.
+    let emitBodies: @Sendable ([Event.Body]) -> Void
     /// Range events the event stream shed and radio inputs the inbox dropped, since last asked.
     let takeShed: @Sendable () -> (ranges: Int, inputs: Int)
+
+    func emit(_ body: Event.Body) {
+        emitBodies([body])
+    }
+
+    func emit(_ bodies: [Event.Body]) {
+        emitBodies(bodies)
+    }
 }
 
 /// What the registry's scheduler needs to know about a session, gathered on each tick.
@@ -108,8 +117,12 @@ actor PeerSession {
         return logger
     }
 
-    /// The filtered distance to this peer, for following the nearest peer; nil without an estimate.
-    var filteredDistance: Double? { proximity.filtered }
+    /// Where this peer's rounds arrive while its UWB session runs.
+    var uwbRoute: UWBRoute? {
+        guard let token = uwbToken, let agreed = agreedSession else { return nil }
+        let parameters = agreed.parameters
+        return UWBRoute(token: token, peerAddress: agreed.asController ? parameters.controleeAddress : parameters.controllerAddress)
+    }
 
     var link: LinkID? {
         switch stage {
@@ -375,20 +388,25 @@ actor PeerSession {
         await linkClosed()
     }
 
-    func ranges(_ data: RangeData) async {
-        for measurement in data.measurements {
-            guard let uwbAddress, measurement.address == .short(uwbAddress) else { continue }
-            let outcome = rangeProcessor.process(measurement, of: data, hostTime: now)
+    /// This peer's readings from one batch of notifications, in order; their events go out
+    /// together. Returns the filtered distance afterwards, for following the nearest peer.
+    func ranges(_ readings: [RangeReading]) async -> Double? {
+        var events: [Event.Body] = []
+        events.reserveCapacity(readings.count)
+        for reading in readings {
+            let outcome = rangeProcessor.process(reading.measurement, of: reading.round, hostTime: now)
             if outcome.measured { lastHeard = now }
-            context.emit(.range(outcome.range))
+            events.append(.range(outcome.range))
             for change in outcome.changes {
                 switch change {
-                case .near(let d): context.emit(.near(.init(peer: peer.description, distance: d, azimuth: outcome.azimuth)))
-                case .far(let d): context.emit(.far(.init(peer: peer.description, distance: d, azimuth: outcome.azimuth)))
+                case .near(let d): events.append(.near(.init(peer: peer.description, distance: d, azimuth: outcome.azimuth)))
+                case .far(let d): events.append(.far(.init(peer: peer.description, distance: d, azimuth: outcome.azimuth)))
                 case .contact(let d): await startExchange(distance: d)
                 }
             }
         }
+        context.emit(events)
+        return proximity.filtered
     }
 
     // MARK: Profile drop
