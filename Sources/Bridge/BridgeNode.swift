@@ -41,8 +41,14 @@ public final class BridgeNode: Sendable {
         logger[metadataKey: "node"] = "\(identity.name)"
         let uwb = UCIHost(transport: uwbTransport, logger: logger) { inbox.post($0.map(NodeInput.uwb)) }
         let tag = identity.tag
+        let sharedSessions =
+            config.controleesPerSession > 1
+            ? SharedSessions(
+                uwb: uwb, profile: config.uwb, ownAddress: identity.uwbShortAddress, limit: config.controleesPerSession,
+                logger: logger, seed: seed ^ 0x5EED_0F_0A11)
+            : nil
         let context = PeerContext(
-            identity: identity, config: config, uwb: uwb, ble: ble, logger: logger, time: time,
+            identity: identity, config: config, uwb: uwb, sharedSessions: sharedSessions, ble: ble, logger: logger, time: time,
             emitBodies: { bodies in
                 events.emit(bodies.map { Event(node: tag, body: $0) }, timestampMilliseconds: time.nowMilliseconds())
             },

@@ -36,6 +36,7 @@ actor PeerRegistry {
         self.random = SplitMix64(seed: seed)
         self.nearest = NearestTracker(config: context.config.proximity)
         self.scheduler = RangingScheduler(budget: context.config.rangingSessions ?? BridgeConfig.defaultRangingSessions)
+        if context.sharedSessions != nil { scheduler.controleesPerSession = context.config.controleesPerSession }
         self.lastStatsAt = context.time.nowMilliseconds()
     }
 
@@ -154,7 +155,8 @@ actor PeerRegistry {
             return existing
         }
         if sessions.count >= context.config.maxPeers { await evictOne() }
-        let grant = granted.count < scheduler.budget
+        let sharing = granted.count(where: sharesSession) + (sharesSession(peer) ? 1 : 0)
+        let grant = scheduler.sessionsNeeded(own: granted.count + 1 - sharing, sharing: sharing) <= scheduler.budget
         let session = PeerSession(peer: peer, context: context, seed: random.next(), granted: grant)
         sessions[peer] = session
         if grant { granted.insert(peer) }
@@ -172,6 +174,11 @@ actor PeerRegistry {
         guard let victim, let session = sessions[victim.key] else { return }
         evicted += 1
         await remove(session, reason: .evicted)
+    }
+
+    /// Whether this peer, once granted, ranges in a one-to-many session we control.
+    private func sharesSession(_ peer: PeerID) -> Bool {
+        context.sharedSessions != nil && context.identity.peerID < peer
     }
 
     private func refreshToken(of session: PeerSession) async {
@@ -229,6 +236,7 @@ actor PeerRegistry {
     func uwbLost() async {
         peerByRoute = [:]
         routeByPeer = [:]
+        await context.sharedSessions?.boardLost()
         for peer in sessions.keys.sorted() { await sessions[peer]?.uwbLost() }
     }
 
@@ -269,7 +277,7 @@ actor PeerRegistry {
         let candidates = reports.map { peer, report in
             RangingScheduler.Candidate(
                 peer: peer, granted: granted.contains(peer), since: since[peer] ?? now, holdsPriority: report.holdsPriority,
-                rssi: report.rssi, available: report.available)
+                rssi: report.rssi, available: report.available, sharesSession: sharesSession(peer))
         }
         let chosen = scheduler.choose(candidates, now: now)
         guard chosen != granted else { return }

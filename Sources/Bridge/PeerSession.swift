@@ -11,6 +11,8 @@ struct PeerContext: Sendable {
     let identity: NodeIdentity
     let config: BridgeConfig
     let uwb: UCIHost
+    /// The one-to-many sessions of peers we control; nil when every session is one-to-one.
+    let sharedSessions: SharedSessions?
     let ble: any BLEAdapter
     let logger: Logger
     let time: any TimeSource
@@ -80,6 +82,9 @@ actor PeerSession {
     /// The agreed session and our role in it, kept so ranging can resume after a replug.
     private var agreedSession: (parameters: PeerMessage.RangingParameters, asController: Bool)?
     private var parametersSentAt: Int64 = 0
+    /// Our place in a one-to-many session as this peer's controller, from the proposal until
+    /// ranging ends.
+    private var sharedPlace: (session: UInt32, controlee: UInt16)?
     /// Session id of the UWB session we range in, so a repeated proposal or acceptance (a lost
     /// answer, retransmitted) is recognised.
     private var sessionID: UInt32?
@@ -175,6 +180,19 @@ actor PeerSession {
     /// Our outgoing link is up: introduce ourselves and propose the ranging parameters.
     func outgoingLinkOpened() async {
         guard case .connecting(let link) = stage, let uwbAddress else { return }
+        if let shared = context.sharedSessions {
+            let parameters = await shared.reserve(controlee: uwbAddress)
+            sharedPlace = (parameters.sessionID, uwbAddress)
+            guard stage == .connecting(link) else {
+                // The link closed while we waited for the place.
+                await stopUWB()
+                return
+            }
+            stage = .negotiating(link)
+            pendingParameters = parameters
+            await proposeParameters(on: link)
+            return
+        }
         let parameters = PeerMessage.RangingParameters(
             sessionID: UInt32.random(in: 1...UInt32.max, using: &random),
             channel: context.config.uwb.channel,
@@ -350,13 +368,17 @@ actor PeerSession {
     private func startUWB(_ parameters: PeerMessage.RangingParameters, asController: Bool) async -> Bool {
         let uwb = context.uwb
         do {
-            let token = try await uwb.initSession(id: parameters.sessionID)
-            uwbToken = token
-            try await uwb.setAppConfig(session: token, context.config.uwb.appConfig(for: parameters, asController: asController))
-            try await uwb.startRanging(session: token)
+            if asController, let shared = context.sharedSessions, let place = sharedPlace {
+                uwbToken = try await shared.join(controlee: place.controlee, session: place.session)
+            } else {
+                let token = try await uwb.initSession(id: parameters.sessionID)
+                uwbToken = token
+                try await uwb.setAppConfig(session: token, context.config.uwb.appConfig(for: parameters, asController: asController))
+                try await uwb.startRanging(session: token)
+            }
             agreedSession = (parameters, asController)
             sessionID = parameters.sessionID
-            logger.info("ranging", metadata: ["role": "\(asController ? "controller" : "controlee")", "session": "\(token)"])
+            logger.info("ranging", metadata: ["role": "\(asController ? "controller" : "controlee")", "session": "\(parameters.sessionID)"])
             return true
         } catch {
             logger.error("could not start the UWB session", metadata: ["error": "\(error)"])
@@ -367,6 +389,12 @@ actor PeerSession {
 
     private func stopUWB() async {
         sessionID = nil
+        if let place = sharedPlace, let shared = context.sharedSessions {
+            sharedPlace = nil
+            uwbToken = nil
+            await shared.leave(controlee: place.controlee, session: place.session)
+            return
+        }
         guard let token = uwbToken else { return }
         uwbToken = nil
         if await context.uwb.sessionStates[token] == .active {

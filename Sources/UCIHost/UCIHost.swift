@@ -6,6 +6,8 @@ public enum UCIHostError: Error, Equatable, Sendable, CustomStringConvertible {
     case timeout(command: String)
     case commandFailed(command: String, status: StatusCode)
     case configRejected([AppConfigStatus])
+    /// A multicast list update refused this controlee (a `MulticastUpdateStatus`).
+    case multicastListRefused(address: UInt16, status: UInt8)
     case malformedResponse(command: String, UCIError)
     case unexpectedResponse(command: String, got: String)
     case transport(String)
@@ -17,6 +19,8 @@ public enum UCIHostError: Error, Equatable, Sendable, CustomStringConvertible {
         case .commandFailed(let command, let status): "UWBS rejected \(command): \(status)"
         case .configRejected(let statuses):
             "UWBS rejected app config " + statuses.map { "\($0.id)=\($0.status)" }.joined(separator: ", ")
+        case .multicastListRefused(let address, let status):
+            "UWBS refused controlee \(String(address, radix: 16)) in the multicast list (status \(status))"
         case .malformedResponse(let command, let error): "malformed response to \(command): \(error)"
         case .unexpectedResponse(let command, let got): "expected a response to \(command), got \(got)"
         case .transport(let why): "UWB transport failed: \(why)"
@@ -176,6 +180,20 @@ public actor UCIHost {
             throw statuses.isEmpty ? .commandFailed(command: "SESSION_SET_APP_CONFIG", status: status) : .configRejected(statuses)
         }
         try check(response, "SESSION_SET_APP_CONFIG")
+    }
+
+    /// Adds controlees to, or removes them from, a one-to-many session (MULTI_NODE_MODE 1). Fails
+    /// unless the UWBS took every one of them (per-controlee statuses in a UCI 2.0 response).
+    public func updateMulticastList(session: UInt32, _ action: MulticastAction, _ controlees: [Controlee]) async throws(UCIHostError) {
+        let name = "SESSION_UPDATE_CONTROLLER_MULTICAST_LIST"
+        let response = try await send(.updateControllerMulticastList(session: session, action: action, controlees))
+        try check(response, name)
+        guard case .updateControllerMulticastList(_, let statuses) = response else {
+            throw .unexpectedResponse(command: name, got: "\(response)")
+        }
+        if let refused = statuses.first(where: { $0.status != MulticastUpdateStatus.ok }) {
+            throw .multicastListRefused(address: refused.shortAddress, status: refused.status)
+        }
     }
 
     public func startRanging(session: UInt32) async throws(UCIHostError) {
