@@ -46,7 +46,7 @@ final class ReplayTransport: UCITransport {
         if handled > 0 { tracker.end(handled) }
         guard let chunks = try await incoming.nextChunks() else { return nil }
         heldChunks.store(chunks.count, ordering: .releasing)
-        return Array(chunks.joined())
+        return ByteQueue.concatenated(chunks)
     }
 
     func close() {

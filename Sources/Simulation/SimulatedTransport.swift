@@ -33,7 +33,7 @@ final class SimulatedTransport: UCITransport {
         if handled > 0 { tracker?.end(handled) }
         guard let chunks = try await incoming.nextChunks() else { return nil }
         heldChunks.store(chunks.count, ordering: .releasing)
-        return Array(chunks.joined())
+        return ByteQueue.concatenated(chunks)
     }
 
     func close() {

@@ -59,7 +59,16 @@ public final class ByteQueue: Sendable {
 
     /// Every byte waiting, once there is some; nil once finished.
     public func next() async throws -> [UInt8]? {
-        try await nextChunks().map { $0.count == 1 ? $0[0] : Array($0.joined()) }
+        try await nextChunks().map(Self.concatenated)
+    }
+
+    /// One array of `chunks`, copied once (a flattened sequence copies element by element).
+    public static func concatenated(_ chunks: [[UInt8]]) -> [UInt8] {
+        guard chunks.count > 1 else { return chunks.first ?? [] }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(chunks.reduce(0) { $0 + $1.count })
+        for chunk in chunks { bytes += chunk }
+        return bytes
     }
 
     /// Every chunk waiting, in order, once there is one; nil once finished. For consumers that
