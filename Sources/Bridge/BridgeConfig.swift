@@ -41,6 +41,14 @@ public struct BridgeConfig: Sendable, Equatable {
     /// (`SUPPORTED_MAX_RANGING_SESSION_NUMBER`), or `defaultRangingSessions` if it gives none.
     public var rangingSessions: Int?
     public static let defaultRangingSessions = 4
+    /// Peers this node controls (it has the lower peer id) that may share one UWB session: a FiRa
+    /// one-to-many session (MULTI_NODE_MODE 1, controlees added and removed with
+    /// SESSION_UPDATE_CONTROLLER_MULTICAST_LIST), so one of the radio's sessions ranges with up to
+    /// this many peers. 1 (the default) keeps every session one-to-one: one-to-many is not yet
+    /// verified on a real board, and a peer running an older bridge rejects the parameters of a
+    /// shared session (docs/PROTOCOL.md). Raise it (8 is a common board limit) when the session
+    /// budget, not the radio's air time, limits how many peers a rig ranges with.
+    public var controleesPerSession = 1
     /// At most this many peers are tracked; a new one evicts the least recently heard peer that
     /// holds no ranging session (about 5 KB each, see README "Performance").
     public var maxPeers = 1024
@@ -53,8 +61,8 @@ public struct BridgeConfig: Sendable, Equatable {
     public init() {}
 }
 
-/// The FiRa app configuration this project uses for one-to-one DS-TWR (see firmware-notes/):
-/// deferred DS-TWR, unicast, static STS with per-session values agreed out of band.
+/// The FiRa app configuration this project uses for DS-TWR, one-to-one or one-to-many (see firmware-notes/):
+/// deferred DS-TWR, static STS with per-session values agreed out of band.
 public struct UWBProfile: Sendable, Equatable {
     public var channel: UInt8 = 9
     public var preambleCodeIndex: UInt8 = 10
@@ -65,7 +73,17 @@ public struct UWBProfile: Sendable, Equatable {
 
     public init() {}
 
-    /// SET_APP_CONFIG TLVs for one side of a session described by `parameters`.
+    /// Slots per round of a one-to-many session for up to `controlees`: the control and poll
+    /// messages, a response and a result report per controlee, and the final message (deferred
+    /// DS-TWR). Fixed when the session starts, since controlees join while it runs. With 8
+    /// controlees and 2400-RSTU (2 ms) slots a round takes 38 ms of the 100 ms interval.
+    /// Derived from the FiRa round structure, not measured on a board.
+    public func oneToManySlots(controlees: Int) -> UInt8 {
+        UInt8(clamping: max(Int(slotsPerRangingRound), 3 + 2 * controlees))
+    }
+
+    /// SET_APP_CONFIG TLVs for one side of a session described by `parameters`; a one-to-many
+    /// controller starts with this controlee and adds the others to its multicast list.
     public func appConfig(for parameters: PeerMessage.RangingParameters, asController: Bool) -> [AppConfigTLV] {
         let own = asController ? parameters.controllerAddress : parameters.controleeAddress
         let peer = asController ? parameters.controleeAddress : parameters.controllerAddress
@@ -74,7 +92,7 @@ public struct UWBProfile: Sendable, Equatable {
             .deviceRole(asController ? .initiator : .responder),
             .rangingRoundUsage(.dsTwrDeferred),
             .stsConfig(.staticSTS),
-            .multiNodeMode(.unicast),
+            .multiNodeMode(parameters.oneToManySlots == nil ? .unicast : .oneToMany),
             .channel(parameters.channel),
             .numberOfControlees(1),
             .macAddressMode(.short),
@@ -82,7 +100,7 @@ public struct UWBProfile: Sendable, Equatable {
             .dstMacAddresses([.short(peer)]),
             .slotDuration(rstu: slotDurationRSTU),
             .rangingDuration(milliseconds: UInt32(parameters.rangingIntervalMilliseconds)),
-            .slotsPerRangingRound(slotsPerRangingRound),
+            .slotsPerRangingRound(parameters.oneToManySlots ?? slotsPerRangingRound),
             .preambleCodeIndex(parameters.preambleCodeIndex),
             .sfdID(2),
             .rframeConfig(3),

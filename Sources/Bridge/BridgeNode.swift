@@ -39,11 +39,19 @@ public final class BridgeNode: Sendable {
         let inbox = NodeInbox(tracker: tracker, limit: config.inputQueueLimit)
         var logger = logger
         logger[metadataKey: "node"] = "\(identity.name)"
-        let uwb = UCIHost(transport: uwbTransport, logger: logger) { inbox.post(.uwb($0)) }
+        let uwb = UCIHost(transport: uwbTransport, logger: logger) { inbox.post($0.map(NodeInput.uwb)) }
         let tag = identity.tag
+        let sharedSessions =
+            config.controleesPerSession > 1
+            ? SharedSessions(
+                uwb: uwb, profile: config.uwb, ownAddress: identity.uwbShortAddress, limit: config.controleesPerSession,
+                logger: logger, seed: seed ^ 0x5EED_0F_0A11)
+            : nil
         let context = PeerContext(
-            identity: identity, config: config, uwb: uwb, ble: ble, logger: logger, time: time,
-            emit: { body in events.emit(Event(node: tag, body: body), timestampMilliseconds: time.nowMilliseconds()) },
+            identity: identity, config: config, uwb: uwb, sharedSessions: sharedSessions, ble: ble, logger: logger, time: time,
+            emitBodies: { bodies in
+                events.emit(bodies.map { Event(node: tag, body: $0) }, timestampMilliseconds: time.nowMilliseconds())
+            },
             takeShed: { (events.takeShedRanges(node: tag), inbox.takeDropped()) })
         self.identity = identity
         self.uwb = uwb
@@ -97,46 +105,66 @@ public final class BridgeNode: Sendable {
                     ])))
     }
 
-    /// Handles inputs until `stop` is called.
+    /// Handles inputs until `stop` is called, a batch at a time: the range notifications in a
+    /// row go to the registry together, everything else one by one, all in arrival order.
     public func run() async {
         var lastDeviceState: DeviceState? = .ready
-        for await input in inbox.inputs {
-            switch input {
-            case .ble(.adapterPowered(let on)):
-                context.emit(
-                    .device(
-                        .init(
-                            radio: .ble, state: on ? .ready : .unavailable, backend: ble.backendName,
-                            detail: on ? [:] : ["error": "the adapter was powered off"])))
-            case .ble(let event):
-                await registry.handle(event)
-            case .uwb(.notification(let notification)):
-                if case .deviceStatus(let state) = notification, state != lastDeviceState {
-                    lastDeviceState = state
-                    context.emit(.device(.init(radio: .uwb, state: Self.eventState(state), backend: await uwb.transportDescription)))
+        var ranges: [RangeData] = []
+        while let batch = await inbox.next() {
+            for input in batch {
+                if case .uwb(.notification(.rangeData(let data))) = input {
+                    ranges.append(data)
+                    continue
                 }
-                await registry.handle(notification)
-            case .uwb(.closed(let error)):
-                guard !stopping.load(ordering: .acquiring) else { break }
-                context.logger.error("UWB radio lost", metadata: ["error": "\(error)"])
-                context.emit(
-                    .device(.init(radio: .uwb, state: .removed, backend: await uwb.transportDescription, detail: ["error": "\(error)"])))
-                await registry.uwbLost()
-                startReconnecting()
-            case .uwbReattached(let transport):
-                await uwb.attach(transport)
-                do {
-                    try await bringUpUWB()
-                    lastDeviceState = .ready
-                    await registry.resumeRanging()
-                } catch {
-                    // The host reports the failed transport as closed, which starts another attempt.
-                    context.logger.error("UWB board came back but did not come up", metadata: ["error": "\(error)"])
+                if !ranges.isEmpty {
+                    await registry.handle(ranges)
+                    ranges = []
                 }
-            case .tick:
-                await registry.tick()
+                await handle(input, lastDeviceState: &lastDeviceState)
             }
-            inbox.handled()
+            if !ranges.isEmpty {
+                await registry.handle(ranges)
+                ranges = []
+            }
+            inbox.handled(batch)
+        }
+    }
+
+    private func handle(_ input: NodeInput, lastDeviceState: inout DeviceState?) async {
+        switch input {
+        case .ble(.adapterPowered(let on)):
+            context.emit(
+                .device(
+                    .init(
+                        radio: .ble, state: on ? .ready : .unavailable, backend: ble.backendName,
+                        detail: on ? [:] : ["error": "the adapter was powered off"])))
+        case .ble(let event):
+            await registry.handle(event)
+        case .uwb(.notification(let notification)):
+            if case .deviceStatus(let state) = notification, state != lastDeviceState {
+                lastDeviceState = state
+                context.emit(.device(.init(radio: .uwb, state: Self.eventState(state), backend: await uwb.transportDescription)))
+            }
+            await registry.handle(notification)
+        case .uwb(.closed(let error)):
+            guard !stopping.load(ordering: .acquiring) else { return }
+            context.logger.error("UWB radio lost", metadata: ["error": "\(error)"])
+            context.emit(
+                .device(.init(radio: .uwb, state: .removed, backend: await uwb.transportDescription, detail: ["error": "\(error)"])))
+            await registry.uwbLost()
+            startReconnecting()
+        case .uwbReattached(let transport):
+            await uwb.attach(transport)
+            do {
+                try await bringUpUWB()
+                lastDeviceState = .ready
+                await registry.resumeRanging()
+            } catch {
+                // The host reports the failed transport as closed, which starts another attempt.
+                context.logger.error("UWB board came back but did not come up", metadata: ["error": "\(error)"])
+            }
+        case .tick:
+            await registry.tick()
         }
     }
 

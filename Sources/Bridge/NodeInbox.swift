@@ -14,51 +14,99 @@ public enum NodeInput: Sendable {
 }
 
 /// The node's single input queue. Producers (the UCI host's reader, the BLE backend, a ticker)
-/// post; the node's loop handles one input at a time, so per-node processing is sequential.
+/// post; the node's loop takes everything waiting at once and handles it in order, so per-node
+/// processing is sequential and a busy radio costs one wake-up per batch, not per input.
 ///
 /// Bounded for the inputs that flood: past `limit` waiting inputs, range notifications and
 /// adverts are dropped (and counted), since the next round or advert carries the same news.
 /// Everything else (session changes, link traffic, ticks) always queues.
 final class NodeInbox: Sendable {
-    let inputs: AsyncStream<NodeInput>
-    private let continuation: AsyncStream<NodeInput>.Continuation
+    private struct State {
+        var queued: [NodeInput] = []
+        /// Taken by the loop but not yet handled; counts towards `limit`.
+        var inHand = 0
+        var dropped = 0
+        var finished = false
+        var waiter: CheckedContinuation<[NodeInput]?, Never>?
+
+        mutating func takeQueued() -> [NodeInput] {
+            defer { queued = [] }
+            inHand += queued.count
+            return queued
+        }
+    }
+    private let state = Mutex(State())
     private let tracker: WorkTracker?
     private let limit: Int
-    private let waiting = Atomic<Int>(0)
-    private let dropped = Atomic<Int>(0)
 
     init(tracker: WorkTracker?, limit: Int) {
-        (inputs, continuation) = AsyncStream.makeStream(of: NodeInput.self)
         self.tracker = tracker
         self.limit = limit
     }
 
     func post(_ input: NodeInput) {
-        if input.isSheddable, waiting.load(ordering: .relaxed) >= limit {
-            dropped.add(1, ordering: .relaxed)
-            return
+        post([input])
+    }
+
+    /// Queues `inputs` in order (what one UWB transport read decoded to), dropping the sheddable
+    /// ones that find the queue full.
+    func post(_ inputs: [NodeInput]) {
+        let wake = state.withLock { s -> (CheckedContinuation<[NodeInput]?, Never>, [NodeInput])? in
+            guard !s.finished else { return nil }
+            var accepted = 0
+            for input in inputs {
+                if input.isSheddable, s.queued.count + s.inHand >= limit {
+                    s.dropped += 1
+                    continue
+                }
+                s.queued.append(input)
+                accepted += 1
+            }
+            guard accepted > 0 else { return nil }
+            tracker?.begin(accepted)
+            guard let waiter = s.waiter else { return nil }
+            s.waiter = nil
+            return (waiter, s.takeQueued())
         }
-        tracker?.begin()
-        waiting.add(1, ordering: .relaxed)
-        if case .terminated = continuation.yield(input) {
-            waiting.subtract(1, ordering: .relaxed)
-            tracker?.end()
+        if let (waiter, batch) = wake { waiter.resume(returning: batch) }
+    }
+
+    /// Everything waiting, in order, once there is something; nil after `finish` once empty.
+    /// One consumer only (the node's loop), which calls `handled` after each batch.
+    func next() async -> [NodeInput]? {
+        await withCheckedContinuation { continuation in
+            let ready: [NodeInput]?? = state.withLock { s in
+                if !s.queued.isEmpty { return .some(s.takeQueued()) }
+                if s.finished { return .some(nil) }
+                s.waiter = continuation
+                return .none
+            }
+            if let ready { continuation.resume(returning: ready) }
         }
     }
 
-    /// The loop calls this after handling each input.
-    func handled() {
-        waiting.subtract(1, ordering: .relaxed)
-        tracker?.end()
+    /// The loop calls this after handling each batch `next` gave it.
+    func handled(_ batch: [NodeInput]) {
+        state.withLock { $0.inHand -= batch.count }
+        tracker?.end(batch.count)
     }
 
     /// Inputs dropped since the last call.
     func takeDropped() -> Int {
-        dropped.exchange(0, ordering: .relaxed)
+        state.withLock { s in
+            defer { s.dropped = 0 }
+            return s.dropped
+        }
     }
 
+    /// Ends the loop once it has handled what is queued.
     func finish() {
-        continuation.finish()
+        let waiter = state.withLock { s in
+            s.finished = true
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume(returning: nil)
     }
 }
 

@@ -7,12 +7,13 @@ import UCI
 import UCIHost
 
 /// The dictionary of per-peer session actors, plus the indexes that route radio input to them:
-/// by link (peer messages), by UWB session token (ranges), and links still waiting for `hello`.
+/// by link (peer messages), by UWB session and address (ranges), and links still waiting for `hello`.
 actor PeerRegistry {
     private let context: PeerContext
     private var sessions: [PeerID: PeerSession] = [:]
     private var peerByLink: [LinkID: PeerID] = [:]
-    private var peerByToken: [UInt32: PeerID] = [:]
+    private var peerByRoute: [UWBRoute: PeerID] = [:]
+    private var routeByPeer: [PeerID: UWBRoute] = [:]
     private var linksAwaitingHello: Set<LinkID> = []
     private var random: SplitMix64
     /// The closest peer across all sessions, and what the last `nearest` event said. Ranges
@@ -35,6 +36,7 @@ actor PeerRegistry {
         self.random = SplitMix64(seed: seed)
         self.nearest = NearestTracker(config: context.config.proximity)
         self.scheduler = RangingScheduler(budget: context.config.rangingSessions ?? BridgeConfig.defaultRangingSessions)
+        if context.sharedSessions != nil { scheduler.controleesPerSession = context.config.controleesPerSession }
         self.lastStatsAt = context.time.nowMilliseconds()
     }
 
@@ -155,7 +157,8 @@ actor PeerRegistry {
             return existing
         }
         if sessions.count >= context.config.maxPeers { await evictOne() }
-        let grant = granted.count < scheduler.budget
+        let sharing = granted.count(where: sharesSession) + (sharesSession(peer) ? 1 : 0)
+        let grant = scheduler.sessionsNeeded(own: granted.count + 1 - sharing, sharing: sharing) <= scheduler.budget
         let session = PeerSession(peer: peer, context: context, seed: random.next(), granted: grant)
         sessions[peer] = session
         if grant { granted.insert(peer) }
@@ -175,33 +178,67 @@ actor PeerRegistry {
         await remove(session, reason: .evicted)
     }
 
+    /// Whether this peer, once granted, ranges in a one-to-many session we control.
+    private func sharesSession(_ peer: PeerID) -> Bool {
+        context.sharedSessions != nil && context.identity.peerID < peer
+    }
+
     private func refreshToken(of session: PeerSession) async {
-        for (token, peer) in peerByToken where peer == session.peer { peerByToken[token] = nil }
-        if let token = await session.uwbToken { peerByToken[token] = session.peer }
+        setRoute(await session.uwbRoute, of: session.peer)
+    }
+
+    private func setRoute(_ route: UWBRoute?, of peer: PeerID) {
+        if let old = routeByPeer.removeValue(forKey: peer) { peerByRoute[old] = nil }
+        guard let route else { return }
+        routeByPeer[peer] = route
+        peerByRoute[route] = peer
     }
 
     // MARK: UWB
 
+    /// Range notifications in arrival order: each measurement goes to its peer by session and
+    /// address, and each peer gets its readings in one call (in order), peers in the order their
+    /// first reading came.
+    func handle(_ rounds: [RangeData]) async {
+        var order: [PeerID] = []
+        var readings: [PeerID: [RangeReading]] = [:]
+        for round in rounds {
+            for measurement in round.measurements {
+                guard case .short(let address) = measurement.address,
+                    let peer = peerByRoute[UWBRoute(token: round.session, peerAddress: address)]
+                else { continue }
+                if readings[peer] == nil { order.append(peer) }
+                readings[peer, default: []].append(RangeReading(round: round, measurement: measurement))
+            }
+        }
+        for peer in order {
+            guard let session = sessions[peer], let peerReadings = readings[peer] else { continue }
+            let distance = await session.ranges(peerReadings)
+            nearest.update(peer: peer, distance: distance, time: context.time.nowMilliseconds())
+        }
+    }
+
     func handle(_ notification: UCINotification) async {
         switch notification {
-        case .rangeData(let data):
-            guard let peer = peerByToken[data.session], let session = sessions[peer] else { return }
-            await session.ranges(data)
-            let distance = await session.filteredDistance
-            nearest.update(peer: peer, distance: distance, time: context.time.nowMilliseconds())
+        case .rangeData(let round):
+            await handle([round])
         case .sessionStatus(let token, let state, let reason)
         where (state == .deinitialized || state == .idle) && reason != .stateChangeWithSessionManagementCommands:
-            guard let peer = peerByToken[token], let session = sessions[peer] else { return }
-            await session.uwbSessionEnded(reason: reason)
-            await refreshToken(of: session)
-        case .sessionStatus, .deviceStatus, .genericError:
+            for peer in peerByRoute.filter({ $0.key.token == token }).values.sorted() {
+                guard let session = sessions[peer] else { continue }
+                await session.uwbSessionEnded(reason: reason)
+                await refreshToken(of: session)
+            }
+        case .sessionStatus, .deviceStatus, .genericError, .multicastListUpdate:
             break
         }
     }
 
     /// The UWB board went away: every session on it is gone, but the peers stay.
     func uwbLost() async {
-        peerByToken = [:]
+        peerByRoute = [:]
+        routeByPeer = [:]
+        await context.sharedSessions?.boardLost()
         for peer in sessions.keys.sorted() { await sessions[peer]?.uwbLost() }
     }
 
@@ -242,7 +279,7 @@ actor PeerRegistry {
         let candidates = reports.map { peer, report in
             RangingScheduler.Candidate(
                 peer: peer, granted: granted.contains(peer), since: since[peer] ?? now, holdsPriority: report.holdsPriority,
-                rssi: report.rssi, available: report.available)
+                rssi: report.rssi, available: report.available, sharesSession: sharesSession(peer))
         }
         let chosen = scheduler.choose(candidates, now: now)
         guard chosen != granted else { return }
@@ -295,7 +332,7 @@ actor PeerRegistry {
         since[session.peer] = nil
         lastHeard[session.peer] = nil
         peerByLink = peerByLink.filter { $0.value != session.peer }
-        peerByToken = peerByToken.filter { $0.value != session.peer }
+        setRoute(nil, of: session.peer)
         context.emit(.peerLost(.init(peer: session.peer.description, reason: reason)))
         nearest.remove(peer: session.peer, now: context.time.nowMilliseconds())
     }

@@ -11,12 +11,23 @@ struct PeerContext: Sendable {
     let identity: NodeIdentity
     let config: BridgeConfig
     let uwb: UCIHost
+    /// The one-to-many sessions of peers we control; nil when every session is one-to-one.
+    let sharedSessions: SharedSessions?
     let ble: any BLEAdapter
     let logger: Logger
     let time: any TimeSource
-    let emit: @Sendable (Event.Body) -> Void
+    /// Writes events of this node, in order, stamped with one time.
+    let emitBodies: @Sendable ([Event.Body]) -> Void
     /// Range events the event stream shed and radio inputs the inbox dropped, since last asked.
     let takeShed: @Sendable () -> (ranges: Int, inputs: Int)
+
+    func emit(_ body: Event.Body) {
+        emitBodies([body])
+    }
+
+    func emit(_ bodies: [Event.Body]) {
+        emitBodies(bodies)
+    }
 }
 
 /// What the registry's scheduler needs to know about a session, gathered on each tick.
@@ -74,6 +85,9 @@ actor PeerSession {
     /// The agreed session and our role in it, kept so ranging can resume after a replug.
     private var agreedSession: (parameters: PeerMessage.RangingParameters, asController: Bool)?
     private var parametersSentAt: Int64 = 0
+    /// Our place in a one-to-many session as this peer's controller, from the proposal until
+    /// ranging ends.
+    private var sharedPlace: (session: UInt32, controlee: UInt16)?
     /// Session id of the UWB session we range in, so a repeated proposal or acceptance (a lost
     /// answer, retransmitted) is recognised.
     private var sessionID: UInt32?
@@ -111,8 +125,12 @@ actor PeerSession {
         return logger
     }
 
-    /// The filtered distance to this peer, for following the nearest peer; nil without an estimate.
-    var filteredDistance: Double? { proximity.filtered }
+    /// Where this peer's rounds arrive while its UWB session runs.
+    var uwbRoute: UWBRoute? {
+        guard let token = uwbToken, let agreed = agreedSession else { return nil }
+        let parameters = agreed.parameters
+        return UWBRoute(token: token, peerAddress: agreed.asController ? parameters.controleeAddress : parameters.controllerAddress)
+    }
 
     var link: LinkID? {
         switch stage {
@@ -165,6 +183,19 @@ actor PeerSession {
     /// Our outgoing link is up: introduce ourselves and propose the ranging parameters.
     func outgoingLinkOpened() async {
         guard case .connecting(let link) = stage, let advertisedUWBAddress else { return }
+        if let shared = context.sharedSessions {
+            let parameters = await shared.reserve(controlee: advertisedUWBAddress)
+            sharedPlace = (parameters.sessionID, advertisedUWBAddress)
+            guard stage == .connecting(link) else {
+                // The link closed while we waited for the place.
+                await stopUWB()
+                return
+            }
+            stage = .negotiating(link)
+            pendingParameters = parameters
+            await proposeParameters(on: link)
+            return
+        }
         let parameters = PeerMessage.RangingParameters(
             sessionID: UInt32.random(in: 1...UInt32.max, using: &random),
             channel: context.config.uwb.channel,
@@ -340,13 +371,17 @@ actor PeerSession {
     private func startUWB(_ parameters: PeerMessage.RangingParameters, asController: Bool) async -> Bool {
         let uwb = context.uwb
         do {
-            let token = try await uwb.initSession(id: parameters.sessionID)
-            uwbToken = token
-            try await uwb.setAppConfig(session: token, context.config.uwb.appConfig(for: parameters, asController: asController))
-            try await uwb.startRanging(session: token)
+            if asController, let shared = context.sharedSessions, let place = sharedPlace {
+                uwbToken = try await shared.join(controlee: place.controlee, session: place.session)
+            } else {
+                let token = try await uwb.initSession(id: parameters.sessionID)
+                uwbToken = token
+                try await uwb.setAppConfig(session: token, context.config.uwb.appConfig(for: parameters, asController: asController))
+                try await uwb.startRanging(session: token)
+            }
             agreedSession = (parameters, asController)
             sessionID = parameters.sessionID
-            logger.info("ranging", metadata: ["role": "\(asController ? "controller" : "controlee")", "session": "\(token)"])
+            logger.info("ranging", metadata: ["role": "\(asController ? "controller" : "controlee")", "session": "\(parameters.sessionID)"])
             return true
         } catch {
             logger.error("could not start the UWB session", metadata: ["error": "\(error)"])
@@ -357,6 +392,12 @@ actor PeerSession {
 
     private func stopUWB() async {
         sessionID = nil
+        if let place = sharedPlace, let shared = context.sharedSessions {
+            sharedPlace = nil
+            uwbToken = nil
+            await shared.leave(controlee: place.controlee, session: place.session)
+            return
+        }
         guard let token = uwbToken else { return }
         uwbToken = nil
         if await context.uwb.sessionStates[token] == .active {
@@ -378,26 +419,25 @@ actor PeerSession {
         await linkClosed()
     }
 
-    /// The peer's UWB short address in the session we range in.
-    private var rangedUWBAddress: UInt16? {
-        agreedSession.map { $0.asController ? $0.parameters.controleeAddress : $0.parameters.controllerAddress }
-    }
-
-    func ranges(_ data: RangeData) async {
-        guard let rangedUWBAddress else { return }
-        for measurement in data.measurements {
-            guard measurement.address == .short(rangedUWBAddress) else { continue }
-            let outcome = rangeProcessor.process(measurement, of: data, hostTime: now)
+    /// This peer's readings from one batch of notifications, in order; their events go out
+    /// together. Returns the filtered distance afterwards, for following the nearest peer.
+    func ranges(_ readings: [RangeReading]) async -> Double? {
+        var events: [Event.Body] = []
+        events.reserveCapacity(readings.count)
+        for reading in readings {
+            let outcome = rangeProcessor.process(reading.measurement, of: reading.round, hostTime: now)
             if outcome.measured { lastHeard = now }
-            context.emit(.range(outcome.range))
+            events.append(.range(outcome.range))
             for change in outcome.changes {
                 switch change {
-                case .near(let d): context.emit(.near(.init(peer: peer.description, distance: d, azimuth: outcome.azimuth)))
-                case .far(let d): context.emit(.far(.init(peer: peer.description, distance: d, azimuth: outcome.azimuth)))
+                case .near(let d): events.append(.near(.init(peer: peer.description, distance: d, azimuth: outcome.azimuth)))
+                case .far(let d): events.append(.far(.init(peer: peer.description, distance: d, azimuth: outcome.azimuth)))
                 case .contact(let d): await startExchange(distance: d)
                 }
             }
         }
+        context.emit(events)
+        return proximity.filtered
     }
 
     // MARK: Profile drop

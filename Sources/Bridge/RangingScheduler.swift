@@ -27,21 +27,40 @@ struct RangingScheduler: Sendable {
         var rssi: Double?
         /// False while the peer (or we) said `busy` and its retry time has not come.
         var available: Bool
+        /// We control this peer and put it in a one-to-many session with others.
+        var sharesSession = false
     }
 
     var budget: Int
+    /// Peers that fit in one shared (one-to-many) session; see `BridgeConfig.controleesPerSession`.
+    var controleesPerSession = 1
     var turnMilliseconds: Int64 = 5_000
     var stickiness: Double = 6
     /// Adverts this strong put a peer in the second tier: about 3 m with the log-distance model
     /// of a typical BLE adapter (−59 dBm at 1 m, free space), a few seconds' walk from a bump.
     static let closeRSSI: Double = -69
 
-    /// The peers that should hold a session now.
+    /// The peers that should hold a session now: in rank order, as many as the budget's sessions
+    /// hold, peers that share sessions counting a fraction of one each.
     func choose(_ candidates: [Candidate], now: Int64) -> Set<PeerID> {
         let eligible = candidates.filter { $0.granted || $0.available }
-        guard eligible.count > budget else { return Set(eligible.map(\.peer)) }
+        let sharing = eligible.count(where: \.sharesSession)
+        guard sessionsNeeded(own: eligible.count - sharing, sharing: sharing) > budget else { return Set(eligible.map(\.peer)) }
         let ranked = eligible.sorted { key($0, now: now) < key($1, now: now) }
-        return Set(ranked.prefix(budget).map(\.peer))
+        var chosen: Set<PeerID> = []
+        var (own, shared) = (0, 0)
+        for candidate in ranked {
+            let next = candidate.sharesSession ? (own, shared + 1) : (own + 1, shared)
+            guard sessionsNeeded(own: next.0, sharing: next.1) <= budget else { continue }
+            (own, shared) = next
+            chosen.insert(candidate.peer)
+        }
+        return chosen
+    }
+
+    /// Sessions that `own` one-to-one peers and `sharing` peers in one-to-many sessions take.
+    func sessionsNeeded(own: Int, sharing: Int) -> Int {
+        own + (sharing + controleesPerSession - 1) / controleesPerSession
     }
 
     private func key(_ c: Candidate, now: Int64) -> RankKey {

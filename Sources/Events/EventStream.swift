@@ -51,24 +51,42 @@ public final class EventStream: Sendable {
 
     /// Writes `event` observed at `timestampMilliseconds` (Unix epoch, UTC).
     public func emit(_ event: Event, timestampMilliseconds: Int64) {
-        if case .range = event.body, !includesRanges { return }
+        emit([event], timestampMilliseconds: timestampMilliseconds)
+    }
+
+    /// Writes `events`, in order, observed at `timestampMilliseconds`: one lock and, buffered, one
+    /// hand-off to the writer for all of them (a peer's ranging rounds from one radio read).
+    public func emit(_ events: [Event], timestampMilliseconds: Int64) {
+        let events = includesRanges ? events : events.filter { if case .range = $0.body { false } else { true } }
+        guard !events.isEmpty else { return }
         if let buffer {
             state.withLock { state in
-                if event.isSheddable, buffer.isPastSoftLimit {
-                    state.shed[event.node, default: 0] += 1
-                    return
+                var lines: [String] = []
+                lines.reserveCapacity(events.count)
+                var seq = state.nextSeq
+                let pastSoftLimit = buffer.isPastSoftLimit
+                for event in events {
+                    if event.isSheddable, pastSoftLimit {
+                        state.shed[event.node, default: 0] += 1
+                        continue
+                    }
+                    lines.append(JSONLine.render(event, seq: seq, timestampMilliseconds: timestampMilliseconds))
+                    seq += 1
                 }
-                let line = JSONLine.render(event, seq: state.nextSeq, timestampMilliseconds: timestampMilliseconds)
-                if buffer.push(line) { state.nextSeq += 1 }
+                if !lines.isEmpty, buffer.push(lines) { state.nextSeq = seq }
             }
             return
         }
         let failure: (any Error)? = state.withLock { state in
             guard !state.failed else { return nil }
-            let line = JSONLine.render(event, seq: state.nextSeq, timestampMilliseconds: timestampMilliseconds)
+            var seq = state.nextSeq
+            let lines = events.map { event in
+                defer { seq += 1 }
+                return JSONLine.render(event, seq: seq, timestampMilliseconds: timestampMilliseconds)
+            }
             do {
-                try output.write(line: line)
-                state.nextSeq += 1
+                try output.write(lines: lines)
+                state.nextSeq = seq
                 return nil
             } catch {
                 state.failed = true

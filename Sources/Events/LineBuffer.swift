@@ -40,12 +40,13 @@ final class LineBuffer: @unchecked Sendable {
     var count: Int { locked { lines.count + writing } }
     var isPastSoftLimit: Bool { locked { lines.count + writing >= softLimit } }
 
-    /// Queues a line, waiting while the queue is at its hard limit. False once the output failed.
-    func push(_ line: String) -> Bool {
+    /// Queues lines, waiting while the queue is at its hard limit (a batch goes in whole, so the
+    /// queue may pass that limit by one batch). False once the output failed.
+    func push(_ batch: [String]) -> Bool {
         locked {
             while !failed, lines.count + writing >= hardLimit { pthread_cond_wait(changed, mutex) }
             guard !failed else { return false }
-            lines.append(line)
+            lines += batch
             pthread_cond_broadcast(changed)
             return true
         }

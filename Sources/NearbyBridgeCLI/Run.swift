@@ -157,6 +157,7 @@ struct Run: AsyncParsableCommand {
         config.proximity = proximity.config
         config.rangingSessions = settings.rangingSessions
         if let maxPeers = settings.maxPeers { config.maxPeers = maxPeers }
+        if let controlees = settings.controleesPerSession { config.controleesPerSession = max(1, controlees) }
         let node = BridgeNode(
             identity: identity, config: config, uwbTransport: radios.0, ble: radios.1, events: events,
             time: WallClock(), logger: logger, seed: seed, reconnectUWB: reopen)
@@ -194,6 +195,8 @@ struct RunConfig: Decodable {
     var rangingSessions: Int?
     /// Peers tracked at most (the least recently heard is evicted).
     var maxPeers: Int?
+    /// Peers we control sharing one one-to-many UWB session; 1 (the default) or absent: one-to-one only.
+    var controleesPerSession: Int?
 
     static func load(_ path: String) throws -> RunConfig {
         guard let data = FileManager.default.contents(atPath: path) else {

@@ -51,10 +51,15 @@ public enum PeerMessage: Sendable, Equatable {
         public var vendorID: UInt16
         public var staticSTSIV: [UInt8]
         public var rangingIntervalMilliseconds: UInt16
+        /// Set when the controller puts this controlee into a one-to-many session (several
+        /// controlees, docs/PROTOCOL.md): the session's slots per ranging round, which the
+        /// controlee configures alike. Nil for a one-to-one session, and then not on the wire.
+        public var oneToManySlots: UInt8?
 
         public init(
             sessionID: UInt32, channel: UInt8, preambleCodeIndex: UInt8, controllerAddress: UInt16,
-            controleeAddress: UInt16, vendorID: UInt16, staticSTSIV: [UInt8], rangingIntervalMilliseconds: UInt16
+            controleeAddress: UInt16, vendorID: UInt16, staticSTSIV: [UInt8], rangingIntervalMilliseconds: UInt16,
+            oneToManySlots: UInt8? = nil
         ) {
             self.sessionID = sessionID
             self.channel = channel
@@ -64,6 +69,7 @@ public enum PeerMessage: Sendable, Equatable {
             self.vendorID = vendorID
             self.staticSTSIV = staticSTSIV
             self.rangingIntervalMilliseconds = rangingIntervalMilliseconds
+            self.oneToManySlots = oneToManySlots
         }
     }
 
@@ -93,6 +99,7 @@ public enum PeerMessage: Sendable, Equatable {
             precondition(p.staticSTSIV.count == 6, "STATIC_STS_IV is 6 bytes")
             payload += p.staticSTSIV
             payload.appendLE(p.rangingIntervalMilliseconds)
+            if let slots = p.oneToManySlots { payload.append(slots) }
         case .parametersAccepted(let sessionID):
             kind = .parametersAccepted
             payload.appendLE(sessionID)
@@ -152,7 +159,8 @@ public enum PeerMessage: Sendable, Equatable {
                     controleeAddress: try body.uint(UInt16.self, "controlee_address"),
                     vendorID: try body.uint(UInt16.self, "vendor_id"),
                     staticSTSIV: Array(try body.take(6, "static_sts_iv")),
-                    rangingIntervalMilliseconds: try body.uint(UInt16.self, "ranging_interval")))
+                    rangingIntervalMilliseconds: try body.uint(UInt16.self, "ranging_interval"),
+                    oneToManySlots: body.remaining == 0 ? nil : try body.u8("one_to_many_slots")))
         case .parametersAccepted:
             self = .parametersAccepted(sessionID: try body.uint(UInt32.self, "session_id"))
         case .card:

@@ -11,7 +11,8 @@ final class ReplayTransport: UCITransport {
     private let responses: Mutex<[[UInt8]]>
     private let incoming = ByteQueue()
     private let tracker: WorkTracker
-    private let holdingChunk = Atomic<Bool>(false)
+    /// Chunks the reader holds; its next `read` means they are fully handled.
+    private let heldChunks = Atomic<Int>(0)
     let description: String
 
     init(responses: [[UInt8]], tracker: WorkTracker, description: String) {
@@ -41,10 +42,11 @@ final class ReplayTransport: UCITransport {
     }
 
     func read() async throws -> [UInt8]? {
-        if holdingChunk.exchange(false, ordering: .acquiringAndReleasing) { tracker.end() }
-        let chunk = try await incoming.next()
-        if chunk != nil { holdingChunk.store(true, ordering: .releasing) }
-        return chunk
+        let handled = heldChunks.exchange(0, ordering: .acquiringAndReleasing)
+        if handled > 0 { tracker.end(handled) }
+        guard let chunks = try await incoming.nextChunks() else { return nil }
+        heldChunks.store(chunks.count, ordering: .releasing)
+        return ByteQueue.concatenated(chunks)
     }
 
     func close() {

@@ -9,8 +9,8 @@ final class SimulatedTransport: UCITransport {
     private let body: Int
     private let incoming = ByteQueue()
     private let tracker: WorkTracker?
-    /// True while the reader holds a chunk; its next `read` means that chunk is fully handled.
-    private let holdingChunk = Atomic<Bool>(false)
+    /// Chunks the reader holds; its next `read` means they are fully handled.
+    private let heldChunks = Atomic<Int>(0)
     let description: String
 
     init(world: World, body: Int, tracker: WorkTracker?) {
@@ -29,10 +29,11 @@ final class SimulatedTransport: UCITransport {
     }
 
     func read() async throws -> [UInt8]? {
-        if holdingChunk.exchange(false, ordering: .acquiringAndReleasing) { tracker?.end() }
-        let chunk = try await incoming.next()
-        if chunk != nil { holdingChunk.store(true, ordering: .releasing) }
-        return chunk
+        let handled = heldChunks.exchange(0, ordering: .acquiringAndReleasing)
+        if handled > 0 { tracker?.end(handled) }
+        guard let chunks = try await incoming.nextChunks() else { return nil }
+        heldChunks.store(chunks.count, ordering: .releasing)
+        return ByteQueue.concatenated(chunks)
     }
 
     func close() {

@@ -14,6 +14,7 @@ struct VirtualUWBS {
         var sequence: UInt32 = 0
 
         var isController: Bool { config[.deviceType] == [1] }
+        var isOneToMany: Bool { config[.multiNodeMode] == [MultiNodeMode.oneToMany.rawValue] }
         var ownAddress: UInt16? { Self.shortAddress(config[.deviceMacAddress]) }
         var destinations: [UInt16] {
             guard let bytes = config[.dstMacAddress], bytes.count % 2 == 0 else { return [] }
@@ -23,9 +24,12 @@ struct VirtualUWBS {
             guard let b = config[.rangingDuration], b.count == 4 else { return 200 }
             return Int64(UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24)
         }
-        /// Everything both sides must share to hear each other.
+        /// Everything both sides must share to hear each other, the round's shape included.
         var airParameters: [[UInt8]?] {
-            [config[.channelNumber], config[.preambleCodeIndex], config[.vendorID], config[.staticSTSIV]]
+            [
+                config[.channelNumber], config[.preambleCodeIndex], config[.vendorID], config[.staticSTSIV],
+                config[.multiNodeMode], config[.slotsPerRangingRound],
+            ]
         }
         var isConfigured: Bool {
             config[.deviceType] != nil && config[.deviceRole] != nil && ownAddress != nil && !destinations.isEmpty
@@ -53,6 +57,8 @@ struct VirtualUWBS {
     private static let validChannels: Set<UInt8> = [5, 6, 8, 9, 10, 12, 13, 14]
     /// Sessions it runs at once (reported in GET_CAPS_INFO): 8 unless the scenario says.
     static let defaultMaxSessions = 8
+    /// Controlees one one-to-many session takes; more get MULTICAST_LIST_FULL.
+    static let maxControlees = 8
     let maxSessions: Int
 
     init(serial: UInt8, maxSessions: Int = Self.defaultMaxSessions) {
@@ -153,21 +159,8 @@ struct VirtualUWBS {
             let wanted = ids.isEmpty ? session.config.keys.sorted { $0.rawValue < $1.rawValue } : ids
             let found = wanted.compactMap { id in session.config[id].map { AppConfigTLV(id: id, value: $0) } }
             return [.response(.getAppConfig(found.count == wanted.count ? .ok : .invalidParam, found))]
-        case .updateControllerMulticastList(let handle, _, let controlees):
-            guard let session = sessions[handle] else { return [.response(.updateControllerMulticastList(.sessionNotExist, []))] }
-            guard session.isController, session.config[.multiNodeMode] == [1] else {
-                return [.response(.updateControllerMulticastList(.rejected, []))]
-            }
-            var addresses = session.config[.dstMacAddress] ?? []
-            for controlee in controlees {
-                addresses += [UInt8(controlee.shortAddress & 0xFF), UInt8(controlee.shortAddress >> 8)]
-            }
-            sessions[handle]?.config[.dstMacAddress] = addresses
-            return [
-                .response(
-                    .updateControllerMulticastList(
-                        .ok, controlees.map { ControleeStatus(shortAddress: $0.shortAddress, status: 0) }))
-            ]
+        case .updateControllerMulticastList(let handle, let action, let controlees):
+            return updateMulticastList(handle, action, controlees)
         case .sessionStart(let handle):
             guard let session = sessions[handle] else { return [.response(.sessionStart(.sessionNotExist))] }
             switch session.state {
@@ -214,18 +207,58 @@ struct VirtualUWBS {
         return replies
     }
 
-    /// Builds one SESSION_INFO_NTF for `handle` and advances its sequence number.
-    mutating func rangeNotification(
-        handle: UInt32, peer: UInt16, status: StatusCode, centimetres: UInt16, lineOfSight: LineOfSight
-    ) -> [UInt8] {
+    /// A one-to-many controller's list: adds or removes controlees, answering for each as a UCI 2.0
+    /// board does (the response names the refused ones; the notification, every one). A list
+    /// emptied while ranging stops the session, as pica does.
+    private mutating func updateMulticastList(_ handle: UInt32, _ action: MulticastAction, _ controlees: [Controlee]) -> [Reply] {
+        guard var session = sessions[handle] else { return [.response(.updateControllerMulticastList(.sessionNotExist, []))] }
+        guard session.isController, session.isOneToMany else {
+            return [.response(.updateControllerMulticastList(.rejected, []))]
+        }
+        var addresses = session.destinations
+        var statuses: [ControleeStatus] = []
+        for controlee in controlees {
+            let status: UInt8
+            switch (action, addresses.firstIndex(of: controlee.shortAddress)) {
+            case (.remove, let index?):
+                addresses.remove(at: index)
+                status = MulticastUpdateStatus.ok
+            case (.remove, nil):
+                status = MulticastUpdateStatus.addressNotFound
+            case (_, _?):
+                status = MulticastUpdateStatus.addressAlreadyPresent
+            case (_, nil) where addresses.count >= Self.maxControlees:
+                status = MulticastUpdateStatus.listFull
+            case (_, nil):
+                addresses.append(controlee.shortAddress)
+                status = MulticastUpdateStatus.ok
+            }
+            statuses.append(ControleeStatus(shortAddress: controlee.shortAddress, status: status))
+        }
+        session.config[.dstMacAddress] = addresses.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        session.config[.numberOfControlees] = [UInt8(addresses.count)]
+        let refused = statuses.filter { $0.status != MulticastUpdateStatus.ok }
+        var replies: [Reply] = [
+            .response(.updateControllerMulticastList(refused.isEmpty ? .ok : .failed, refused)),
+            .notification(.multicastListUpdate(MulticastListUpdate(session: handle, controlees: statuses))),
+        ]
+        if addresses.isEmpty, session.state == .active {
+            session.state = .idle
+            replies.append(.notification(.sessionStatus(session: handle, state: .idle, reason: .invalidNumberOfControlees)))
+        }
+        sessions[handle] = session
+        return replies
+    }
+
+    /// Builds one SESSION_INFO_NTF for `handle`, one measurement per peer (a one-to-many
+    /// controller's round has one per controlee), and advances its sequence number.
+    mutating func rangeNotification(handle: UInt32, measurements: [TwoWayMeasurement]) -> [UInt8] {
         guard let session = sessions[handle] else { return [] }
         sessions[handle]?.sequence &+= 1
-        let measurement = TwoWayMeasurement(
-            address: .short(peer), status: status, lineOfSight: lineOfSight, distanceCentimetres: centimetres)
         let data = RangeData(
             sequenceNumber: session.sequence, session: handle, rcrIndicator: 0,
             rangingIntervalMilliseconds: UInt32(session.intervalMilliseconds), measurementType: .twoWay,
-            macAddressMode: .short, measurements: [measurement], vendorData: [])
+            macAddressMode: .short, measurements: measurements, vendorData: [])
         return UCINotification.rangeData(data).message.encoded()
     }
 

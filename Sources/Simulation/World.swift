@@ -250,46 +250,66 @@ public final class World: Sendable {
 
     /// One DS-TWR round. In deferred DS-TWR the controller sends the result to the controlee, so
     /// both report the same reading (unless the radio model makes the controlee miss it); an
-    /// unmatched session reports RX_TIMEOUT like a board does.
+    /// unmatched session reports RX_TIMEOUT like a board does. A one-to-many controller ranges
+    /// with each controlee on its list in turn and reports them all in one notification; each
+    /// controlee reports its own reading.
     private func rangingRound(_ s: inout State, body: Int, session: VirtualUWBS.Session) {
+        if session.isController, session.isOneToMany {
+            oneToManyRound(&s, body: body, session: session)
+            return
+        }
         let partner = findPartner(s, body: body, session: session)
         if !session.isController, partner != nil { return }  // the controller's round reports for both
         let peerAddress = session.destinations.first ?? 0
         guard let (otherBody, otherHandle) = partner, let otherAddress = session.ownAddress else {
-            emit(&s, body: body, handle: session.handle, peer: peerAddress, reading: nil)
+            emit(&s, body: body, handle: session.handle, measurements: [Self.measurement(of: peerAddress, nil)])
             return
         }
         s.devices[otherBody]?.uwbs.scheduleNextRound(
             handle: otherHandle, at: session.nextRoundMilliseconds + 2 * session.intervalMilliseconds)
         let reading = radio.rangingReading(trueDistance: distance(between: body, and: otherBody, at: s.now), random: &s.random)
-        emit(&s, body: body, handle: session.handle, peer: peerAddress, reading: reading)
+        emit(&s, body: body, handle: session.handle, measurements: [Self.measurement(of: peerAddress, reading)])
         let resultLost = radio.fails(radio.resultLossProbability, random: &s.random)
-        emit(&s, body: otherBody, handle: otherHandle, peer: otherAddress, reading: resultLost ? nil : reading)
+        emit(&s, body: otherBody, handle: otherHandle, measurements: [Self.measurement(of: otherAddress, resultLost ? nil : reading)])
     }
 
-    private func emit(_ s: inout State, body: Int, handle: UInt32, peer: UInt16, reading: RadioModel.Reading?) {
-        let status: StatusCode
-        let centimetres: UInt16
-        let lineOfSight: LineOfSight
-        if let reading {
-            status = reading.metres < 0 ? .okNegativeDistanceReport : .ok
-            centimetres = UInt16(min(abs(reading.metres * 100).rounded(), Double(UInt16.max)))
-            lineOfSight = reading.nonLineOfSight ? .nonLineOfSight : .lineOfSight
-        } else {
-            status = .rangingRxTimeout
-            centimetres = 0
-            lineOfSight = .unknown(0xFF)
+    private func oneToManyRound(_ s: inout State, body: Int, session: VirtualUWBS.Session) {
+        guard let ownAddress = session.ownAddress else { return }
+        var measurements: [TwoWayMeasurement] = []
+        for controlee in session.destinations {
+            guard let (otherBody, otherHandle) = findPartner(s, body: body, session: session, address: controlee) else {
+                measurements.append(Self.measurement(of: controlee, nil))
+                continue
+            }
+            s.devices[otherBody]?.uwbs.scheduleNextRound(
+                handle: otherHandle, at: session.nextRoundMilliseconds + 2 * session.intervalMilliseconds)
+            let reading = radio.rangingReading(trueDistance: distance(between: body, and: otherBody, at: s.now), random: &s.random)
+            measurements.append(Self.measurement(of: controlee, reading))
+            let resultLost = radio.fails(radio.resultLossProbability, random: &s.random)
+            emit(&s, body: otherBody, handle: otherHandle, measurements: [Self.measurement(of: ownAddress, resultLost ? nil : reading)])
         }
-        guard
-            let bytes = s.devices[body]?.uwbs.rangeNotification(
-                handle: handle, peer: peer, status: status, centimetres: centimetres, lineOfSight: lineOfSight)
-        else { return }
+        emit(&s, body: body, handle: session.handle, measurements: measurements)
+    }
+
+    private static func measurement(of peer: UInt16, _ reading: RadioModel.Reading?) -> TwoWayMeasurement {
+        guard let reading else {
+            return TwoWayMeasurement(address: .short(peer), status: .rangingRxTimeout, lineOfSight: .unknown(0xFF), distanceCentimetres: 0)
+        }
+        return TwoWayMeasurement(
+            address: .short(peer), status: reading.metres < 0 ? .okNegativeDistanceReport : .ok,
+            lineOfSight: reading.nonLineOfSight ? .nonLineOfSight : .lineOfSight,
+            distanceCentimetres: UInt16(min(abs(reading.metres * 100).rounded(), Double(UInt16.max))))
+    }
+
+    private func emit(_ s: inout State, body: Int, handle: UInt32, measurements: [TwoWayMeasurement]) {
+        guard let bytes = s.devices[body]?.uwbs.rangeNotification(handle: handle, measurements: measurements) else { return }
         s.devices[body]?.outbox += bytes
     }
 
     /// The active session on another device that this one can range with: same session id and
     /// air parameters, opposite device type, and each naming the other's address.
-    private func findPartner(_ s: State, body: Int, session: VirtualUWBS.Session) -> (Int, UInt32)? {
+    /// With `address`, only a partner with that address (one controlee of a one-to-many controller).
+    private func findPartner(_ s: State, body: Int, session: VirtualUWBS.Session, address: UInt16? = nil) -> (Int, UInt32)? {
         guard let own = session.ownAddress else { return nil }
         for other in s.devices.keys.sorted() where other != body {
             for candidate in s.devices[other]!.uwbs.sessions.values.sorted(by: { $0.handle < $1.handle })
@@ -297,6 +317,7 @@ public final class World: Sendable {
                 && candidate.isController != session.isController
                 && candidate.airParameters == session.airParameters
                 && candidate.ownAddress.map(session.destinations.contains) == true
+                && (address == nil || candidate.ownAddress == address)
                 && candidate.destinations.contains(own)
             {
                 return (other, candidate.handle)

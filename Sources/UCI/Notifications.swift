@@ -211,6 +211,8 @@ public enum UCINotification: Hashable, Sendable {
     case genericError(StatusCode)
     /// `61 02 00 06 ...`
     case sessionStatus(session: UInt32, state: SessionState, reason: ReasonCode)
+    /// `61 07 ...`
+    case multicastListUpdate(MulticastListUpdate)
     /// `62 00 ...`
     case rangeData(RangeData)
 
@@ -228,6 +230,9 @@ public enum UCINotification: Hashable, Sendable {
             (gid, oid) = (0x1, 0x02)
             payload.append(le: session)
             payload += [state.rawValue, reason.rawValue]
+        case let .multicastListUpdate(update):
+            (gid, oid) = (0x1, 0x07)
+            payload = update.payload
         case let .rangeData(data):
             (gid, oid) = (0x2, 0x00)
             payload = data.payload
@@ -258,6 +263,8 @@ public enum UCINotification: Hashable, Sendable {
                 throw .invalidValue(field: "session_state", value: UInt64(raw))
             }
             self = .sessionStatus(session: session, state: state, reason: ReasonCode(rawValue: try r.u8("reason_code")))
+        case (0x1, 0x07):
+            self = .multicastListUpdate(try MulticastListUpdate(payload: payload))
         case (0x2, 0x00):
             self = .rangeData(try RangeData(payload: payload))
         case let (gid, oid):

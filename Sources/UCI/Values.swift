@@ -118,15 +118,76 @@ public struct Controlee: Hashable, Sendable {
     }
 }
 
-/// One entry of a UCI 2.0 multicast list update response: address and a multicast update status.
+/// One controlee's result of a multicast list update: in the UCI 2.0 response and in the
+/// notification (whose 1.x layout also names the sub-session).
 public struct ControleeStatus: Hashable, Sendable {
     public var shortAddress: UInt16
-    /// Multicast update status (its own table: 0 OK, 1 list full, ... 8 address already present).
+    /// Only in the UCI 1.x notification layout.
+    public var subSessionID: UInt32?
+    /// A `MulticastUpdateStatus` value.
     public var status: UInt8
 
-    public init(shortAddress: UInt16, status: UInt8) {
+    public init(shortAddress: UInt16, subSessionID: UInt32? = nil, status: UInt8) {
         self.shortAddress = shortAddress
+        self.subSessionID = subSessionID
         self.status = status
+    }
+}
+
+/// Multicast list update statuses: a table of their own, not `StatusCode` (uci.md §1.8).
+public enum MulticastUpdateStatus {
+    public static let ok: UInt8 = 0x00
+    public static let listFull: UInt8 = 0x01
+    public static let keyFetchFailed: UInt8 = 0x02
+    public static let subSessionIDNotFound: UInt8 = 0x03
+    public static let addressNotFound: UInt8 = 0x07
+    public static let addressAlreadyPresent: UInt8 = 0x08
+}
+
+/// SESSION_UPDATE_CONTROLLER_MULTICAST_LIST_NTF: what became of each controlee of an update.
+///
+/// Two layouts: UCI 2.0 `token, n, [address(2), status]`; UCI 1.x `token, remaining list
+/// size, n, [address(2), sub-session id(4), status]`. The decoder tells them apart by which one
+/// the payload length fits (2.0 first); `remainingListSize` is set exactly for the 1.x layout.
+public struct MulticastListUpdate: Hashable, Sendable {
+    public var session: UInt32
+    public var remainingListSize: UInt8?
+    public var controlees: [ControleeStatus]
+
+    public init(session: UInt32, remainingListSize: UInt8? = nil, controlees: [ControleeStatus]) {
+        self.session = session
+        self.remainingListSize = remainingListSize
+        self.controlees = controlees
+    }
+
+    init(payload: [UInt8]) throws(UCIError) {
+        let name = "SESSION_UPDATE_CONTROLLER_MULTICAST_LIST_NTF"
+        var r = ByteReader(payload, message: name)
+        session = try r.u32("session_token")
+        let fitsVersion2 = payload.count >= 5 && payload.count == 5 + 3 * Int(payload[4])
+        if !fitsVersion2 { remainingListSize = try r.u8("remaining_multicast_list_size") } else { remainingListSize = nil }
+        let count = Int(try r.u8("controlee count"))
+        let stride = fitsVersion2 ? 3 : 7
+        try r.expectRest(count: count, stride: stride, field: "controlee statuses")
+        controlees = []
+        for _ in 0..<count {
+            let address = try r.u16("mac_address")
+            let subSession: UInt32? = fitsVersion2 ? nil : try r.u32("subsession_id")
+            controlees.append(ControleeStatus(shortAddress: address, subSessionID: subSession, status: try r.u8("status")))
+        }
+    }
+
+    var payload: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.append(le: session)
+        if let remainingListSize { bytes.append(remainingListSize) }
+        bytes.append(count: controlees.count, of: "controlee status list")
+        for controlee in controlees {
+            bytes.append(le: controlee.shortAddress)
+            if remainingListSize != nil { bytes.append(le: controlee.subSessionID ?? 0) }
+            bytes.append(controlee.status)
+        }
+        return bytes
     }
 }
 

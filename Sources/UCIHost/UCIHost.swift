@@ -6,6 +6,8 @@ public enum UCIHostError: Error, Equatable, Sendable, CustomStringConvertible {
     case timeout(command: String)
     case commandFailed(command: String, status: StatusCode)
     case configRejected([AppConfigStatus])
+    /// A multicast list update refused this controlee (a `MulticastUpdateStatus`).
+    case multicastListRefused(address: UInt16, status: UInt8)
     case malformedResponse(command: String, UCIError)
     case unexpectedResponse(command: String, got: String)
     case transport(String)
@@ -17,6 +19,8 @@ public enum UCIHostError: Error, Equatable, Sendable, CustomStringConvertible {
         case .commandFailed(let command, let status): "UWBS rejected \(command): \(status)"
         case .configRejected(let statuses):
             "UWBS rejected app config " + statuses.map { "\($0.id)=\($0.status)" }.joined(separator: ", ")
+        case .multicastListRefused(let address, let status):
+            "UWBS refused controlee \(String(address, radix: 16)) in the multicast list (status \(status))"
         case .malformedResponse(let command, let error): "malformed response to \(command): \(error)"
         case .unexpectedResponse(let command, let got): "expected a response to \(command), got \(got)"
         case .transport(let why): "UWB transport failed: \(why)"
@@ -34,7 +38,8 @@ public enum UCIHostEvent: Sendable, Equatable {
 
 /// Drives one UWBS over any `UCITransport`: one outstanding command at a time (FiRa UCI flow
 /// control), response timeouts, session-state tracking, and notifications handed to `events`
-/// in the order the device sent them.
+/// in the order the device sent them: everything decoded from one transport read in one call,
+/// so a busy board costs its consumer one hand-off per read rather than one per notification.
 public actor UCIHost {
     private struct Pending {
         var id: UInt64
@@ -48,7 +53,7 @@ public actor UCIHost {
     private let commandTimeout: Duration
     private let clock: any Clock<Duration>
     private let logger: Logger
-    private let events: @Sendable (UCIHostEvent) -> Void
+    private let events: @Sendable ([UCIHostEvent]) -> Void
 
     private var decoder = UCIStreamDecoder()
     private var pending: Pending?
@@ -66,7 +71,7 @@ public actor UCIHost {
     public init(
         transport: any UCITransport, commandTimeout: Duration = .seconds(2),
         clock: any Clock<Duration> = ContinuousClock(), logger: Logger,
-        events: @escaping @Sendable (UCIHostEvent) -> Void
+        events: @escaping @Sendable ([UCIHostEvent]) -> Void
     ) {
         self.transport = transport
         self.commandTimeout = commandTimeout
@@ -177,6 +182,20 @@ public actor UCIHost {
         try check(response, "SESSION_SET_APP_CONFIG")
     }
 
+    /// Adds controlees to, or removes them from, a one-to-many session (MULTI_NODE_MODE 1). Fails
+    /// unless the UWBS took every one of them (per-controlee statuses in a UCI 2.0 response).
+    public func updateMulticastList(session: UInt32, _ action: MulticastAction, _ controlees: [Controlee]) async throws(UCIHostError) {
+        let name = "SESSION_UPDATE_CONTROLLER_MULTICAST_LIST"
+        let response = try await send(.updateControllerMulticastList(session: session, action: action, controlees))
+        try check(response, name)
+        guard case .updateControllerMulticastList(_, let statuses) = response else {
+            throw .unexpectedResponse(command: name, got: "\(response)")
+        }
+        if let refused = statuses.first(where: { $0.status != MulticastUpdateStatus.ok }) {
+            throw .multicastListRefused(address: refused.shortAddress, status: refused.status)
+        }
+    }
+
     public func startRanging(session: UInt32) async throws(UCIHostError) {
         try check(await send(.sessionStart(session: session)), "SESSION_START")
     }
@@ -237,15 +256,18 @@ public actor UCIHost {
                 return
             }
             decoder.append(chunk)
-            drainDecoder()
+            let notifications = drainDecoder()
+            if !notifications.isEmpty { events(notifications) }
         }
     }
 
-    private func drainDecoder() {
+    /// Handles every complete message in the decoder; returns the notifications among them.
+    private func drainDecoder() -> [UCIHostEvent] {
+        var notifications: [UCIHostEvent] = []
         while true {
             do {
-                guard let message = try decoder.next() else { return }
-                handle(message)
+                guard let message = try decoder.next() else { return notifications }
+                if let notification = handle(message) { notifications.append(.notification(notification)) }
             } catch {
                 // Garbage or a broken segment: the decoder has dropped it and resynchronised.
                 logger.warning("UCI stream error", metadata: ["error": "\(error)"])
@@ -253,35 +275,39 @@ public actor UCIHost {
         }
     }
 
-    private func handle(_ message: UCIMessage) {
+    /// Completes the pending command with a response; returns a notification for `events`.
+    private func handle(_ message: UCIMessage) -> UCINotification? {
         switch message.messageType {
         case .response:
             guard let current = pending else {
                 logger.warning("unsolicited UCI response", metadata: ["gid": "\(message.groupID)", "oid": "\(message.opcodeID)"])
-                return
+                return nil
             }
             pending = nil
             let expected = current.command.message
             let name = Self.name(current.command)
             guard expected.groupID == message.groupID, expected.opcodeID == message.opcodeID else {
                 current.reply.fulfil(.failure(.unexpectedResponse(command: name, got: "GID \(message.groupID) OID \(message.opcodeID)")))
-                return
+                return nil
             }
             do {
                 current.reply.fulfil(.success(try UCIResponse(message)))
             } catch {
                 current.reply.fulfil(.failure(.malformedResponse(command: name, error)))
             }
+            return nil
         case .notification:
             do {
                 let notification = try UCINotification(message)
                 track(notification)
-                events(.notification(notification))
+                return notification
             } catch {
                 logger.warning("undecodable UCI notification", metadata: ["error": "\(error)"])
+                return nil
             }
         case .data, .command:
             logger.debug("ignoring UCI message", metadata: ["type": "\(message.messageType)"])
+            return nil
         }
     }
 
@@ -293,7 +319,7 @@ public actor UCIHost {
             sessionStates[session] = nil
         case .sessionStatus(let session, let state, _):
             sessionStates[session] = state
-        case .genericError, .rangeData:
+        case .genericError, .multicastListUpdate, .rangeData:
             break
         }
     }
@@ -305,7 +331,7 @@ public actor UCIHost {
             pending = nil
             current.reply.fulfil(.failure(error))
         }
-        events(.closed(error))
+        events([.closed(error)])
     }
 
     /// The command's name as FiRa UCI spells it, for logs and errors.

@@ -57,6 +57,19 @@ import Testing
         #expect(turns.values.max()! - turns.values.min()! <= 1)
     }
 
+    @Test func peersSharingOneToManySessionsCountAsAFractionOfOne() {
+        var sharing = RangingScheduler(budget: 2)
+        sharing.controleesPerSession = 4
+        // Peer 1 needs a session of its own; 2 to 6 would share: 1 + ceil(5 / 4) = 3 sessions, one
+        // too many. In rank order (here by id), 6 is the one left out.
+        var peers = (1...6).map { candidate(UInt64($0)) }
+        for index in 1..<6 { peers[index].sharesSession = true }
+        #expect(sharing.choose(peers, now: 0) == Set((1...5).map { PeerID(UInt64($0)) }))
+        #expect(sharing.sessionsNeeded(own: 1, sharing: 4) == 2)
+        // One controlee per session: the budget's two peers.
+        #expect(scheduler.choose(peers, now: 0) == [PeerID(1), PeerID(2)])
+    }
+
     @Test func busyPeersAreToldToWaitForTheQueueWithinLimits() {
         #expect(scheduler.retryAfter(waiting: 0) == 1_000)
         #expect(scheduler.retryAfter(waiting: 4) == 10_000)

@@ -45,7 +45,7 @@ import Testing
 }
 
 @Suite struct PeerMessageTests {
-    @Test func framesMatchTheDocumentedLayout() {
+    @Test func framesMatchTheDocumentedLayout() throws {
         #expect(PeerMessage.cardAck(bumpID: 0x0102_0304).encoded() == [0x01, 0x05, 0x04, 0x00, 0x04, 0x03, 0x02, 0x01])
         #expect(PeerMessage.goodbye.encoded() == [0x01, 0x06, 0x00, 0x00])
         #expect(PeerMessage.cardDecline(bumpID: 3).encoded() == [0x01, 0x07, 0x04, 0x00, 0x03, 0x00, 0x00, 0x00])
@@ -61,6 +61,15 @@ import Testing
             PeerMessage.rangingParameters(parameters).encoded() == [
                 0x01, 0x02, 0x14, 0x00, 42, 0, 0, 0, 9, 10, 0x34, 0x12, 0x5F, 0xDD, 0x08, 0x07, 1, 2, 3, 4, 5, 6, 100, 0,
             ])
+        // A one-to-many session adds its slots per round as one trailing octet.
+        var shared = parameters
+        shared.oneToManySlots = 19
+        #expect(
+            PeerMessage.rangingParameters(shared).encoded() == [
+                0x01, 0x02, 0x15, 0x00, 42, 0, 0, 0, 9, 10, 0x34, 0x12, 0x5F, 0xDD, 0x08, 0x07, 1, 2, 3, 4, 5, 6, 100, 0, 19,
+            ])
+        #expect(try PeerMessage(frame: PeerMessage.rangingParameters(shared).encoded()) == .rangingParameters(shared))
+        #expect(try PeerMessage(frame: PeerMessage.rangingParameters(parameters).encoded()) == .rangingParameters(parameters))
     }
 
     @Test func decodesWhatItEncodes() throws {

@@ -24,7 +24,7 @@ struct ScriptedDevice {
 
 final class Recorder: Sendable {
     private let events = Mutex<[UCIHostEvent]>([])
-    func record(_ event: UCIHostEvent) { events.withLock { $0.append(event) } }
+    func record(_ batch: [UCIHostEvent]) { events.withLock { $0 += batch } }
     var all: [UCIHostEvent] { events.withLock { $0 } }
 
     func waitFor(count: Int) async {

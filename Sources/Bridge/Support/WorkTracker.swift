@@ -12,13 +12,13 @@ public final class WorkTracker: Sendable {
 
     public init() {}
 
-    public func begin() {
-        state.withLock { $0.outstanding += 1 }
+    public func begin(_ count: Int = 1) {
+        state.withLock { $0.outstanding += count }
     }
 
-    public func end() {
+    public func end(_ count: Int = 1) {
         let waiters: [CheckedContinuation<Void, Never>] = state.withLock { s in
-            s.outstanding -= 1
+            s.outstanding -= count
             precondition(s.outstanding >= 0, "WorkTracker.end without begin")
             guard s.outstanding == 0 else { return [] }
             defer { s.waiters = [] }

@@ -3,14 +3,16 @@ import Synchronization
 /// A single-consumer queue of byte chunks that bridges a producer (a reader thread, an
 /// in-process device) into async code. Memory is bounded by `limit` unread bytes: a producer that
 /// outruns the consumer that far is a broken device, and the queue fails instead of growing.
+///
+/// A read takes every chunk waiting, like `read(2)` on a stream: a consumer that fell behind
+/// catches up in one wake-up, and the UCI host hands on what it decoded as one batch.
 public final class ByteQueue: Sendable {
     private struct State {
         var chunks: [[UInt8]] = []
-        var head = 0
         var bufferedBytes = 0
         var finished = false
         var failure: TransportError?
-        var waiter: CheckedContinuation<[UInt8]?, any Error>?
+        var waiter: CheckedContinuation<[[UInt8]]?, any Error>?
     }
     private let state = Mutex(State())
     public let limit: Int
@@ -23,7 +25,7 @@ public final class ByteQueue: Sendable {
     @discardableResult
     public func push(_ bytes: [UInt8]) -> Bool {
         guard !bytes.isEmpty else { return true }
-        let (waiter, accepted): (CheckedContinuation<[UInt8]?, any Error>?, Bool) = state.withLock { s in
+        let (waiter, accepted): (CheckedContinuation<[[UInt8]]?, any Error>?, Bool) = state.withLock { s in
             guard !s.finished else { return (nil, false) }
             if let waiter = s.waiter {
                 s.waiter = nil
@@ -33,20 +35,19 @@ public final class ByteQueue: Sendable {
                 s.finished = true
                 s.failure = .system(call: "queue", errno: 0, message: "device sent more than \(limit) unread bytes")
                 s.chunks = []
-                s.head = 0
                 return (nil, false)
             }
             s.chunks.append(bytes)
             s.bufferedBytes += bytes.count
             return (nil, true)
         }
-        waiter?.resume(returning: bytes)
+        waiter?.resume(returning: [bytes])
         return accepted
     }
 
     /// Ends the stream after the buffered chunks; with `failure`, the consumer sees that error instead.
     public func finish(failure: TransportError? = nil) {
-        let waiter: CheckedContinuation<[UInt8]?, any Error>? = state.withLock { s in
+        let waiter: CheckedContinuation<[[UInt8]]?, any Error>? = state.withLock { s in
             guard !s.finished else { return nil }
             s.finished = true
             s.failure = failure
@@ -56,18 +57,31 @@ public final class ByteQueue: Sendable {
         if let failure { waiter?.resume(throwing: failure) } else { waiter?.resume(returning: nil) }
     }
 
+    /// Every byte waiting, once there is some; nil once finished.
     public func next() async throws -> [UInt8]? {
+        try await nextChunks().map(Self.concatenated)
+    }
+
+    /// One array of `chunks`, copied once (a flattened sequence copies element by element).
+    public static func concatenated(_ chunks: [[UInt8]]) -> [UInt8] {
+        guard chunks.count > 1 else { return chunks.first ?? [] }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(chunks.reduce(0) { $0 + $1.count })
+        for chunk in chunks { bytes += chunk }
+        return bytes
+    }
+
+    /// Every chunk waiting, in order, once there is one; nil once finished. For consumers that
+    /// account per chunk (the simulation's work tracking).
+    public func nextChunks() async throws -> [[UInt8]]? {
         try await withCheckedThrowingContinuation { continuation in
-            let ready: Result<[UInt8]?, any Error>? = state.withLock { s in
-                if s.head < s.chunks.count {
-                    let chunk = s.chunks[s.head]
-                    s.head += 1
-                    s.bufferedBytes -= chunk.count
-                    if s.head > 64, s.head * 2 > s.chunks.count {
-                        s.chunks.removeFirst(s.head)
-                        s.head = 0
+            let ready: Result<[[UInt8]]?, any Error>? = state.withLock { s in
+                if !s.chunks.isEmpty {
+                    defer {
+                        s.chunks = []
+                        s.bufferedBytes = 0
                     }
-                    return .success(chunk)
+                    return .success(s.chunks)
                 }
                 if s.finished {
                     if let failure = s.failure { return .failure(failure) }
