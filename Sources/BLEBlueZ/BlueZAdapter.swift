@@ -154,9 +154,7 @@ public final class BlueZAdapter: BLEAdapter {
     /// events reach every management socket, and the restart cycle keeps trying.
     public func startScanning() async throws {
         state.withLock { $0.scanning = true }
-        let socket = try socket()
-        _ = await Self.status { try await socket.send(.stopDiscovery(addressTypes: 0x06), index: index) }
-        let (started, error) = await Self.status { try await socket.send(.startDiscovery(addressTypes: 0x06), index: index) }
+        let (_, started, error) = await stopThenStartDiscovery(on: try socket())
         if let error {
             guard started == .busy else { throw error }
             logger.warning("discovery busy; retrying every cycle", metadata: ["adapter": "\(name)", "error": "\(error)"])
@@ -171,8 +169,7 @@ public final class BlueZAdapter: BLEAdapter {
 
     private func restartDiscovery() async {
         guard let socket = try? socket(), state.withLock({ $0.scanning }) else { return }
-        let (stopped, _) = await Self.status { try await socket.send(.stopDiscovery(addressTypes: 0x06), index: index) }
-        let (started, error) = await Self.status { try await socket.send(.startDiscovery(addressTypes: 0x06), index: index) }
+        let (stopped, started, error) = await stopThenStartDiscovery(on: socket)
         switch state.withLock({ $0.discoveryWatchdog.restarted(stop: stopped, start: started) }) {
         case .fine:
             if let error { logger.warning("could not restart discovery", metadata: ["adapter": "\(name)", "error": "\(error)"]) }
@@ -229,6 +226,14 @@ public final class BlueZAdapter: BLEAdapter {
             logger.warning("could not re-add advertising", metadata: ["adapter": "\(name)", "error": "\(error)"])
         }
         await restartDiscovery()
+    }
+
+    /// Stops our LE discovery (if any) and starts it again; the statuses of both and the error
+    /// of the start, if it failed.
+    private func stopThenStartDiscovery(on socket: MgmtSocket) async -> (stopped: MgmtStatus, started: MgmtStatus, error: (any Error)?) {
+        let (stopped, _) = await Self.status { try await socket.send(.stopDiscovery(addressTypes: 0x06), index: index) }
+        let (started, error) = await Self.status { try await socket.send(.startDiscovery(addressTypes: 0x06), index: index) }
+        return (stopped, started, error)
     }
 
     /// The management status a command ended with, and the error when it failed; failures that

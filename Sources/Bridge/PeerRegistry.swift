@@ -76,7 +76,7 @@ actor PeerRegistry {
                 await refreshToken(of: session)
             }
         case .adapterPowered:
-            break  // links that went with the power report themselves closed
+            break  // BridgeNode reports it; the links that went with the power close on their own
         }
     }
 

@@ -117,11 +117,19 @@ public final class World: Sendable {
     func detachEndpoint(body: Int) {
         state.withLock { s in
             s.endpoints[body] = nil
-            for (id, link) in s.links where link.initiator == body || link.target == body {
-                s.links[id] = nil
-                let other = link.initiator == body ? link.target : link.initiator
-                s.deliveries.append(Delivery(at: s.now + Self.airLatencyMilliseconds, body: other, event: .linkClosed(id)))
-            }
+            Self.closeLinks(of: body, tellingItself: false, &s)
+        }
+    }
+
+    /// Ends every link of `body`; the other ends (and `body` itself, if it is still there to
+    /// hear it) are told after the air latency.
+    private static func closeLinks(of body: Int, tellingItself: Bool, _ s: inout State) {
+        for id in s.links.keys.sorted() {
+            guard let link = s.links[id], link.initiator == body || link.target == body else { continue }
+            s.links[id] = nil
+            let other = link.initiator == body ? link.target : link.initiator
+            s.deliveries.append(Delivery(at: s.now + airLatencyMilliseconds, body: other, event: .linkClosed(id)))
+            if tellingItself { s.deliveries.append(Delivery(at: s.now + airLatencyMilliseconds, body: body, event: .linkClosed(id))) }
         }
     }
 
@@ -143,19 +151,13 @@ public final class World: Sendable {
     /// advertises nor hears adverts) or on again; its adapter reports the change.
     func setAdapterPowered(body: Int, on: Bool) {
         state.withLock { s in
-            let at = s.now + Self.airLatencyMilliseconds
             if on {
                 s.poweredOff.remove(body)
             } else {
                 s.poweredOff.insert(body)
-                for id in s.links.keys.sorted() {
-                    guard let link = s.links[id], link.initiator == body || link.target == body else { continue }
-                    s.links[id] = nil
-                    s.deliveries.append(Delivery(at: at, body: link.initiator, event: .linkClosed(id)))
-                    s.deliveries.append(Delivery(at: at, body: link.target, event: .linkClosed(id)))
-                }
+                Self.closeLinks(of: body, tellingItself: true, &s)
             }
-            s.deliveries.append(Delivery(at: at, body: body, event: .adapterPowered(on)))
+            s.deliveries.append(Delivery(at: s.now + Self.airLatencyMilliseconds, body: body, event: .adapterPowered(on)))
         }
     }
 

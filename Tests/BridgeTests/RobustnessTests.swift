@@ -70,11 +70,7 @@ final class Mallory: Sendable {
                   { "name": "honest", "path": [[0, 2, 0], [5, 0.03, 0], [8, 0.03, 0], [9, 1, 0]] },
                   { "name": "mallory", "external": true, "path": [[0, 1, 1]] } ] }
                 """.utf8))
-        let output = CollectedEvents()
-        var options = SimulationDriver.Options()
-        options.speed = nil
-        let driver = SimulationDriver(
-            scenario: scenario, options: options, events: EventStream(output: output, includesRanges: false), logger: quietLogger)
+        let (driver, output) = fastDriver(scenario, ranges: false)
         let mallory = Mallory(world: driver.world, body: 2, victim: 0)
         try await driver.run(until: { mallory.act(); return false })
 
@@ -103,11 +99,7 @@ final class Mallory: Sendable {
         let ids = peerIDs(of: scenario)
         let controlee = ids["one"]! > ids["two"]! ? "one" : "two"
         let controller = controlee == "one" ? "two" : "one"
-        let output = CollectedEvents()
-        var options = SimulationDriver.Options()
-        options.speed = nil
-        let driver = SimulationDriver(
-            scenario: scenario, options: options, events: EventStream(output: output, includesRanges: true), logger: quietLogger)
+        let (driver, output) = fastDriver(scenario, ranges: true)
         driver.world.deafen(body: driver.world.bodyIndex(named: controlee)!)
         try await driver.run()
 
@@ -130,11 +122,7 @@ final class Mallory: Sendable {
                   { "name": "one", "path": [[0, 0, 0]] }, { "name": "two", "path": [[0, 1.5, 0]] } ] }
                 """.utf8))
         let ids = peerIDs(of: scenario)
-        let output = CollectedEvents()
-        var options = SimulationDriver.Options()
-        options.speed = nil
-        let driver = SimulationDriver(
-            scenario: scenario, options: options, events: EventStream(output: output, includesRanges: true), logger: quietLogger)
+        let (driver, output) = fastDriver(scenario, ranges: true)
         let two = driver.world.bodyIndex(named: "two")!
         try await driver.run(until: {
             switch driver.world.nowMilliseconds {

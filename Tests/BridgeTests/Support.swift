@@ -14,8 +14,11 @@ let quietLogger: Logger = {
     return logger
 }()
 
-/// Runs a scenario as fast as possible and returns every line written.
-func runScenario(_ scenario: Scenario, seed: UInt64 = 1, ranges: Bool, duration: Double? = nil) async throws -> [String] {
+/// A driver that runs `scenario` as fast as possible into the returned collector, for tests that
+/// inject faults into its world or read its identities.
+func fastDriver(
+    _ scenario: Scenario, seed: UInt64 = 1, ranges: Bool, duration: Double? = nil
+) -> (driver: SimulationDriver, output: CollectedEvents) {
     let output = CollectedEvents()
     var options = SimulationDriver.Options()
     options.seed = seed
@@ -24,6 +27,12 @@ func runScenario(_ scenario: Scenario, seed: UInt64 = 1, ranges: Bool, duration:
     options.epochMilliseconds = fixedEpoch
     let driver = SimulationDriver(
         scenario: scenario, options: options, events: EventStream(output: output, includesRanges: ranges), logger: quietLogger)
+    return (driver, output)
+}
+
+/// Runs a scenario as fast as possible and returns every line written.
+func runScenario(_ scenario: Scenario, seed: UInt64 = 1, ranges: Bool, duration: Double? = nil) async throws -> [String] {
+    let (driver, output) = fastDriver(scenario, seed: seed, ranges: ranges, duration: duration)
     try await driver.run()
     return output.lines
 }
@@ -53,10 +62,5 @@ func validateAgainstSchema(_ lines: [String]) throws -> (status: Int32, message:
 
 /// Peer ids (as events print them) of a scenario's nodes for seed 1, by node name.
 func peerIDs(of scenario: Scenario, seed: UInt64 = 1) -> [String: String] {
-    var options = SimulationDriver.Options()
-    options.seed = seed
-    return SimulationDriver(
-        scenario: scenario, options: options, events: EventStream(output: CollectedEvents(), includesRanges: false),
-        logger: quietLogger
-    ).identities.mapValues(\.peerID.description)
+    fastDriver(scenario, seed: seed, ranges: false).driver.identities.mapValues(\.peerID.description)
 }

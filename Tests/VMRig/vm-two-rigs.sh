@@ -33,6 +33,13 @@ wait_until() {
     usleep 200000
   done
 }
+# ranged FILE LINES [FILE LINES ...]: each FILE has 3 OK range events after its first LINES lines
+ranged() {
+  while [ $# -ge 2 ]; do
+    [ "$(tail -n +$(($2 + 1)) "$1" | grep -c '"type":"range".*"status":"OK"')" -ge 3 ] || return 1
+    shift 2
+  done
+}
 mark() { echo "VM: MARK $1 a=$(lines a.jsonl) b=$(lines b.jsonl) c=$(lines c.jsonl) t=$(now)s"; }
 alive() { kill -0 "$1" 2>/dev/null && echo alive || echo DEAD; }
 : >a.jsonl; : >b.jsonl; : >c.jsonl
@@ -83,8 +90,7 @@ mark usb-unplug-replugged
 wait_until 30 sh -c "[ \$(tail -n +$((A0 + 1)) a.jsonl | grep -c '\"radio\":\"uwb\",\"state\":\"ready\"') -ge 1 ]" \
   || echo "VM: rig-a's board did not come back"
 A1=$(lines a.jsonl)
-wait_until 30 sh -c "[ \$(tail -n +$((A1 + 1)) a.jsonl | grep -c '\"type\":\"range\".*\"status\":\"OK\"') -ge 3 ]" \
-  || echo "VM: rig-a did not range again after the replug"
+wait_until 30 ranged a.jsonl "$A1" || echo "VM: rig-a did not range again after the replug"
 mark usb-unplug-end
 echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
 
@@ -103,8 +109,7 @@ done
 sleep 6   # links torn down by the power-off are re-established by now; count rounds after this
 mark ble-power-settled
 B1=$(lines b.jsonl); A1=$(lines a.jsonl)
-wait_until 30 sh -c "[ \$(tail -n +$((A1 + 1)) a.jsonl | grep -c '\"type\":\"range\".*\"status\":\"OK\"') -ge 3 ] && [ \$(tail -n +$((B1 + 1)) b.jsonl | grep -c '\"type\":\"range\".*\"status\":\"OK\"') -ge 3 ]" \
-  || echo "VM: ranging did not continue after the power cycle"
+wait_until 30 ranged a.jsonl "$A1" b.jsonl "$B1" || echo "VM: ranging did not continue after the power cycle"
 mark ble-power-end
 echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
 
@@ -114,8 +119,7 @@ echo "VMRIG-CTL drop 0 3"
 sleep 4   # the link is back (qemu reconnects within a second of the 3 s)
 mark ble-drop-over
 B1=$(lines b.jsonl); A1=$(lines a.jsonl)
-wait_until 30 sh -c "[ \$(tail -n +$((A1 + 1)) a.jsonl | grep -c '\"type\":\"range\".*\"status\":\"OK\"') -ge 3 ] && [ \$(tail -n +$((B1 + 1)) b.jsonl | grep -c '\"type\":\"range\".*\"status\":\"OK\"') -ge 3 ]" \
-  || echo "VM: ranging did not continue after the dropped link"
+wait_until 30 ranged a.jsonl "$A1" b.jsonl "$B1" || echo "VM: ranging did not continue after the dropped link"
 mark ble-drop-end
 echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
 
@@ -128,8 +132,7 @@ sleep 6   # links torn down by the power cycle are re-established by now
 mark ble-wedge-settled
 W0=$(count a.err "discovery wedged")
 B1=$(lines b.jsonl); A1=$(lines a.jsonl)
-wait_until 30 sh -c "[ \$(tail -n +$((A1 + 1)) a.jsonl | grep -c '\"type\":\"range\".*\"status\":\"OK\"') -ge 3 ] && [ \$(tail -n +$((B1 + 1)) b.jsonl | grep -c '\"type\":\"range\".*\"status\":\"OK\"') -ge 3 ]" \
-  || echo "VM: ranging did not continue after the power cycle that cured the wedge"
+wait_until 30 ranged a.jsonl "$A1" b.jsonl "$B1" || echo "VM: ranging did not continue after the power cycle that cured the wedge"
 sleep 5   # two more discovery cycles: they must work again
 [ "$(count a.err "discovery wedged")" = "$W0" ] || echo "VM: rig-a's discovery still wedged after the power cycle"
 mark ble-wedge-end
@@ -148,8 +151,7 @@ start_b c.jsonl c.err c
 echo "VM: rig-b restarted at $(now)s"
 mark kill-restart-restarted
 A1=$(lines a.jsonl)
-wait_until 60 sh -c "[ \$(tail -n +$((A1 + 1)) a.jsonl | grep -c '\"type\":\"range\".*\"status\":\"OK\"') -ge 3 ] && [ \$(grep -c '\"type\":\"range\".*\"status\":\"OK\"' c.jsonl) -ge 3 ]" \
-  || echo "VM: ranging did not resume with the restarted rig-b"
+wait_until 60 ranged a.jsonl "$A1" c.jsonl 0 || echo "VM: ranging did not resume with the restarted rig-b"
 mark kill-restart-end
 
 # ------------------------------------------------------------------ the end: clean exits
