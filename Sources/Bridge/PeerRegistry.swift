@@ -197,8 +197,8 @@ actor PeerRegistry {
     // MARK: UWB
 
     /// Range notifications in arrival order: each measurement goes to its peer by session and
-    /// address, and each peer gets its readings in one call (in order), peers in the order their
-    /// first reading came.
+    /// address; each peer's readings run in order, peers in the order their first reading came,
+    /// and all their events go out together. Sessions hear only of contacts.
     func handle(_ rounds: [RangeData]) async {
         var order: [PeerID] = []
         var readings: [PeerID: [RangeReading]] = [:]
@@ -211,11 +211,18 @@ actor PeerRegistry {
                 readings[peer, default: []].append(RangeReading(round: round, measurement: measurement))
             }
         }
+        let now = self.now
+        var events: [Event.Body] = []
+        events.reserveCapacity(order.count)
+        var contacts: [(PeerSession, Double)] = []
         for peer in order {
             guard let session = sessions[peer], let peerReadings = readings[peer] else { continue }
-            let distance = await session.ranges(peerReadings)
-            nearest.update(peer: peer, distance: distance, time: context.time.nowMilliseconds())
+            let outcome = session.ranging.process(peerReadings, hostTime: now, into: &events)
+            nearest.update(peer: peer, distance: outcome.filtered, time: now)
+            contacts += outcome.contacts.map { (session, $0) }
         }
+        context.emit(events)
+        for (session, distance) in contacts { await session.contactDetected(distance: distance) }
     }
 
     func handle(_ notification: UCINotification) async {

@@ -73,12 +73,12 @@ actor PeerSession {
     /// matched against the agreed session's address instead, because a controlee may never have
     /// heard its controller's advert (it learns of it from the controller's `hello`).
     private var advertisedUWBAddress: UInt16?
-    private(set) var lastHeard: Int64
+    /// When the peer was last heard by BLE, or (as of the last tick) measured by UWB.
+    private var lastHeard: Int64
     private(set) var uwbToken: UInt32?
     private var random: SplitMix64
-    /// Readings -> proximity -> `range` events.
-    private var rangeProcessor: RangeProcessor
-    private var proximity: ProximityTracker { rangeProcessor.proximity }
+    /// Readings -> proximity -> `range` events; the registry feeds it (see `PeerRanging`).
+    nonisolated let ranging: PeerRanging
     private var exchange: Exchange?
     /// Parameters we proposed as controller, until the peer accepts them, and when they last went out.
     private var pendingParameters: PeerMessage.RangingParameters?
@@ -111,7 +111,7 @@ actor PeerSession {
         self.peer = peer
         self.context = context
         self.random = SplitMix64(seed: seed)
-        self.rangeProcessor = RangeProcessor(peer: peer.description, config: context.config)
+        self.ranging = PeerRanging(peer: peer.description, config: context.config)
         self.lastHeard = context.time.nowMilliseconds()
         self.lastMessageAt = lastHeard
         self.granted = granted
@@ -419,25 +419,9 @@ actor PeerSession {
         await linkClosed()
     }
 
-    /// This peer's readings from one batch of notifications, in order; their events go out
-    /// together. Returns the filtered distance afterwards, for following the nearest peer.
-    func ranges(_ readings: [RangeReading]) async -> Double? {
-        var events: [Event.Body] = []
-        events.reserveCapacity(readings.count)
-        for reading in readings {
-            let outcome = rangeProcessor.process(reading.measurement, of: reading.round, hostTime: now)
-            if outcome.measured { lastHeard = now }
-            events.append(.range(outcome.range))
-            for change in outcome.changes {
-                switch change {
-                case .near(let d): events.append(.near(.init(peer: peer.description, distance: d, azimuth: outcome.azimuth)))
-                case .far(let d): events.append(.far(.init(peer: peer.description, distance: d, azimuth: outcome.azimuth)))
-                case .contact(let d): await startExchange(distance: d)
-                }
-            }
-        }
-        context.emit(events)
-        return proximity.filtered
+    /// Proximity saw a contact in this peer's ranges: start a profile drop, unless one is under way.
+    func contactDetected(distance: Double) async {
+        await startExchange(distance: distance)
     }
 
     // MARK: Profile drop
@@ -486,16 +470,15 @@ actor PeerSession {
             exchange = current
         } else {
             // The peer saw the contact first. Join, unless this gesture already had its bump.
-            guard proximity.contactArmed else {
+            guard ranging.takeContact() else {
                 logger.info("declining a second profile drop in one gesture", metadata: ["bump": "\(bumpID)"])
                 lastDrop = (bumpID, false)
                 await send(.cardDecline(bumpID: bumpID), on: link)
                 return
             }
-            rangeProcessor.consumeContact()
             logger.info("profile drop joined", metadata: ["bump": "\(bumpID)"])
             exchange = Exchange(
-                bumpID: bumpID, startedAt: now, peerCard: card.json, distance: proximity.filtered, cardSentAt: now)
+                bumpID: bumpID, startedAt: now, peerCard: card.json, distance: ranging.filtered, cardSentAt: now)
             await send(.card(bumpID: bumpID, cardJSON: context.identity.card.json), on: link)
         }
         // The controlee acknowledges at once: the controller learns that we hold its card. The
@@ -523,9 +506,10 @@ actor PeerSession {
     /// Repeats unanswered messages and applies the deadlines, and reports what the scheduler
     /// needs, including whether the peer has been silent for longer than the peer timeout.
     func tick() async -> SessionReport {
+        if let measured = ranging.lastMeasuredAt { lastHeard = max(lastHeard, measured) }
         let timedOut = await tickTimers()
         return SessionReport(
-            timedOut: timedOut, holdsPriority: proximity.isNear || exchange != nil, rssi: rough.rssi,
+            timedOut: timedOut, holdsPriority: ranging.isNear || exchange != nil, rssi: rough.rssi,
             isRanging: isRanging, available: mayRange, lastHeard: lastHeard)
     }
 
