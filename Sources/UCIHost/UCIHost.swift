@@ -132,7 +132,7 @@ public actor UCIHost {
         let timeout = Task { [clock, commandTimeout] in
             do {
                 try await clock.sleep(for: commandTimeout)
-                await self.expire(id)
+                self.expire(id)
             } catch {}  // cancelled: the response came first
         }
         defer { timeout.cancel() }
