@@ -5,7 +5,7 @@ import UCI
 /// One peer's ranging rounds turned into what the bridge reports: the raw reading read the FiRa
 /// way, the round's time from the UWBS's counter, the proximity engine's update, and the `range`
 /// event. Pure (the host time comes in), so the hot path can be measured on its own
-/// (Benchmarks/) exactly as `PeerSession` runs it.
+/// (Benchmarks/) exactly as `PeerRanging` runs it.
 public struct RangeProcessor: Sendable {
     public let peer: String
     private let fallbackIntervalMilliseconds: Int64
