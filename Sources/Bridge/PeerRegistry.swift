@@ -26,6 +26,8 @@ actor PeerRegistry {
     private var granted: Set<PeerID> = []
     /// Granted peers: when the grant started; others: since when they wait.
     private var since: [PeerID: Int64] = [:]
+    /// The one-to-many session each peer we control has a place in, as of the last tick.
+    private var sharedPlace: [PeerID: UInt32] = [:]
     /// When each peer was last heard, as of the last tick or its discovery: for eviction.
     private var lastHeard: [PeerID: Int64] = [:]
     private var evicted = 0
@@ -157,8 +159,10 @@ actor PeerRegistry {
             return existing
         }
         if sessions.count >= context.config.maxPeers { await evictOne() }
-        let sharing = granted.count(where: sharesSession) + (sharesSession(peer) ? 1 : 0)
-        let grant = scheduler.sessionsNeeded(own: granted.count + 1 - sharing, sharing: sharing) <= scheduler.budget
+        var demand = RangingScheduler.Demand()
+        for other in granted { demand.add(sharing: sharesSession(other), place: sharedPlace[other]) }
+        demand.add(sharing: sharesSession(peer), place: nil)
+        let grant = scheduler.sessionsNeeded(demand) <= scheduler.budget
         let session = PeerSession(peer: peer, context: context, seed: random.next(), granted: grant)
         sessions[peer] = session
         if grant { granted.insert(peer) }
@@ -270,6 +274,7 @@ actor PeerRegistry {
                 await remove(session, reason: .timeout)
             } else {
                 lastHeard[peer] = report.lastHeard
+                sharedPlace[peer] = report.sharedSession
                 reports.append((peer, report))
             }
         }
@@ -286,7 +291,8 @@ actor PeerRegistry {
         let candidates = reports.map { peer, report in
             RangingScheduler.Candidate(
                 peer: peer, granted: granted.contains(peer), since: since[peer] ?? now, holdsPriority: report.holdsPriority,
-                rssi: report.rssi, available: report.available, sharesSession: sharesSession(peer))
+                rssi: report.rssi, available: report.available, sharesSession: sharesSession(peer),
+                sharedSession: report.sharedSession)
         }
         let chosen = scheduler.choose(candidates, now: now)
         guard chosen != granted else { return }
@@ -338,6 +344,7 @@ actor PeerRegistry {
         granted.remove(session.peer)
         since[session.peer] = nil
         lastHeard[session.peer] = nil
+        sharedPlace[session.peer] = nil
         peerByLink = peerByLink.filter { $0.value != session.peer }
         setRoute(nil, of: session.peer)
         context.emit(.peerLost(.init(peer: session.peer.description, reason: reason)))

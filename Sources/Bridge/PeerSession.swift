@@ -38,6 +38,8 @@ struct SessionReport: Sendable {
     var isRanging: Bool
     var available: Bool
     var lastHeard: Int64
+    /// The one-to-many session it has a place in, as its controller.
+    var sharedSession: UInt32?
 }
 
 /// One peer: its link, its UWB session, its proximity state and its profile drops.
@@ -510,7 +512,7 @@ actor PeerSession {
         let timedOut = await tickTimers()
         return SessionReport(
             timedOut: timedOut, holdsPriority: ranging.isNear || exchange != nil, rssi: rough.rssi,
-            isRanging: isRanging, available: mayRange, lastHeard: lastHeard)
+            isRanging: isRanging, available: mayRange, lastHeard: lastHeard, sharedSession: sharedPlace?.session)
     }
 
     private func tickTimers() async -> Bool {

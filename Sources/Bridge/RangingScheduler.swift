@@ -29,6 +29,39 @@ struct RangingScheduler: Sendable {
         var available: Bool
         /// We control this peer and put it in a one-to-many session with others.
         var sharesSession = false
+        /// The one-to-many session it has a place in, once it has one.
+        var sharedSession: UInt32? = nil
+    }
+
+    /// The radio sessions a set of peers takes. Peers with a place count the sessions those places
+    /// are in, however empty: a session left half-empty by peers who went away is still a whole
+    /// session on the radio. Sharing peers without a place fill free places first (as
+    /// `SharedSessions.reserve` does), then new sessions.
+    struct Demand: Equatable {
+        var own = 0
+        /// Peers with a place, by one-to-many session.
+        var placed: [UInt32: Int] = [:]
+        var unplaced = 0
+
+        init() {}
+
+        init(_ candidates: some Sequence<Candidate>) {
+            for candidate in candidates { add(candidate) }
+        }
+
+        mutating func add(_ candidate: Candidate) {
+            add(sharing: candidate.sharesSession, place: candidate.sharedSession)
+        }
+
+        mutating func add(sharing: Bool, place: UInt32?) {
+            if !sharing {
+                own += 1
+            } else if let place {
+                placed[place, default: 0] += 1
+            } else {
+                unplaced += 1
+            }
+        }
     }
 
     var budget: Int
@@ -44,23 +77,25 @@ struct RangingScheduler: Sendable {
     /// hold, peers that share sessions counting a fraction of one each.
     func choose(_ candidates: [Candidate], now: Int64) -> Set<PeerID> {
         let eligible = candidates.filter { $0.granted || $0.available }
-        let sharing = eligible.count(where: \.sharesSession)
-        guard sessionsNeeded(own: eligible.count - sharing, sharing: sharing) > budget else { return Set(eligible.map(\.peer)) }
+        guard sessionsNeeded(Demand(eligible)) > budget else { return Set(eligible.map(\.peer)) }
         let ranked = eligible.sorted { key($0, now: now) < key($1, now: now) }
         var chosen: Set<PeerID> = []
-        var (own, shared) = (0, 0)
+        var demand = Demand()
         for candidate in ranked {
-            let next = candidate.sharesSession ? (own, shared + 1) : (own + 1, shared)
-            guard sessionsNeeded(own: next.0, sharing: next.1) <= budget else { continue }
-            (own, shared) = next
+            var next = demand
+            next.add(candidate)
+            guard sessionsNeeded(next) <= budget else { continue }
+            demand = next
             chosen.insert(candidate.peer)
         }
         return chosen
     }
 
-    /// Sessions that `own` one-to-one peers and `sharing` peers in one-to-many sessions take.
-    func sessionsNeeded(own: Int, sharing: Int) -> Int {
-        own + (sharing + controleesPerSession - 1) / controleesPerSession
+    /// Sessions the radio runs for `demand`.
+    func sessionsNeeded(_ demand: Demand) -> Int {
+        let limit = controleesPerSession
+        let free = demand.placed.count * limit - demand.placed.values.reduce(0, +)
+        return demand.own + demand.placed.count + (max(0, demand.unplaced - free) + limit - 1) / limit
     }
 
     private func key(_ c: Candidate, now: Int64) -> RankKey {

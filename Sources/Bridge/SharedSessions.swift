@@ -7,8 +7,9 @@ import UCIHost
 /// (`BridgeConfig.controleesPerSession`). A peer reserves a place while it negotiates (it needs
 /// the session's parameters for its proposal), joins when the peer accepts, and leaves when
 /// ranging ends. The first to join opens the session; later ones are added to its multicast
-/// list; the last to leave closes it. Places are filled session by session, so the sessions in
-/// use stay close to peers / `limit`, which is what the scheduler counts.
+/// list; the last to leave closes it. Places are filled session by session, fullest first, so the
+/// sessions in use stay close to peers / `limit`; the scheduler counts the sessions places are
+/// in (`RangingScheduler.Demand`), since peers who leave can leave a session half-empty.
 actor SharedSessions {
     private struct Session {
         var parameters: PeerMessage.RangingParameters

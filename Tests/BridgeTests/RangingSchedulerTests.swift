@@ -65,9 +65,29 @@ import Testing
         var peers = (1...6).map { candidate(UInt64($0)) }
         for index in 1..<6 { peers[index].sharesSession = true }
         #expect(sharing.choose(peers, now: 0) == Set((1...5).map { PeerID(UInt64($0)) }))
-        #expect(sharing.sessionsNeeded(own: 1, sharing: 4) == 2)
+        #expect(sharing.sessionsNeeded(.init(peers[0..<5])) == 2)
         // One controlee per session: the budget's two peers.
         #expect(scheduler.choose(peers, now: 0) == [PeerID(1), PeerID(2)])
+    }
+
+    @Test func aHalfEmptySharedSessionStillTakesAWholeSession() {
+        var sharing = RangingScheduler(budget: 2)
+        sharing.controleesPerSession = 4
+        // Peers 2 and 3 are left alone in two one-to-many sessions (their partners went away): the
+        // radio runs two sessions, so peer 1, who needs one of its own, must wait, although two
+        // sharing peers would fit in one session.
+        var peers = [candidate(1), candidate(2, granted: true), candidate(3, granted: true)]
+        peers[1].sharesSession = true
+        peers[1].sharedSession = 0xA
+        peers[2].sharesSession = true
+        peers[2].sharedSession = 0xB
+        #expect(sharing.sessionsNeeded(.init(peers)) == 3)
+        #expect(sharing.choose(peers, now: 0) == [PeerID(2), PeerID(3)])
+        // A sharing peer without a place yet takes a free place in one of them: no new session.
+        var newcomer = candidate(4)
+        newcomer.sharesSession = true
+        #expect(sharing.sessionsNeeded(.init(peers[1...] + [newcomer])) == 2)
+        #expect(sharing.choose(peers[1...] + [newcomer], now: 0) == [PeerID(2), PeerID(3), PeerID(4)])
     }
 
     @Test func busyPeersAreToldToWaitForTheQueueWithinLimits() {
