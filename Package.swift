@@ -28,9 +28,10 @@ let package = Package(
             providers: [.apt(["libbluetooth-dev"])]),
 
         // Pure codecs: bytes in, values out; no I/O, no clocks.
-        .target(name: "UCI"),
-        .target(name: "PeerProtocol"),
-        .target(name: "BlueZMgmt"),
+        .target(name: "ByteCoding"),
+        .target(name: "UCI", dependencies: ["ByteCoding"]),
+        .target(name: "PeerProtocol", dependencies: ["ByteCoding"]),
+        .target(name: "BlueZMgmt", dependencies: ["ByteCoding"]),
 
         // I/O and protocol state.
         .target(
@@ -65,7 +66,7 @@ let package = Package(
             ]),
 
         // Recording what the radios did, and views derived from recordings.
-        .target(name: "Capture", dependencies: ["UCI", "UCIHost", "BLE", "Events"]),
+        .target(name: "Capture", dependencies: ["ByteCoding", "UCI", "UCIHost", "BLE", "Events"]),
         .target(name: "Plot"),
         .target(
             name: "Replay",

@@ -1,3 +1,4 @@
+import ByteCoding
 /// One packet on the kernel's Bluetooth management channel (HCI_CHANNEL_CONTROL): commands from
 /// us, replies and events from the kernel. Layout (bluez doc/mgmt-protocol.rst, "Packet
 /// Structures"): opcode or event code u16, controller index u16 (0xFFFF = none), parameter
@@ -52,48 +53,11 @@ public enum MgmtError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Bounds-checked little-endian reading for this module's decoders.
-struct Reader {
-    private let bytes: ArraySlice<UInt8>
-    private var offset: Int
-    let context: String
+/// Bounded little-endian reads over one mgmt packet; `context` names it in error text.
+typealias Reader = LittleEndianReader<MgmtError>
 
-    init(_ bytes: some Collection<UInt8>, context: String) {
-        self.bytes = ArraySlice(bytes)
-        self.offset = self.bytes.startIndex
-        self.context = context
-    }
-
-    var remaining: Int { bytes.endIndex - offset }
-
-    mutating func take(_ count: Int, _ field: String) throws(MgmtError) -> ArraySlice<UInt8> {
-        guard count >= 0, remaining >= count else {
-            throw .truncated(what: "\(context) \(field)", needed: count, available: remaining)
-        }
-        defer { offset += count }
-        return bytes[offset..<offset + count]
-    }
-
-    mutating func u8(_ field: String) throws(MgmtError) -> UInt8 { try take(1, field).first! }
-
-    mutating func u16(_ field: String) throws(MgmtError) -> UInt16 {
-        let b = try take(2, field)
-        return UInt16(b[b.startIndex]) | UInt16(b[b.startIndex + 1]) << 8
-    }
-
-    mutating func u32(_ field: String) throws(MgmtError) -> UInt32 {
-        let b = Array(try take(4, field))
-        return UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
-    }
-
-    mutating func rest() -> [UInt8] {
-        defer { offset = bytes.endIndex }
-        return Array(bytes[offset...])
-    }
-}
-
-extension Array where Element == UInt8 {
-    mutating func appendLE<T: FixedWidthInteger>(_ value: T) {
-        for shift in 0..<MemoryLayout<T>.size { append(UInt8(truncatingIfNeeded: value >> (8 * shift))) }
+extension MgmtError: TruncationError {
+    public static func truncated(context: String, field: String, needed: Int, available: Int) -> MgmtError {
+        .truncated(what: "\(context) \(field)", needed: needed, available: available)
     }
 }

@@ -74,7 +74,7 @@ final class RotatingLineFile: Sendable {
     }
 
     deinit {
-        state.withLock { close($0.fd) }
+        state.withLock { _ = close($0.fd) }
     }
 }
 

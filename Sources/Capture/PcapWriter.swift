@@ -1,3 +1,4 @@
+import ByteCoding
 import Glibc
 import Synchronization
 
@@ -85,7 +86,7 @@ public final class PcapWriter: Sendable {
     }
 
     deinit {
-        state.withLock { close($0.fd) }
+        state.withLock { _ = close($0.fd) }
     }
 }
 
@@ -97,10 +98,4 @@ public struct CaptureError: Error, CustomStringConvertible {
         self.errno = errno
     }
     public var description: String { "cannot write capture file \(path): \(String(cString: strerror(errno)))" }
-}
-
-extension Array where Element == UInt8 {
-    mutating func appendLE<T: FixedWidthInteger>(_ value: T) {
-        for shift in 0..<MemoryLayout<T>.size { append(UInt8(truncatingIfNeeded: value >> (8 * shift))) }
-    }
 }

@@ -1,3 +1,4 @@
+import ByteCoding
 /// A peer's random 64-bit identity. Lower ids initiate: that one comparison decides who connects
 /// over BLE and who is the UWB controller, so two peers never open duplicate connections.
 public struct PeerID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
@@ -14,48 +15,18 @@ public struct PeerID: RawRepresentable, Hashable, Comparable, Sendable, CustomSt
     }
 }
 
-/// Little-endian helpers shared by the codecs in this module.
-struct ByteReader {
-    private let bytes: ArraySlice<UInt8>
-    private(set) var offset: Int
-    let context: String
+/// Bounded little-endian reads over one peer message; `context` names it in error text.
+typealias ByteReader = LittleEndianReader<PeerProtocolError>
 
-    init(_ bytes: some Collection<UInt8>, context: String) {
-        self.bytes = ArraySlice(bytes)
-        self.offset = self.bytes.startIndex
-        self.context = context
-    }
-
-    var remaining: Int { bytes.endIndex - offset }
-
-    mutating func take(_ count: Int, _ field: String) throws(PeerProtocolError) -> ArraySlice<UInt8> {
-        guard count >= 0, remaining >= count else {
-            throw .truncated(field: "\(context).\(field)", needed: count, available: remaining)
-        }
-        defer { offset += count }
-        return bytes[offset..<offset + count]
-    }
-
-    mutating func u8(_ field: String) throws(PeerProtocolError) -> UInt8 { try take(1, field).first! }
-
-    mutating func uint<T: FixedWidthInteger & UnsignedInteger>(
-        _: T.Type, _ field: String
-    ) throws(PeerProtocolError) -> T {
-        var value: T = 0
-        for (shift, byte) in try take(MemoryLayout<T>.size, field).enumerated() {
-            value |= T(byte) << (8 * shift)
-        }
-        return value
-    }
-
-    func expectEnd() throws(PeerProtocolError) {
-        if remaining != 0 { throw .trailingBytes(what: context, count: remaining) }
+extension PeerProtocolError: TruncationError {
+    public static func truncated(context: String, field: String, needed: Int, available: Int) -> PeerProtocolError {
+        .truncated(field: "\(context).\(field)", needed: needed, available: available)
     }
 }
 
-extension Array where Element == UInt8 {
-    mutating func appendLE<T: FixedWidthInteger>(_ value: T) {
-        for shift in 0..<MemoryLayout<T>.size { append(UInt8(truncatingIfNeeded: value >> (8 * shift))) }
+extension LittleEndianReader where Failure == PeerProtocolError {
+    func expectEnd() throws(PeerProtocolError) {
+        if remaining != 0 { throw .trailingBytes(what: context, count: remaining) }
     }
 }
 

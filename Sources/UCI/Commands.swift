@@ -31,36 +31,36 @@ public enum UCICommand: Hashable, Sendable {
             (gid, oid) = (0x0, 0x03)
         case let .sessionInit(sessionID, type):
             (gid, oid) = (0x1, 0x00)
-            payload.append(le: sessionID)
+            payload.appendLE(sessionID)
             payload.append(type.rawValue)
         case let .sessionDeinit(session):
             (gid, oid) = (0x1, 0x01)
-            payload.append(le: session)
+            payload.appendLE(session)
         case let .setAppConfig(session, tlvs):
             (gid, oid) = (0x1, 0x03)
-            payload.append(le: session)
+            payload.appendLE(session)
             payload.append(contentsOf: tlvs.encoded)
         case let .getAppConfig(session, ids):
             (gid, oid) = (0x1, 0x04)
-            payload.append(le: session)
+            payload.appendLE(session)
             payload.append(count: ids.count, of: "app config ID list")
             payload.append(contentsOf: ids.map(\.rawValue))
         case let .updateControllerMulticastList(session, action, controlees):
             (gid, oid) = (0x1, 0x07)
-            payload.append(le: session)
+            payload.appendLE(session)
             payload.append(action.rawValue)
             payload.append(count: controlees.count, of: "controlee list")
             for controlee in controlees {
-                payload.append(le: controlee.shortAddress)
-                payload.append(le: controlee.subSessionID)
+                payload.appendLE(controlee.shortAddress)
+                payload.appendLE(controlee.subSessionID)
                 payload.append(contentsOf: controlee.subSessionKey)
             }
         case let .sessionStart(session):
             (gid, oid) = (0x2, 0x00)
-            payload.append(le: session)
+            payload.appendLE(session)
         case let .sessionStop(session):
             (gid, oid) = (0x2, 0x01)
-            payload.append(le: session)
+            payload.appendLE(session)
         }
         return UCIMessage(messageType: .command, groupID: gid, opcodeID: oid, payload: payload)
     }
@@ -71,36 +71,36 @@ public enum UCICommand: Hashable, Sendable {
         let payload = message.payload
         switch (message.groupID, message.opcodeID) {
         case (0x0, 0x00):
-            var r = try ByteReader(payload, message: "CORE_DEVICE_RESET_CMD", exactly: 1)
+            var r = try ByteReader(payload, context: "CORE_DEVICE_RESET_CMD", exactly: 1)
             let config = try r.u8("reset_config")
             guard config == 0 else { throw .invalidValue(field: "reset_config", value: UInt64(config)) }
             self = .deviceReset
         case (0x0, 0x02):
-            _ = try ByteReader(payload, message: "CORE_GET_DEVICE_INFO_CMD", exactly: 0)
+            _ = try ByteReader(payload, context: "CORE_GET_DEVICE_INFO_CMD", exactly: 0)
             self = .getDeviceInfo
         case (0x0, 0x03):
-            _ = try ByteReader(payload, message: "CORE_GET_CAPS_INFO_CMD", exactly: 0)
+            _ = try ByteReader(payload, context: "CORE_GET_CAPS_INFO_CMD", exactly: 0)
             self = .getCapsInfo
         case (0x1, 0x00):
-            var r = try ByteReader(payload, message: "SESSION_INIT_CMD", exactly: 5)
+            var r = try ByteReader(payload, context: "SESSION_INIT_CMD", exactly: 5)
             self = .sessionInit(sessionID: try r.u32("session_id"), type: SessionType(rawValue: try r.u8("session_type")))
         case (0x1, 0x01):
-            var r = try ByteReader(payload, message: "SESSION_DEINIT_CMD", exactly: 4)
+            var r = try ByteReader(payload, context: "SESSION_DEINIT_CMD", exactly: 4)
             self = .sessionDeinit(session: try r.u32("session_token"))
         case (0x1, 0x03):
-            var r = ByteReader(payload, message: "SESSION_SET_APP_CONFIG_CMD")
+            var r = ByteReader(payload, context: "SESSION_SET_APP_CONFIG_CMD")
             let session = try r.u32("session_token")
             let tlvs = try [AppConfigTLV](from: &r)
             try r.finish()
             self = .setAppConfig(session: session, tlvs)
         case (0x1, 0x04):
-            var r = ByteReader(payload, message: "SESSION_GET_APP_CONFIG_CMD")
+            var r = ByteReader(payload, context: "SESSION_GET_APP_CONFIG_CMD")
             let session = try r.u32("session_token")
             let count = Int(try r.u8("app config count"))
             try r.expectRest(count: count, stride: 1, field: "app config IDs")
             self = .getAppConfig(session: session, r.rest().map(AppConfigID.init(rawValue:)))
         case (0x1, 0x07):
-            var r = ByteReader(payload, message: "SESSION_UPDATE_CONTROLLER_MULTICAST_LIST_CMD")
+            var r = ByteReader(payload, context: "SESSION_UPDATE_CONTROLLER_MULTICAST_LIST_CMD")
             let session = try r.u32("session_token")
             let rawAction = try r.u8("action")
             guard let action = MulticastAction(rawValue: rawAction) else {
@@ -116,10 +116,10 @@ public enum UCICommand: Hashable, Sendable {
             }
             self = .updateControllerMulticastList(session: session, action: action, controlees)
         case (0x2, 0x00):
-            var r = try ByteReader(payload, message: "SESSION_START_CMD", exactly: 4)
+            var r = try ByteReader(payload, context: "SESSION_START_CMD", exactly: 4)
             self = .sessionStart(session: try r.u32("session_token"))
         case (0x2, 0x01):
-            var r = try ByteReader(payload, message: "SESSION_STOP_CMD", exactly: 4)
+            var r = try ByteReader(payload, context: "SESSION_STOP_CMD", exactly: 4)
             self = .sessionStop(session: try r.u32("session_token"))
         case let (gid, oid):
             throw .unknownOpcode(messageType: .command, groupID: gid, opcodeID: oid)

@@ -110,9 +110,9 @@ public struct TwoWayMeasurement: Hashable, Sendable {
         precondition(octets.count == mode.addressSize, "measurement address does not match the MAC address mode")
         bytes += octets
         bytes += [status.rawValue, lineOfSight.rawValue]
-        bytes.append(le: distanceCentimetres)
+        bytes.appendLE(distanceCentimetres)
         for angle in [azimuth, elevation, destinationAzimuth, destinationElevation] {
-            bytes.append(le: UInt16(bitPattern: angle.rawQ9_7))
+            bytes.appendLE(UInt16(bitPattern: angle.rawQ9_7))
             bytes.append(angle.figureOfMerit)
         }
         bytes += [slotIndex, rssi]
@@ -160,7 +160,7 @@ public struct RangeData: Hashable, Sendable {
         guard payload.count >= Self.headerSize else {
             throw .truncated(what: name, needed: Self.headerSize, available: payload.count)
         }
-        var r = ByteReader(payload, message: name)
+        var r = ByteReader(payload, context: name)
         sequenceNumber = try r.u32("sequence_number")
         session = try r.u32("session_token")
         rcrIndicator = try r.u8("rcr_indicator")
@@ -191,10 +191,10 @@ public struct RangeData: Hashable, Sendable {
 
     var payload: [UInt8] {
         var bytes: [UInt8] = []
-        bytes.append(le: sequenceNumber)
-        bytes.append(le: session)
+        bytes.appendLE(sequenceNumber)
+        bytes.appendLE(session)
         bytes.append(rcrIndicator)
-        bytes.append(le: rangingIntervalMilliseconds)
+        bytes.appendLE(rangingIntervalMilliseconds)
         bytes += [measurementType.rawValue, 0, macAddressMode.rawValue]
         bytes += [UInt8](repeating: 0, count: 8)
         bytes.append(count: measurements.count, of: "measurement list")
@@ -228,7 +228,7 @@ public enum UCINotification: Hashable, Sendable {
             payload = [status.rawValue]
         case let .sessionStatus(session, state, reason):
             (gid, oid) = (0x1, 0x02)
-            payload.append(le: session)
+            payload.appendLE(session)
             payload += [state.rawValue, reason.rawValue]
         case let .multicastListUpdate(update):
             (gid, oid) = (0x1, 0x07)
@@ -246,17 +246,17 @@ public enum UCINotification: Hashable, Sendable {
         let payload = message.payload
         switch (message.groupID, message.opcodeID) {
         case (0x0, 0x01):
-            var r = try ByteReader(payload, message: "CORE_DEVICE_STATUS_NTF", exactly: 1)
+            var r = try ByteReader(payload, context: "CORE_DEVICE_STATUS_NTF", exactly: 1)
             let raw = try r.u8("device_state")
             guard let state = DeviceState(rawValue: raw) else {
                 throw .invalidValue(field: "device_state", value: UInt64(raw))
             }
             self = .deviceStatus(state)
         case (0x0, 0x07):
-            var r = try ByteReader(payload, message: "CORE_GENERIC_ERROR_NTF", exactly: 1)
+            var r = try ByteReader(payload, context: "CORE_GENERIC_ERROR_NTF", exactly: 1)
             self = .genericError(StatusCode(rawValue: try r.u8("status")))
         case (0x1, 0x02):
-            var r = try ByteReader(payload, message: "SESSION_STATUS_NTF", exactly: 6)
+            var r = try ByteReader(payload, context: "SESSION_STATUS_NTF", exactly: 6)
             let session = try r.u32("session_token")
             let raw = try r.u8("session_state")
             guard let state = SessionState(rawValue: raw) else {

@@ -66,7 +66,7 @@ public enum UCIResponse: Hashable, Sendable {
                 payload += tlv.value
             }
         case let .sessionInit(_, handle):
-            if let handle { payload.append(le: handle) }
+            if let handle { payload.appendLE(handle) }
         case let .setAppConfig(_, statuses):
             payload.append(count: statuses.count, of: "app config status list")
             for entry in statuses { payload += [entry.id.rawValue, entry.status.rawValue] }
@@ -76,7 +76,7 @@ public enum UCIResponse: Hashable, Sendable {
             if !controlees.isEmpty {
                 payload.append(count: controlees.count, of: "controlee status list")
                 for entry in controlees {
-                    payload.append(le: entry.shortAddress)
+                    payload.appendLE(entry.shortAddress)
                     payload.append(entry.status)
                 }
             }
@@ -102,14 +102,14 @@ public enum UCIResponse: Hashable, Sendable {
             self = .sessionStop(try Self.statusAlone(payload, "SESSION_STOP_RSP"))
             return
         case (0x1, 0x00):
-            var r = ByteReader(payload, message: "SESSION_INIT_RSP")
+            var r = ByteReader(payload, context: "SESSION_INIT_RSP")
             let status = StatusCode(rawValue: try r.u8("status"))
             let handle: UInt32? = if r.remaining == 0 { nil } else { try r.u32("session_handle") }
             try r.finish()
             self = .sessionInit(status, sessionHandle: handle)
             return
         case (0x1, 0x07):
-            var r = ByteReader(payload, message: "SESSION_UPDATE_CONTROLLER_MULTICAST_LIST_RSP")
+            var r = ByteReader(payload, context: "SESSION_UPDATE_CONTROLLER_MULTICAST_LIST_RSP")
             let status = StatusCode(rawValue: try r.u8("status"))
             var controlees: [ControleeStatus] = []
             if r.remaining > 0 {
@@ -131,7 +131,7 @@ public enum UCIResponse: Hashable, Sendable {
         }
         switch (gid, oid) {
         case (0x0, 0x02):
-            var r = ByteReader(payload, message: "CORE_GET_DEVICE_INFO_RSP")
+            var r = ByteReader(payload, context: "CORE_GET_DEVICE_INFO_RSP")
             let status = StatusCode(rawValue: try r.u8("status"))
             let uci = UCIVersion(octets: try r.bytes(2, "uci_version"))
             let mac = UCIVersion(octets: try r.bytes(2, "mac_version"))
@@ -142,7 +142,7 @@ public enum UCIResponse: Hashable, Sendable {
             self = .deviceInfo(status, DeviceInfo(
                 uciVersion: uci, macVersion: mac, phyVersion: phy, uciTestVersion: test, vendorData: r.rest()))
         case (0x0, 0x03):
-            var r = ByteReader(payload, message: "CORE_GET_CAPS_INFO_RSP")
+            var r = ByteReader(payload, context: "CORE_GET_CAPS_INFO_RSP")
             let status = StatusCode(rawValue: try r.u8("status"))
             let count = try r.u8("capability count")
             var tlvs: [CapabilityTLV] = []
@@ -154,7 +154,7 @@ public enum UCIResponse: Hashable, Sendable {
             try r.finish()
             self = .capsInfo(status, tlvs)
         case (0x1, 0x03):
-            var r = ByteReader(payload, message: "SESSION_SET_APP_CONFIG_RSP")
+            var r = ByteReader(payload, context: "SESSION_SET_APP_CONFIG_RSP")
             let status = StatusCode(rawValue: try r.u8("status"))
             let count = Int(try r.u8("app config status count"))
             try r.expectRest(count: count, stride: 2, field: "app config statuses")
@@ -165,7 +165,7 @@ public enum UCIResponse: Hashable, Sendable {
             }
             self = .setAppConfig(status, statuses)
         case (0x1, 0x04):
-            var r = ByteReader(payload, message: "SESSION_GET_APP_CONFIG_RSP")
+            var r = ByteReader(payload, context: "SESSION_GET_APP_CONFIG_RSP")
             let status = StatusCode(rawValue: try r.u8("status"))
             let tlvs = try [AppConfigTLV](from: &r)
             try r.finish()
@@ -176,7 +176,7 @@ public enum UCIResponse: Hashable, Sendable {
     }
 
     private static func statusAlone(_ payload: [UInt8], _ name: String) throws(UCIError) -> StatusCode {
-        var r = try ByteReader(payload, message: name, exactly: 1)
+        var r = try ByteReader(payload, context: name, exactly: 1)
         return StatusCode(rawValue: try r.u8("status"))
     }
 }

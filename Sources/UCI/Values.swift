@@ -162,7 +162,7 @@ public struct MulticastListUpdate: Hashable, Sendable {
 
     init(payload: [UInt8]) throws(UCIError) {
         let name = "SESSION_UPDATE_CONTROLLER_MULTICAST_LIST_NTF"
-        var r = ByteReader(payload, message: name)
+        var r = ByteReader(payload, context: name)
         session = try r.u32("session_token")
         let fitsVersion2 = payload.count >= 5 && payload.count == 5 + 3 * Int(payload[4])
         if !fitsVersion2 { remainingListSize = try r.u8("remaining_multicast_list_size") } else { remainingListSize = nil }
@@ -179,12 +179,12 @@ public struct MulticastListUpdate: Hashable, Sendable {
 
     var payload: [UInt8] {
         var bytes: [UInt8] = []
-        bytes.append(le: session)
+        bytes.appendLE(session)
         if let remainingListSize { bytes.append(remainingListSize) }
         bytes.append(count: controlees.count, of: "controlee status list")
         for controlee in controlees {
-            bytes.append(le: controlee.shortAddress)
-            if remainingListSize != nil { bytes.append(le: controlee.subSessionID ?? 0) }
+            bytes.appendLE(controlee.shortAddress)
+            if remainingListSize != nil { bytes.appendLE(controlee.subSessionID ?? 0) }
             bytes.append(controlee.status)
         }
         return bytes

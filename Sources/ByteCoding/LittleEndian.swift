@@ -1,0 +1,93 @@
+/// A codec's error for a read past the end of its input. Each codec keeps its own error type
+/// (and wording); the reader only needs to make one.
+public protocol TruncationError: Error {
+    /// `context` names the message being read, `field` the value that did not fit.
+    static func truncated(context: String, field: String, needed: Int, available: Int) -> Self
+}
+
+/// Bounds-checked little-endian reads over one message: the one reader behind the UCI, peer
+/// protocol and BlueZ mgmt codecs. Every read names its field, so a short input reports exactly
+/// what was missing. Reads work in place (range notifications are the hot path: an array per
+/// field was once most of the UCI decoder's cost).
+public struct LittleEndianReader<Failure: TruncationError> {
+    @usableFromInline let bytes: ArraySlice<UInt8>
+    /// Index into `bytes` of the next octet.
+    @usableFromInline var offset: Int
+    /// The message being read, for error text.
+    public let context: String
+
+    @inlinable
+    public init(_ bytes: [UInt8], context: String) {
+        self.init(bytes[...], context: context)
+    }
+
+    @inlinable
+    public init(_ bytes: ArraySlice<UInt8>, context: String) {
+        self.bytes = bytes
+        self.offset = bytes.startIndex
+        self.context = context
+    }
+
+    @inlinable
+    public var remaining: Int { bytes.endIndex - offset }
+
+    @inlinable
+    func check(_ count: Int, _ field: String) throws(Failure) {
+        guard count >= 0, count <= remaining else {
+            throw Failure.truncated(context: context, field: field, needed: count, available: remaining)
+        }
+    }
+
+    /// The next `count` octets, without copying them.
+    @inlinable
+    public mutating func take(_ count: Int, _ field: String) throws(Failure) -> ArraySlice<UInt8> {
+        try check(count, field)
+        defer { offset += count }
+        return bytes[offset..<offset + count]
+    }
+
+    @inlinable
+    public mutating func bytes(_ count: Int, _ field: String) throws(Failure) -> [UInt8] {
+        Array(try take(count, field))
+    }
+
+    /// An unsigned value of `size` octets (1 to 8), for layouts whose field widths vary.
+    @inlinable
+    public mutating func uint(_ size: Int, _ field: String) throws(Failure) -> UInt64 {
+        precondition(size <= 8, "a little-endian field wider than 64 bits")
+        try check(size, field)
+        var value: UInt64 = 0
+        for index in stride(from: offset + size - 1, through: offset, by: -1) { value = value << 8 | UInt64(bytes[index]) }
+        offset += size
+        return value
+    }
+
+    @inlinable
+    public mutating func uint<T: FixedWidthInteger & UnsignedInteger>(_: T.Type, _ field: String) throws(Failure) -> T {
+        T(truncatingIfNeeded: try uint(MemoryLayout<T>.size, field))
+    }
+
+    @inlinable
+    public mutating func u8(_ field: String) throws(Failure) -> UInt8 { try uint(UInt8.self, field) }
+
+    @inlinable
+    public mutating func u16(_ field: String) throws(Failure) -> UInt16 { try uint(UInt16.self, field) }
+
+    @inlinable
+    public mutating func u32(_ field: String) throws(Failure) -> UInt32 { try uint(UInt32.self, field) }
+
+    /// Everything left, for layouts that end in an open-ended field.
+    @inlinable
+    public mutating func rest() -> [UInt8] {
+        defer { offset = bytes.endIndex }
+        return Array(bytes[offset...])
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Appends `value` as little-endian octets.
+    @inlinable
+    public mutating func appendLE<T: FixedWidthInteger>(_ value: T) {
+        for shift in stride(from: 0, to: T.bitWidth, by: 8) { append(UInt8(truncatingIfNeeded: value >> shift)) }
+    }
+}
