@@ -10,76 +10,88 @@ public protocol TruncationError: Error {
 /// what was missing. Reads work in place (range notifications are the hot path: an array per
 /// field was once most of the UCI decoder's cost).
 public struct LittleEndianReader<Failure: TruncationError> {
-    @usableFromInline let bytes: ArraySlice<UInt8>
+    /// An array rather than a slice: indexing it is cheaper, and slices are rare and small.
+    @usableFromInline let bytes: [UInt8]
     /// Index into `bytes` of the next octet.
-    @usableFromInline var offset: Int
+    @usableFromInline var offset = 0
     /// The message being read, for error text.
     public let context: String
 
     @inlinable
     public init(_ bytes: [UInt8], context: String) {
-        self.init(bytes[...], context: context)
-    }
-
-    @inlinable
-    public init(_ bytes: ArraySlice<UInt8>, context: String) {
         self.bytes = bytes
-        self.offset = bytes.startIndex
         self.context = context
     }
 
     @inlinable
-    public var remaining: Int { bytes.endIndex - offset }
+    public init(_ bytes: some Collection<UInt8>, context: String) {
+        self.init(Array(bytes), context: context)
+    }
 
     @inlinable
+    public var remaining: Int { bytes.count - offset }
+
+    /// Reads are inlined into the decoders (a call per field cost the UCI decoder 40 %); the error
+    /// is built out of line.
+    @inlinable @inline(__always)
     func check(_ count: Int, _ field: String) throws(Failure) {
-        guard count >= 0, count <= remaining else {
-            throw Failure.truncated(context: context, field: field, needed: count, available: remaining)
-        }
+        guard count >= 0, count <= remaining else { throw truncation(count, field) }
+    }
+
+    @usableFromInline @inline(never)
+    func truncation(_ count: Int, _ field: String) -> Failure {
+        Failure.truncated(context: context, field: field, needed: count, available: remaining)
     }
 
     /// The next `count` octets, without copying them.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func take(_ count: Int, _ field: String) throws(Failure) -> ArraySlice<UInt8> {
         try check(count, field)
         defer { offset += count }
         return bytes[offset..<offset + count]
     }
 
-    @inlinable
+    /// Steps over `count` octets (reserved fields) without copying them.
+    @inlinable @inline(__always)
+    public mutating func skip(_ count: Int, _ field: String) throws(Failure) {
+        try check(count, field)
+        offset += count
+    }
+
+    @inlinable @inline(__always)
     public mutating func bytes(_ count: Int, _ field: String) throws(Failure) -> [UInt8] {
         Array(try take(count, field))
     }
 
     /// An unsigned value of `size` octets (1 to 8), for layouts whose field widths vary.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func uint(_ size: Int, _ field: String) throws(Failure) -> UInt64 {
         precondition(size <= 8, "a little-endian field wider than 64 bits")
         try check(size, field)
         var value: UInt64 = 0
-        for index in stride(from: offset + size - 1, through: offset, by: -1) { value = value << 8 | UInt64(bytes[index]) }
+        for index in 0..<size { value |= UInt64(bytes[offset + index]) << (8 * index) }
         offset += size
         return value
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func uint<T: FixedWidthInteger & UnsignedInteger>(_: T.Type, _ field: String) throws(Failure) -> T {
         T(truncatingIfNeeded: try uint(MemoryLayout<T>.size, field))
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func u8(_ field: String) throws(Failure) -> UInt8 { try uint(UInt8.self, field) }
 
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func u16(_ field: String) throws(Failure) -> UInt16 { try uint(UInt16.self, field) }
 
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func u32(_ field: String) throws(Failure) -> UInt32 { try uint(UInt32.self, field) }
 
     /// Everything left, for layouts that end in an open-ended field.
     @inlinable
     public mutating func rest() -> [UInt8] {
-        defer { offset = bytes.endIndex }
+        defer { offset = bytes.count }
         return Array(bytes[offset...])
     }
 }

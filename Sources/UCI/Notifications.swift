@@ -92,17 +92,18 @@ public struct TwoWayMeasurement: Hashable, Sendable {
         status = StatusCode(rawValue: try r.u8("status"))
         lineOfSight = LineOfSight(rawValue: try r.u8("nlos"))
         distanceCentimetres = try r.u16("distance")
-        func angle(_ field: String) throws(UCIError) -> AngleMeasurement {
+        // Both field names spelt out: building "…_fom" for every reading cost more than reading it.
+        func angle(_ field: String, _ fomField: String) throws(UCIError) -> AngleMeasurement {
             let raw = Int16(bitPattern: try r.u16(field))
-            return AngleMeasurement(rawQ9_7: raw, figureOfMerit: try r.u8(field + "_fom"))
+            return AngleMeasurement(rawQ9_7: raw, figureOfMerit: try r.u8(fomField))
         }
-        azimuth = try angle("aoa_azimuth")
-        elevation = try angle("aoa_elevation")
-        destinationAzimuth = try angle("aoa_destination_azimuth")
-        destinationElevation = try angle("aoa_destination_elevation")
+        azimuth = try angle("aoa_azimuth", "aoa_azimuth_fom")
+        elevation = try angle("aoa_elevation", "aoa_elevation_fom")
+        destinationAzimuth = try angle("aoa_destination_azimuth", "aoa_destination_azimuth_fom")
+        destinationElevation = try angle("aoa_destination_elevation", "aoa_destination_elevation_fom")
         slotIndex = try r.u8("slot_index")
         rssi = try r.u8("rssi")
-        _ = try r.bytes(Self.recordSize - Self.fieldsSize - addressSize, "rfu")
+        try r.skip(Self.recordSize - Self.fieldsSize - addressSize, "rfu")
     }
 
     func encode(into bytes: inout [UInt8], mode: MacAddressMode) {
@@ -176,7 +177,7 @@ public struct RangeData: Hashable, Sendable {
             throw .invalidValue(field: "mac_address_mode", value: UInt64(rawMode))
         }
         macAddressMode = mode
-        _ = try r.bytes(8, "rfu")
+        try r.skip(8, "rfu")
         let count = Int(try r.u8("measurement count"))
         let needed = count * TwoWayMeasurement.recordSize
         guard r.remaining >= needed else {
