@@ -116,6 +116,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
+        .testTarget(name: "ByteCodingTests", dependencies: ["ByteCoding"]),
         .testTarget(name: "UCITests", dependencies: ["UCI"]),
         .testTarget(name: "PeerProtocolTests", dependencies: ["PeerProtocol"]),
         .testTarget(name: "UCIHostTests", dependencies: ["UCI", "UCIHost"]),
