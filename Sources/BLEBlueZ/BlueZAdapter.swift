@@ -189,13 +189,25 @@ public final class BlueZAdapter: BLEAdapter {
     /// brings advertising and discovery back itself: the kernel sends New Settings to every
     /// management socket except the one that asked, so `handle` never sees this power-on.
     private func powerCycle(_ socket: MgmtSocket) async {
+        // The kernel refuses Set Powered (Busy) while another power change is under way; seen in
+        // the two-rig VM right after the wedge. Powering on an adapter that never went off would
+        // leave it wedged, so a refused power-off is tried again, or left to the next watchdog round.
+        var poweredOff = false
+        for attempt in 1...3 where !poweredOff {
+            do {
+                _ = try await socket.send(.setPowered(false), index: index)
+                poweredOff = true
+            } catch {
+                logger.warning("Set Powered off failed", metadata: ["adapter": "\(name)", "attempt": "\(attempt)", "error": "\(error)"])
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+        }
+        guard poweredOff else {
+            logger.error("could not power the adapter off; the discovery watchdog tries again", metadata: ["adapter": "\(name)"])
+            return
+        }
         state.withLock { $0.powered = false }
         emit(.adapterPowered(false))
-        do {
-            _ = try await socket.send(.setPowered(false), index: index)
-        } catch {
-            logger.warning("Set Powered off failed; powering on anyway", metadata: ["adapter": "\(name)", "error": "\(error)"])
-        }
         for attempt in 1...5 {
             do {
                 _ = try await socket.send(.setPowered(true), index: index)

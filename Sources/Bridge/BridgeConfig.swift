@@ -28,6 +28,11 @@ public struct BridgeConfig: Sendable, Equatable {
     public var proximity: ProximityConfig = .default
     /// A peer not heard (advert, message or range) for this long is lost.
     public var peerTimeoutMilliseconds: Int64 = 6_000
+    /// An outgoing connection not up after this long is abandoned and tried again at the peer's
+    /// next advert. The kernel would wait 40 s (L2CAP's connect timeout) for an LE connection
+    /// that its controller never completes; a peer we hear advertising connects within a second
+    /// or two when all is well.
+    public var connectTimeoutMilliseconds: Int64 = 10_000
     /// The UWB controller declines a profile drop it could not finish in this time (no `bump` on
     /// either side); the controlee gives up only after four times this long without hearing the
     /// peer (docs/PROTOCOL.md).

@@ -64,7 +64,7 @@ actor PeerRegistry {
             await advertisement(from: address, rssi: rssi, data: data)
         case .linkOpened(let link, _, let initiatedLocally):
             if initiatedLocally, let peer = peerByLink[link] {
-                await sessions[peer]?.outgoingLinkOpened()
+                await sessions[peer]?.outgoingLinkOpened(link)
             } else {
                 linksAwaitingHello.insert(link)
             }

@@ -87,6 +87,8 @@ actor PeerSession {
     /// The agreed session and our role in it, kept so ranging can resume after a replug.
     private var agreedSession: (parameters: PeerMessage.RangingParameters, asController: Bool)?
     private var parametersSentAt: Int64 = 0
+    /// When our outgoing connection attempt began.
+    private var connectStartedAt: Int64 = 0
     /// Our place in a one-to-many session as this peer's controller, from the proposal until
     /// ranging ends.
     private var sharedPlace: (session: UInt32, controlee: UInt16)?
@@ -175,6 +177,7 @@ actor PeerSession {
         do {
             let link = try await context.ble.connect(to: address)
             stage = .connecting(link)
+            connectStartedAt = now
             return link
         } catch {
             logger.warning("connect failed", metadata: ["error": "\(error)"])
@@ -182,9 +185,10 @@ actor PeerSession {
         }
     }
 
-    /// Our outgoing link is up: introduce ourselves and propose the ranging parameters.
-    func outgoingLinkOpened() async {
-        guard case .connecting(let link) = stage, let advertisedUWBAddress else { return }
+    /// Our outgoing link is up: introduce ourselves and propose the ranging parameters. A link
+    /// we gave up on (see `connectTimeoutMilliseconds`) that opens after all is being closed.
+    func outgoingLinkOpened(_ link: LinkID) async {
+        guard stage == .connecting(link), let advertisedUWBAddress else { return }
         if let shared = context.sharedSessions {
             let parameters = await shared.reserve(controlee: advertisedUWBAddress)
             sharedPlace = (parameters.sessionID, advertisedUWBAddress)
@@ -518,6 +522,11 @@ actor PeerSession {
     private func tickTimers() async -> Bool {
         let now = self.now
         let config = context.config
+        if case .connecting(let link) = stage, now - connectStartedAt >= config.connectTimeoutMilliseconds {
+            logger.warning("connection attempt timed out; trying again at the next advert", metadata: ["link": "\(link)"])
+            stage = .discovered
+            await context.ble.disconnect(link)
+        }
         if case .negotiating(let link) = stage, pendingParameters != nil, now - parametersSentAt >= config.retransmitMilliseconds {
             await proposeParameters(on: link)
         }

@@ -50,6 +50,9 @@ public final class World: Sendable {
         var deafBodies: Set<Int> = []
         /// Bodies whose adapters are powered off: no adverts either way, no links.
         var poweredOff: Set<Int> = []
+        /// Connection attempts still to stall, by initiating body, and the stalled ones' initiators.
+        var connectionsToStall: [Int: Int] = [:]
+        var stalledConnections: [LinkID: Int] = [:]
     }
 
     public let scenario: Scenario
@@ -161,11 +164,23 @@ public final class World: Sendable {
         }
     }
 
+    /// A fault: `body`'s next `count` connection attempts neither open nor fail, as when the
+    /// kernel's LE connection never completes (seen in the two-rig VM), until `body` gives up on
+    /// them; it then hears them closed.
+    func stallConnections(from body: Int, count: Int) {
+        state.withLock { $0.connectionsToStall[body, default: 0] += count }
+    }
+
     /// Opens a link from `body` to whoever has `address`; both sides hear of it after the air latency.
     func connect(from body: Int, to address: BLEAddress) -> LinkID {
         state.withLock { s in
             let id = s.nextLink
             s.nextLink &+= 1
+            if let stalls = s.connectionsToStall[body], stalls > 0 {
+                s.connectionsToStall[body] = stalls - 1
+                s.stalledConnections[id] = body
+                return id
+            }
             let at = s.now + Self.airLatencyMilliseconds
             guard !s.poweredOff.contains(body), let target = s.endpoints.keys.first(where: { Self.address(ofBody: $0) == address }),
                 !s.poweredOff.contains(target), distance(between: body, and: target, at: s.now) <= radio.bleRange
@@ -193,6 +208,10 @@ public final class World: Sendable {
 
     func disconnect(_ link: LinkID, from body: Int) {
         state.withLock { s in
+            if let initiator = s.stalledConnections.removeValue(forKey: link) {
+                s.deliveries.append(Delivery(at: s.now + Self.airLatencyMilliseconds, body: initiator, event: .linkClosed(link)))
+                return
+            }
             guard let open = s.links.removeValue(forKey: link) else { return }
             let other = open.initiator == body ? open.target : open.initiator
             s.deliveries.append(Delivery(at: s.now + Self.airLatencyMilliseconds, body: other, event: .linkClosed(link)))

@@ -112,6 +112,36 @@ final class Mallory: Sendable {
         #expect(!ofController.contains { $0["type"] as? String == "peer.lost" })
     }
 
+    /// The two-rig VM test found this: an LE connection that the kernel never completes (it
+    /// would give up only after 40 s). The initiator abandons it after `connectTimeoutMilliseconds`
+    /// and connects again; both sides then range and bump.
+    @Test func aConnectionThatNeverCompletesIsAbandonedAndTriedAgain() async throws {
+        let scenario = try Scenario.decode(
+            Data(
+                """
+                { "name": "stalled-connect", "duration": 22, "nodes": [
+                  { "name": "one", "path": [[0, 0, 0]] },
+                  { "name": "two", "path": [[0, 1.5, 0], [14, 1.5, 0], [17, 0.03, 0], [19, 0.03, 0], [20, 1.5, 0]] } ] }
+                """.utf8))
+        let ids = peerIDs(of: scenario)
+        let initiator = ids["one"]! < ids["two"]! ? "one" : "two"
+        let other = initiator == "one" ? "two" : "one"
+        let (driver, output) = fastDriver(scenario, ranges: true)
+        driver.world.stallConnections(from: driver.world.bodyIndex(named: initiator)!, count: 1)
+        try await driver.run()
+
+        let events = try parse(output.lines)
+        for (node, peer) in [(initiator, other), (other, initiator)] {
+            let about = events.filter { $0["node"] as? String == ids[node] && $0["peer"] as? String == ids[peer] }
+            #expect(about.count { $0["type"] as? String == "range" && $0["status"] as? String == "OK" } > 30, "\(node) ranging")
+            #expect(about.count { $0["type"] as? String == "bump" } == 1, "\(node) bumping")
+            #expect(!about.contains { $0["type"] as? String == "peer.lost" }, "\(node) keeps its peer")
+        }
+        // Nothing before the attempt was abandoned: the first range comes after the timeout.
+        let firstRange = events.first { $0["type"] as? String == "range" }?["ts"] as? String
+        #expect(firstRange.map { $0 >= "2026-01-01T00:00:10" } == true)
+    }
+
     /// An adapter powered off for two seconds mid-ranging (the two-rig VM does it through mgmt):
     /// its node says so in `device` events, keeps the peer, and ranges again once it is back.
     @Test func anAdapterPowerCycleIsReportedAndRangingResumes() async throws {
