@@ -425,11 +425,6 @@ actor PeerSession {
         await linkClosed()
     }
 
-    /// Proximity saw a contact in this peer's ranges: start a profile drop, unless one is under way.
-    func contactDetected(distance: Double) async {
-        await startExchange(distance: distance)
-    }
-
     // MARK: Profile drop
     //
     // Exactly one bump on each side per gesture, or none on either, over a link that loses
@@ -442,7 +437,8 @@ actor PeerSession {
     /// The side that decides each profile drop.
     private var decides: Bool { isInitiator }
 
-    private func startExchange(distance: Double) async {
+    /// Proximity saw a contact in this peer's ranges: start a profile drop, unless one is under way.
+    func contactDetected(distance: Double) async {
         guard exchange == nil, case .ranging(let link) = stage else { return }
         let bumpID = lastBumpID &+ 1
         logger.info("profile drop started", metadata: ["bump": "\(bumpID)"])
