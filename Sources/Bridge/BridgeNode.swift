@@ -2,14 +2,16 @@ import BLE
 import Events
 import Logging
 import PeerProtocol
-import UCI
 import Synchronization
+import UCI
 import UCIHost
 
 /// One rig: a UWB radio, a BLE adapter, the peer registry, and the event output.
 ///
-/// Inputs from both radios and the clock go through one inbox and are handled one at a time;
-/// each peer's state lives in its own `PeerSession` actor inside the registry.
+/// Inputs from both radios, the board's session manager and the clock go through one inbox and
+/// are handled one at a time by `run`; each peer's state lives in its own `PeerSession` actor
+/// inside the registry. The loop never waits on a radio: UCI commands run in `UWBSessions`'
+/// worker and come back as inputs, so a slow board delays only the peer whose session it sets up.
 public final class BridgeNode: Sendable {
     public let identity: NodeIdentity
     public let uwb: UCIHost
@@ -20,8 +22,13 @@ public final class BridgeNode: Sendable {
     private let inbox: NodeInbox
     private let registry: PeerRegistry
     private let context: PeerContext
+    private let events: NodeEmitter
+    private let uwbSessions: UWBSessions
+    private let sessionsWorker = Mutex<Task<Void, Never>?>(nil)
     /// Set by `stop`, so the radios closing on purpose is not reported as a device loss.
     private let stopping = Atomic<Bool>(false)
+    /// Resumed by `run` once the graceful stop is done.
+    private let stopWaiters = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     /// Opens the UWB board again after it went away; nil where a lost board cannot come back.
     private let reconnectUWB: (@Sendable () async throws -> any UCITransport)?
     private let reconnecting = Atomic<Bool>(false)
@@ -41,14 +48,12 @@ public final class BridgeNode: Sendable {
         logger[metadataKey: "node"] = "\(identity.name)"
         let uwb = UCIHost(transport: uwbTransport, logger: logger) { inbox.post($0.map(NodeInput.uwb)) }
         let tag = identity.tag
-        let sharedSessions =
-            config.controleesPerSession > 1
-            ? SharedSessions(
-                uwb: uwb, profile: config.uwb, ownAddress: identity.uwbShortAddress, limit: config.controleesPerSession,
-                logger: logger, seed: seed ^ 0x5EED_0F_0A11)
-            : nil
-        let context = PeerContext(
-            identity: identity, config: config, uwb: uwb, sharedSessions: sharedSessions, ble: ble, logger: logger, time: time,
+        let uwbSessions = UWBSessions(
+            uwb: uwb, profile: config.uwb, ownAddress: identity.uwbShortAddress, controleesPerSession: config.controleesPerSession,
+            logger: logger, seed: seed ^ 0x5EED_0F_0A11, tracker: tracker
+        ) { inbox.post(.uwbSessions($0)) }
+        let context = PeerContext(identity: identity, config: config, uwbSessions: uwbSessions, ble: ble, logger: logger, time: time)
+        let emitter = NodeEmitter(
             emitBodies: { bodies in
                 events.emit(bodies.map { Event(node: tag, body: $0) }, timestampMilliseconds: time.nowMilliseconds())
             },
@@ -61,14 +66,18 @@ public final class BridgeNode: Sendable {
         self.ble = ble
         self.inbox = inbox
         self.context = context
-        self.registry = PeerRegistry(context: context, seed: seed)
+        self.events = emitter
+        self.uwbSessions = uwbSessions
+        self.registry = PeerRegistry(context: context, events: emitter, seed: seed)
     }
 
     /// Brings both radios up and reports them as `device` events. Throws if the UWB radio does not
     /// answer; a BLE failure is reported and the node keeps running without discovery.
     public func start() async throws {
         await uwb.start()
-        try await bringUpUWB()
+        await boardReady(try await UWBSessions.bringUp(uwb))
+        let uwbSessions = self.uwbSessions
+        sessionsWorker.withLock { $0 = Task { await uwbSessions.run() } }
 
         let inbox = self.inbox
         do {
@@ -78,24 +87,21 @@ public final class BridgeNode: Sendable {
                 capabilities: [.uwb], psm: context.config.psm)
             try await ble.advertise(advert.advertisingData(), scanResponse: Self.nameAD(identity.name))
             try await ble.startScanning()
-            context.emit(.device(.init(radio: .ble, state: .ready, backend: ble.backendName)))
+            events.emit(.device(.init(radio: .ble, state: .ready, backend: ble.backendName)))
         } catch {
             context.logger.error("Bluetooth unavailable", metadata: ["error": "\(error)"])
-            context.emit(.device(.init(radio: .ble, state: .unavailable, backend: ble.backendName, detail: ["error": "\(error)"])))
+            events.emit(.device(.init(radio: .ble, state: .unavailable, backend: ble.backendName, detail: ["error": "\(error)"])))
         }
     }
 
-    /// Resets the UWBS and reports it ready with what it says about itself; learns from its
-    /// capabilities how many ranging sessions it runs at once, unless the config says.
-    private func bringUpUWB() async throws {
-        try await uwb.reset()
-        let info = try await uwb.deviceInfo()
+    /// Reports the board ready with what it says about itself; learns from its capabilities how
+    /// many ranging sessions it runs at once, unless the config says.
+    private func boardReady(_ board: BoardDescription) async {
         if context.config.rangingSessions == nil {
-            // Boards that do not answer GET_CAPS_INFO, or omit the count, get the default.
-            let capabilities = (try? await uwb.capabilities()) ?? []
-            await registry.setRangingBudget(Capabilities.maxRangingSessions(in: capabilities) ?? BridgeConfig.defaultRangingSessions)
+            await registry.setRangingBudget(board.maxRangingSessions ?? BridgeConfig.defaultRangingSessions)
         }
-        context.emit(
+        let info = board.info
+        events.emit(
             .device(
                 .init(
                     radio: .uwb, state: .ready, backend: await uwb.transportDescription,
@@ -105,12 +111,13 @@ public final class BridgeNode: Sendable {
                     ])))
     }
 
-    /// Handles inputs until `stop` is called, a batch at a time: the range notifications in a
-    /// row go to the registry together, everything else one by one, all in arrival order.
+    /// Handles inputs until `stop`, a batch at a time: the range notifications in a row go to
+    /// the registry together, everything else one by one, all in arrival order. Ends with the
+    /// graceful stop: goodbye to peers, their UWB sessions deinitialised, radios closed.
     public func run() async {
         var lastDeviceState: DeviceState? = .ready
         var ranges: [RangeData] = []
-        while let batch = await inbox.next() {
+        loop: while let batch = await inbox.next() {
             for input in batch {
                 if case .uwb(.notification(.rangeData(let data))) = input {
                     ranges.append(data)
@@ -120,6 +127,11 @@ public final class BridgeNode: Sendable {
                     await registry.handle(ranges)
                     ranges = []
                 }
+                if case .stop = input {
+                    await shutDown()
+                    inbox.handled(batch)
+                    break loop
+                }
                 await handle(input, lastDeviceState: &lastDeviceState)
             }
             if !ranges.isEmpty {
@@ -128,12 +140,18 @@ public final class BridgeNode: Sendable {
             }
             inbox.handled(batch)
         }
+        let waiters = stopWaiters.withLock { s in
+            s.done = true
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        waiters.forEach { $0.resume() }
     }
 
     private func handle(_ input: NodeInput, lastDeviceState: inout DeviceState?) async {
         switch input {
         case .ble(.adapterPowered(let on)):
-            context.emit(
+            events.emit(
                 .device(
                     .init(
                         radio: .ble, state: on ? .ready : .unavailable, backend: ble.backendName,
@@ -143,28 +161,32 @@ public final class BridgeNode: Sendable {
         case .uwb(.notification(let notification)):
             if case .deviceStatus(let state) = notification, state != lastDeviceState {
                 lastDeviceState = state
-                context.emit(.device(.init(radio: .uwb, state: Self.eventState(state), backend: await uwb.transportDescription)))
+                events.emit(.device(.init(radio: .uwb, state: Self.eventState(state), backend: await uwb.transportDescription)))
             }
             await registry.handle(notification)
         case .uwb(.closed(let error)):
             guard !stopping.load(ordering: .acquiring) else { return }
             context.logger.error("UWB radio lost", metadata: ["error": "\(error)"])
-            context.emit(
+            events.emit(
                 .device(.init(radio: .uwb, state: .removed, backend: await uwb.transportDescription, detail: ["error": "\(error)"])))
             await registry.uwbLost()
             startReconnecting()
         case .uwbReattached(let transport):
             await uwb.attach(transport)
-            do {
-                try await bringUpUWB()
-                lastDeviceState = .ready
-                await registry.resumeRanging()
-            } catch {
-                // The host reports the failed transport as closed, which starts another attempt.
-                context.logger.error("UWB board came back but did not come up", metadata: ["error": "\(error)"])
-            }
+            uwbSessions.bringUp()
+        case .uwbSessions(.boardReady(let board)):
+            lastDeviceState = .ready
+            await boardReady(board)
+            await registry.resumeRanging()
+        case .uwbSessions(.boardFailed(let error)):
+            // The host reports the failed transport as closed, which starts another attempt.
+            context.logger.error("UWB board came back but did not come up", metadata: ["error": "\(error)"])
+        case .uwbSessions(let event):
+            await registry.handle(event)
         case .tick:
             await registry.tick()
+        case .stop:
+            break  // handled by `run`
         }
     }
 
@@ -195,10 +217,27 @@ public final class BridgeNode: Sendable {
         inbox.post(.tick)
     }
 
-    /// Says goodbye to peers, stops the radios, and ends `run`.
+    /// Asks `run` to stop gracefully, after what is queued before it, and waits until it has:
+    /// goodbye to every peer, their UWB sessions stopped and deinitialised, advertising removed,
+    /// the board closed. Every way a node ends (a signal, a closed stdout, the end of a
+    /// scenario) comes here.
     public func stop() async {
         stopping.store(true, ordering: .releasing)
+        inbox.post(.stop)
+        await withCheckedContinuation { continuation in
+            let done = stopWaiters.withLock { s in
+                if s.done { return true }
+                s.waiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    private func shutDown() async {
         await registry.closeAll()
+        uwbSessions.finish()
+        await sessionsWorker.withLock { $0 }?.value
         await ble.stop()
         await uwb.shutdown()
         inbox.finish()

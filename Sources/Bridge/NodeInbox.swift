@@ -9,8 +9,12 @@ public enum NodeInput: Sendable {
     /// The UWB board is back (replugged or reconnected) on this transport.
     case uwbReattached(any UCITransport)
     case ble(BLEEvent)
+    /// The board's session manager finished a request.
+    case uwbSessions(UWBSessionsEvent)
     /// Time passed: timeouts, repeats of unanswered peer messages, the `nearest` report.
     case tick
+    /// End gracefully (see `BridgeNode.stop`).
+    case stop
 }
 
 /// The node's single input queue. Producers (the UCI host's reader, the BLE backend, a ticker)

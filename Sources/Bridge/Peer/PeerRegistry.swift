@@ -6,11 +6,40 @@ import Proximity
 import UCI
 import UCIHost
 
-/// The dictionary of per-peer session actors, plus the indexes that route radio input to them:
-/// by link (peer messages), by UWB session and address (ranges), and links still waiting for `hello`.
+/// One peer's proximity: readings -> filter -> `range`, `near`, `far` events and contacts. The
+/// registry owns it and runs every reading of a radio read through it without hopping onto the
+/// peer's actor: at hundreds of peers that hop cost more than the work itself (docs/PERFORMANCE.md).
+/// Sessions see it as a `ProximityView` with each input that needs it.
+struct PeerProximity {
+    var processor: RangeProcessor
+    var lastMeasuredAt: Int64?
+
+    var view: ProximityView {
+        ProximityView(
+            contactArmed: processor.proximity.contactArmed, filtered: processor.proximity.filtered,
+            isNear: processor.proximity.isNear, lastMeasuredAt: lastMeasuredAt)
+    }
+}
+
+/// Where a node's events go: stamped with the node's tag and one time per batch.
+struct NodeEmitter: Sendable {
+    let emitBodies: @Sendable ([Event.Body]) -> Void
+    /// Range events the event stream shed and radio inputs the inbox dropped, since last asked.
+    let takeShed: @Sendable () -> (ranges: Int, inputs: Int)
+
+    func emit(_ body: Event.Body) { emitBodies([body]) }
+    func emit(_ bodies: [Event.Body]) { if !bodies.isEmpty { emitBodies(bodies) } }
+}
+
+/// The dictionary of per-peer session actors, and the one owner of what routes radio input to
+/// them: by link (peer messages), by UWB session and address (ranges), links still waiting for
+/// `hello`. Sessions never hand state back; they answer each input with outputs (`PeerAction`)
+/// that the registry applies in order: routes, events, removal.
 actor PeerRegistry {
     private let context: PeerContext
+    private let events: NodeEmitter
     private var sessions: [PeerID: PeerSession] = [:]
+    private var proximity: [PeerID: PeerProximity] = [:]
     private var peerByLink: [LinkID: PeerID] = [:]
     private var peerByRoute: [UWBRoute: PeerID] = [:]
     private var routeByPeer: [PeerID: UWBRoute] = [:]
@@ -33,12 +62,13 @@ actor PeerRegistry {
     private var evicted = 0
     private var lastStatsAt: Int64
 
-    init(context: PeerContext, seed: UInt64) {
+    init(context: PeerContext, events: NodeEmitter, seed: UInt64) {
         self.context = context
+        self.events = events
         self.random = SplitMix64(seed: seed)
         self.nearest = NearestTracker(config: context.config.proximity)
         self.scheduler = RangingScheduler(budget: context.config.rangingSessions ?? BridgeConfig.defaultRangingSessions)
-        if context.sharedSessions != nil { scheduler.controleesPerSession = context.config.controleesPerSession }
+        if context.config.controleesPerSession > 1 { scheduler.controleesPerSession = context.config.controleesPerSession }
         self.lastStatsAt = context.time.nowMilliseconds()
     }
 
@@ -56,6 +86,35 @@ actor PeerRegistry {
         scheduler.retryAfter(waiting: max(0, sessions.count - scheduler.budget))
     }
 
+    // MARK: Feeding sessions
+
+    /// Hands `input` to the peer's session and applies what it answers; returns its report, if
+    /// the input was a tick.
+    @discardableResult
+    private func feed(_ peer: PeerID, _ input: PeerInput) async -> SessionReport? {
+        guard let session = sessions[peer] else { return nil }
+        var report: SessionReport?
+        var ended: Event.PeerLost.Reason?
+        for output in await session.handle(input) {
+            switch output {
+            case .emit(let body): events.emit(body)
+            case .bindLink(let link): peerByLink[link] = peer
+            case .unbindLink(let link): if peerByLink[link] == peer { peerByLink[link] = nil }
+            case .route(let route): setRoute(route, of: peer)
+            case .consumeContact: proximity[peer]?.processor.consumeContact()
+            case .report(let r): report = r
+            case .end(let reason): ended = reason
+            case .send, .connect, .disconnect, .openUWB, .closeUWB, .reserveSharedPlace, .log: break  // the session's own
+            }
+        }
+        if let ended { await remove(peer, reason: ended) }
+        return report
+    }
+
+    private func view(of peer: PeerID) -> ProximityView {
+        proximity[peer]?.view ?? ProximityView()
+    }
+
     // MARK: BLE
 
     func handle(_ event: BLEEvent) async {
@@ -63,8 +122,9 @@ actor PeerRegistry {
         case .advertisement(let address, let rssi, let data):
             await advertisement(from: address, rssi: rssi, data: data)
         case .linkOpened(let link, _, let initiatedLocally):
-            if initiatedLocally, let peer = peerByLink[link] {
-                await sessions[peer]?.outgoingLinkOpened(link)
+            if initiatedLocally {
+                // A link we gave up on (connect timeout) that opened after all has no peer: close it.
+                if let peer = peerByLink[link] { await feed(peer, .outgoingLinkOpened(link)) } else { await context.ble.disconnect(link) }
             } else {
                 linksAwaitingHello.insert(link)
             }
@@ -72,11 +132,8 @@ actor PeerRegistry {
             await linkData(sdu, on: link)
         case .linkClosed(let link):
             linksAwaitingHello.remove(link)
-            guard let peer = peerByLink.removeValue(forKey: link), let session = sessions[peer] else { return }
-            if await session.link == link {
-                await session.linkClosed()
-                await refreshToken(of: session)
-            }
+            guard let peer = peerByLink.removeValue(forKey: link) else { return }
+            await feed(peer, .linkClosed(link))
         case .adapterPowered:
             break  // BridgeNode reports it; the links that went with the power close on their own
         }
@@ -92,11 +149,8 @@ actor PeerRegistry {
         }
         guard let advert, advert.group == context.identity.group, advert.peerID != context.identity.peerID else { return }
         let name = LocalName.find(in: data)
-        let session = await sessionFor(advert.peerID, name: name, rssi: rssi)
-        await session.heard(advert, name: name, address: address, rssi: rssi)
-        if let link = await session.connectIfInitiator() {
-            peerByLink[link] = advert.peerID
-        }
+        await sessionFor(advert.peerID, name: name, rssi: rssi)
+        await feed(advert.peerID, .heard(advert, name: name, address: address, rssi: rssi))
     }
 
     private func linkData(_ sdu: [UInt8], on link: LinkID) async {
@@ -117,59 +171,46 @@ actor PeerRegistry {
                 return
             }
             linksAwaitingHello.remove(link)
-            let session = await sessionFor(hello.peerID, name: hello.name, rssi: nil)
-            if let old = await session.link { peerByLink[old] = nil }
-            if await session.incomingLinkAccepted(link, hello: hello, retryAfter: retryAfter) {
-                peerByLink[link] = hello.peerID
-            }
+            await sessionFor(hello.peerID, name: hello.name, rssi: nil)
+            await feed(hello.peerID, .incomingHello(link, hello, retryAfter: retryAfter))
             return
         }
-        guard let peer = peerByLink[link], let session = sessions[peer] else {
+        guard let peer = peerByLink[link] else {
             await drop(link, because: "message on an unknown link")
             return
         }
-        switch await session.receive(message) {
-        case .ok:
-            await refreshToken(of: session)
-        case .linkClosed:
-            peerByLink[link] = nil
-            await refreshToken(of: session)
-        case .peerEnded:
-            await remove(session, reason: .peerEnded)
-        case .violation(let why):
-            await drop(link, because: why)
-            await session.linkClosed()
-            await refreshToken(of: session)
-        }
+        await feed(peer, .message(message, on: link, view(of: peer)))
     }
 
-    /// Closes a link whose peer broke the protocol; the peer keeps its registry entry.
+    /// Closes a link whose peer broke the protocol before any session owned it.
     private func drop(_ link: LinkID, because reason: String) async {
         context.logger.warning("closing link", metadata: ["link": "\(link)", "reason": "\(reason)"])
         linksAwaitingHello.remove(link)
-        peerByLink[link] = nil
+        if let peer = peerByLink[link] {
+            await feed(peer, .linkClosed(link))
+            peerByLink[link] = nil
+        }
         await context.ble.disconnect(link)
     }
 
-    /// The peer's session, created (and reported found) on first contact. A new peer gets a
+    /// Creates the peer's session (and reports it found) on first contact. A new peer gets a
     /// ranging session at once if one is free; at the peer cap it evicts another peer first.
-    private func sessionFor(_ peer: PeerID, name: String?, rssi: Int?) async -> PeerSession {
-        if let existing = sessions[peer] {
+    private func sessionFor(_ peer: PeerID, name: String?, rssi: Int?) async {
+        guard sessions[peer] == nil else {
             lastHeard[peer] = now
-            return existing
+            return
         }
         if sessions.count >= context.config.maxPeers { await evictOne() }
         var demand = RangingScheduler.Demand()
         for other in granted { demand.add(sharing: sharesSession(other), place: sharedPlace[other]) }
         demand.add(sharing: sharesSession(peer), place: nil)
         let grant = scheduler.sessionsNeeded(demand) <= scheduler.budget
-        let session = PeerSession(peer: peer, context: context, seed: random.next(), granted: grant)
-        sessions[peer] = session
+        sessions[peer] = PeerSession(peer: peer, context: context, seed: random.next(), granted: grant)
+        proximity[peer] = PeerProximity(processor: RangeProcessor(peer: peer.description, config: context.config))
         if grant { granted.insert(peer) }
         since[peer] = now
         lastHeard[peer] = now
-        context.emit(.peerFound(.init(peer: peer.description, name: name ?? "", rssi: rssi)))
-        return session
+        events.emit(.peerFound(.init(peer: peer.description, name: name ?? "", rssi: rssi)))
     }
 
     /// Drops the least recently heard peer, preferring one without a ranging session.
@@ -177,18 +218,14 @@ actor PeerRegistry {
         let victim = lastHeard.min { a, b in
             (granted.contains(a.key) ? 1 : 0, a.value, a.key) < (granted.contains(b.key) ? 1 : 0, b.value, b.key)
         }
-        guard let victim, let session = sessions[victim.key] else { return }
+        guard let victim else { return }
         evicted += 1
-        await remove(session, reason: .evicted)
+        await remove(victim.key, reason: .evicted)
     }
 
     /// Whether this peer, once granted, ranges in a one-to-many session we control.
     private func sharesSession(_ peer: PeerID) -> Bool {
-        context.sharedSessions != nil && context.identity.peerID < peer
-    }
-
-    private func refreshToken(of session: PeerSession) async {
-        setRoute(await session.uwbRoute, of: session.peer)
+        context.config.controleesPerSession > 1 && context.identity.peerID < peer
     }
 
     private func setRoute(_ route: UWBRoute?, of peer: PeerID) {
@@ -216,17 +253,39 @@ actor PeerRegistry {
             }
         }
         let now = self.now
-        var events: [Event.Body] = []
-        events.reserveCapacity(order.count)
-        var contacts: [(PeerSession, Double)] = []
+        var bodies: [Event.Body] = []
+        bodies.reserveCapacity(order.count)
+        var contacts: [(PeerID, Double)] = []
         for peer in order {
-            guard let session = sessions[peer], let peerReadings = readings[peer] else { continue }
-            let outcome = session.ranging.process(peerReadings, hostTime: now, into: &events)
-            nearest.update(peer: peer, distance: outcome.filtered, time: now)
-            contacts += outcome.contacts.map { (session, $0) }
+            guard let peerReadings = readings[peer], proximity[peer] != nil else { continue }
+            let filtered = process(peerReadings, of: peer, hostTime: now, into: &bodies, contacts: &contacts)
+            nearest.update(peer: peer, distance: filtered, time: now)
         }
-        context.emit(events)
-        for (session, distance) in contacts { await session.contactDetected(distance: distance) }
+        events.emit(bodies)
+        for (peer, distance) in contacts { await feed(peer, .contact(distance: distance)) }
+    }
+
+    /// Runs one peer's readings in order and appends their `range`, `near` and `far` events;
+    /// returns the filtered distance afterwards.
+    private func process(
+        _ readings: [RangeReading], of peer: PeerID, hostTime: Int64, into bodies: inout [Event.Body], contacts: inout [(PeerID, Double)]
+    ) -> Double? {
+        guard var state = proximity.removeValue(forKey: peer) else { return nil }
+        defer { proximity[peer] = state }
+        let name = state.processor.peer
+        for reading in readings {
+            let outcome = state.processor.process(reading.measurement, of: reading.round, hostTime: hostTime)
+            if outcome.measured { state.lastMeasuredAt = hostTime }
+            bodies.append(.range(outcome.range))
+            for change in outcome.changes {
+                switch change {
+                case .near(let d): bodies.append(.near(.init(peer: name, distance: d, azimuth: outcome.azimuth)))
+                case .far(let d): bodies.append(.far(.init(peer: name, distance: d, azimuth: outcome.azimuth)))
+                case .contact(let d): contacts.append((peer, d))
+                }
+            }
+        }
+        return state.processor.proximity.filtered
     }
 
     func handle(_ notification: UCINotification) async {
@@ -236,30 +295,31 @@ actor PeerRegistry {
         case .sessionStatus(let token, let state, let reason)
         where (state == .deinitialized || state == .idle) && reason != .stateChangeWithSessionManagementCommands:
             for peer in peerByRoute.filter({ $0.key.token == token }).values.sorted() {
-                guard let session = sessions[peer] else { continue }
-                await session.uwbSessionEnded(reason: reason)
-                await refreshToken(of: session)
+                await feed(peer, .uwbSessionEnded(reason))
             }
         case .sessionStatus, .deviceStatus, .genericError, .multicastListUpdate:
             break
         }
     }
 
+    /// A board's session manager reported how a peer's request went.
+    func handle(_ event: UWBSessionsEvent) async {
+        switch event {
+        case .started(let peer, let sessionID, let token): await feed(peer, .uwbStarted(sessionID: sessionID, token: token))
+        case .failed(let peer, let sessionID, let error): await feed(peer, .uwbFailed(sessionID: sessionID, error: "\(error)"))
+        case .boardReady, .boardFailed: break  // the node's
+        }
+    }
+
     /// The UWB board went away: every session on it is gone, but the peers stay.
     func uwbLost() async {
-        peerByRoute = [:]
-        routeByPeer = [:]
-        await context.sharedSessions?.boardLost()
-        for peer in sessions.keys.sorted() { await sessions[peer]?.uwbLost() }
+        context.uwbSessions.boardLost()
+        for peer in sessions.keys.sorted() { await feed(peer, .uwbLost) }
     }
 
     /// The board is back: restart the sessions of peers we were ranging with.
     func resumeRanging() async {
-        for peer in sessions.keys.sorted() {
-            guard let session = sessions[peer] else { continue }
-            await session.resumeUWB()
-            await refreshToken(of: session)
-        }
+        for peer in sessions.keys.sorted() { await feed(peer, .uwbBack) }
     }
 
     // MARK: Time and shutdown
@@ -268,10 +328,9 @@ actor PeerRegistry {
         var reports: [(PeerID, SessionReport)] = []
         reports.reserveCapacity(sessions.count)
         for peer in sessions.keys.sorted() {
-            guard let session = sessions[peer] else { continue }
-            let report = await session.tick()
+            guard let report = await feed(peer, .tick(view(of: peer))) else { continue }
             if report.timedOut {
-                await remove(session, reason: .timeout)
+                await remove(peer, reason: .timeout)
             } else {
                 lastHeard[peer] = report.lastHeard
                 sharedPlace[peer] = report.sharedSession
@@ -300,14 +359,12 @@ actor PeerRegistry {
         for peer in granted.subtracting(chosen).sorted() {
             granted.remove(peer)
             since[peer] = now
-            guard let session = sessions[peer] else { continue }
-            if let link = await session.revoke(retryAfter: retryAfter) { peerByLink[link] = nil }
-            await refreshToken(of: session)
+            await feed(peer, .revoked(retryAfter: retryAfter))
         }
         for peer in chosen.subtracting(granted).sorted() {
             granted.insert(peer)
             since[peer] = now
-            if let link = await sessions[peer]?.grant() { peerByLink[link] = peer }
+            await feed(peer, .granted)
         }
     }
 
@@ -316,10 +373,10 @@ actor PeerRegistry {
         let now = self.now
         guard now - lastStatsAt >= context.config.statsIntervalMilliseconds else { return }
         lastStatsAt = now
-        let shed = context.takeShed()
+        let shed = events.takeShed()
         defer { evicted = 0 }
         guard sessions.count > scheduler.budget || shed.ranges > 0 || shed.inputs > 0 || evicted > 0 else { return }
-        context.emit(
+        events.emit(
             .stats(
                 .init(
                     peers: sessions.count, ranging: ranging, budget: scheduler.budget, shedRanges: shed.ranges,
@@ -331,31 +388,31 @@ actor PeerRegistry {
         let current = nearest.current
         guard current?.peer != reportedNearest?.peer || current?.band != reportedNearest?.band else { return }
         reportedNearest = current
-        context.emit(
+        events.emit(
             .nearest(
                 .init(
                     peer: current?.peer.description, distance: current?.distance,
                     band: current.flatMap { Event.Nearest.Band(rawValue: $0.band.rawValue) })))
     }
 
-    private func remove(_ session: PeerSession, reason: Event.PeerLost.Reason) async {
-        await session.closeRadios(sayGoodbye: false)
-        sessions[session.peer] = nil
-        granted.remove(session.peer)
-        since[session.peer] = nil
-        lastHeard[session.peer] = nil
-        sharedPlace[session.peer] = nil
-        peerByLink = peerByLink.filter { $0.value != session.peer }
-        setRoute(nil, of: session.peer)
-        context.emit(.peerLost(.init(peer: session.peer.description, reason: reason)))
-        nearest.remove(peer: session.peer, now: context.time.nowMilliseconds())
+    private func remove(_ peer: PeerID, reason: Event.PeerLost.Reason) async {
+        guard sessions[peer] != nil else { return }
+        await feed(peer, .close(sayGoodbye: false))
+        sessions[peer] = nil
+        proximity[peer] = nil
+        granted.remove(peer)
+        since[peer] = nil
+        lastHeard[peer] = nil
+        sharedPlace[peer] = nil
+        peerByLink = peerByLink.filter { $0.value != peer }
+        setRoute(nil, of: peer)
+        events.emit(.peerLost(.init(peer: peer.description, reason: reason)))
+        nearest.remove(peer: peer, now: context.time.nowMilliseconds())
     }
 
     /// Says goodbye to every peer and releases their UWB sessions.
     func closeAll() async {
-        for peer in sessions.keys.sorted() {
-            await sessions[peer]?.closeRadios(sayGoodbye: true)
-        }
+        for peer in sessions.keys.sorted() { await feed(peer, .close(sayGoodbye: true)) }
     }
 }
 
