@@ -37,13 +37,40 @@ public struct ProfileCard: Sendable, Equatable {
         json = canonical
     }
 
+    /// The card `{"name": name}`. A name too long for the card is cut to its longest prefix that
+    /// fits, at a Character boundary (never inside a UTF-8 sequence or a grapheme cluster).
     public init(name: String) {
-        // Built from a string we escape ourselves, so it cannot fail.
-        json = try! ProfileCard(json: "{\"name\":\(Self.quoted(name))}").json
+        json = Self.nameCard(name)
     }
 
-    private static func quoted(_ text: String) -> String {
-        let data = try! JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes])
-        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
+    /// The canonical card for the longest prefix of `name` whose card fits `PeerMessage.maxCardBytes`.
+    static func nameCard(_ name: String) -> String {
+        if let whole = card(named: Substring(name)) { return whole }
+        // Every Character takes at least one byte, so no more than the byte limit of them fit;
+        // and a card only grows as characters are added, so the longest prefix that fits is
+        // found by bisection over the ends of the first `maxCardBytes` characters.
+        let head = name.prefix(PeerMessage.maxCardBytes)
+        var ends = Array(head.indices.dropFirst())
+        ends.append(head.endIndex)
+        var fits = name.startIndex  // the end of a prefix known to fit (the empty one does)
+        var low = 0, high = ends.count  // candidates ends[low..<high]
+        while low < high {
+            let middle = (low + high) / 2
+            if card(named: name[..<ends[middle]]) != nil {
+                fits = ends[middle]
+                low = middle + 1
+            } else {
+                high = middle
+            }
+        }
+        return card(named: name[..<fits]) ?? "{\"name\":\"\"}"
+    }
+
+    /// The canonical card naming `name`, if it is within the limit.
+    private static func card(named name: Substring) -> String? {
+        guard let data = try? JSONSerialization.data(withJSONObject: ["name": String(name)], options: [.sortedKeys, .withoutEscapingSlashes]),
+            let card = try? ProfileCard(json: String(decoding: data, as: UTF8.self))
+        else { return nil }
+        return card.json
     }
 }
