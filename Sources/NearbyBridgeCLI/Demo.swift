@@ -1,5 +1,6 @@
 import ArgumentParser
 import Bridge
+import Capture
 import Simulation
 
 struct Demo: AsyncParsableCommand {
@@ -10,6 +11,8 @@ struct Demo: AsyncParsableCommand {
             UWB board, adverts and links on a virtual Bluetooth air. Events of all nodes are \
             printed, tagged with the observing node's peer id in `node`. The built-in scenario has \
             peers walking past, two bumps (each reported by both sides), and a peer leaving.
+
+            \(ExitStatus.help)
             """)
 
     @OptionGroup var common: CommonOptions
@@ -20,8 +23,12 @@ struct Demo: AsyncParsableCommand {
 
     func run() async throws {
         let capture = try common.openCapture()
-        let (events, logger) = try common.bootstrap(capture: capture)
-        defer { events.drain() }
+        let context = try common.bootstrap(capture: capture)
+        try await context.run { try await simulate(capture: capture, context: context) }
+    }
+
+    private func simulate(capture: CaptureDirectory?, context: CommandContext) async throws {
+        let (events, logger) = (context.events, context.logger)
         let world = try scenario.load(builtIn: "meetup")
         if world.nodes.contains(where: { $0.external == true }) {
             throw ValidationError("the scenario has external nodes; serve it with `nearby-bridge world --scenario FILE` instead")
@@ -33,6 +40,6 @@ struct Demo: AsyncParsableCommand {
             logger.notice("node \(name) = \(identity.peerID)")
         }
         try ScenarioOptions.writeManifest(driver, proximity: proximity.config, to: capture)
-        try await scenario.run(driver)
+        try await scenario.run(driver, until: context.stop)
     }
 }

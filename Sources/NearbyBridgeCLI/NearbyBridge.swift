@@ -3,7 +3,6 @@ import Capture
 import Events
 import Foundation
 import Logging
-import Synchronization
 
 @main
 struct NearbyBridge: AsyncParsableCommand {
@@ -17,6 +16,8 @@ struct NearbyBridge: AsyncParsableCommand {
             Try it without hardware:   nearby-bridge demo
             Range against a world:     nearby-bridge world   (then, in another shell)
                                        nearby-bridge run --uwb tcp:127.0.0.1:7000 --ble world:127.0.0.1:7100/field-rig
+
+            \(ExitStatus.help)
             """,
         subcommands: [Demo.self, Run.self, WorldCommand.self, Devices.self, DoctorCommand.self, PlotCommand.self, ReplayCommand.self])
 }
@@ -37,9 +38,12 @@ struct CommonOptions: ParsableArguments {
         try capture.map { try CaptureDirectory(path: $0) }
     }
 
-    /// Sets up stderr logging and the process's single event stream on stdout (and in the
-    /// capture); a config file's values apply where the command line is silent.
-    func bootstrap(config: RunConfig = RunConfig(), capture: CaptureDirectory? = nil) throws -> (EventStream, Logger) {
+    /// Sets up stderr logging, the process's single event stream on stdout (and in the
+    /// capture) and the stop request; a config file's values apply where the command line is
+    /// silent. With `handlesSignals`, SIGINT and SIGTERM request the stop (the command must
+    /// act on it); without, they end the process as usual. A stdout that fails requests the
+    /// stop too. Throws `ExitStatus.outputFailed` when stdout is closed from the start.
+    func bootstrap(config: RunConfig = RunConfig(), capture: CaptureDirectory? = nil, handlesSignals: Bool = true) throws -> CommandContext {
         signal(SIGPIPE, SIG_IGN)
         let level = logLevel ?? config.logLevel.flatMap(Logger.Level.init(rawValue:)) ?? .notice
         let ranges = self.ranges || config.ranges == true
@@ -49,44 +53,23 @@ struct CommonOptions: ParsableArguments {
             return handler
         }
         let logger = Logger(label: "nearby-bridge")
-        let output: any EventOutput = try capture?.events(teeing: StandardOutputEvents()) ?? StandardOutputEvents()
-        // Buffered: a slow reader of stdout sheds range events instead of stalling the radios.
-        // Commands drain the stream before they return.
-        let events = EventStream(output: output, includesRanges: ranges, bufferedLines: 4096) { error in
-            logger.critical("stdout is gone (\(error)); stopping")
-            Foundation.exit(0)
+        do {
+            try StandardOutputEvents.checkOpen()
+        } catch {
+            logger.critical("\(error): there is nowhere to write events; not starting")
+            throw ExitCode(ExitStatus.outputFailed)
         }
-        return (events, logger)
+        let output: any EventOutput = try capture?.events(teeing: StandardOutputEvents()) ?? StandardOutputEvents()
+        let stop = StopRequest()
+        // Buffered: a slow reader of stdout sheds range events instead of stalling the radios.
+        // A failed stdout stops the command like a signal does; it then exits with status 3.
+        let events = EventStream(output: output, includesRanges: ranges, bufferedLines: 4096) { error in
+            logger.error("stdout failed: \(error); stopping")
+            stop.request(.outputFailed(error))
+        }
+        return CommandContext(events: events, logger: logger, stop: stop, handlesSignals: handlesSignals)
     }
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
-/// Turns SIGINT and SIGTERM into a clean stop. Keep it alive for as long as signals matter.
-final class StopSignal {
-    private let sources: [any DispatchSourceSignal]
-    let flag = ManagedAtomicFlag()
-
-    init(onStop: @escaping @Sendable () -> Void = {}) {
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            sources.append(source)
-        }
-        self.sources = sources
-        for source in sources {
-            source.setEventHandler { [flag] in
-                flag.set()
-                onStop()
-            }
-            source.resume()
-        }
-    }
-}
-
-final class ManagedAtomicFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-    func set() { value.store(true, ordering: .releasing) }
-    var isSet: Bool { value.load(ordering: .acquiring) }
-}

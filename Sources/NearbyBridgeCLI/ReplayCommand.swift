@@ -12,6 +12,8 @@ struct ReplayCommand: AsyncParsableCommand {
             the recorded step. Events carry the recorded timestamps, so a replay of a demo or \
             world capture equals the original events.jsonl; a rig's capture (ticks every 200 ms \
             of wall time) may differ in when timeouts fire. Use the same --ranges as the capture.
+
+            \(ExitStatus.help)
             """)
 
     @OptionGroup var common: CommonOptions
@@ -20,8 +22,10 @@ struct ReplayCommand: AsyncParsableCommand {
     var directory: String
 
     func run() async throws {
-        let (events, logger) = try common.bootstrap()
-        defer { events.drain() }
-        try await ReplayDriver(directory: directory, events: events, logger: logger).run()
+        // A replay holds no radios: SIGINT and SIGTERM end it as usual.
+        let context = try common.bootstrap(handlesSignals: false)
+        try await context.run {
+            try await ReplayDriver(directory: directory, events: context.events, logger: context.logger).run()
+        }
     }
 }

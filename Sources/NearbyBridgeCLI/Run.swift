@@ -67,6 +67,11 @@ struct Run: AsyncParsableCommand {
             pica. Bluetooth: --ble hci0 uses a kernel adapter beside bluetoothd (the management channel \
             for advertising and discovery, L2CAP LE channels for the peer protocol; needs \
             CAP_NET_ADMIN), --ble world:HOST:PORT/NODE joins a world's virtual air.
+
+            SIGINT, SIGTERM or a failed stdout stop the bridge the same way: peers get a goodbye, \
+            sessions are deinitialised, advertising is removed and the board is handed back.
+
+            \(ExitStatus.help)
             """)
 
     @OptionGroup var common: CommonOptions
@@ -99,12 +104,19 @@ struct Run: AsyncParsableCommand {
         guard let ble = try ble ?? settings.ble.map({ try RunConfig.parse(BLEBackend.self, $0, key: "ble") }) else {
             throw ValidationError("say which Bluetooth adapter to use: --ble hci0 (or \"ble\" in --config FILE)")
         }
+        let capture = try common.openCapture()
+        let context = try common.bootstrap(config: settings, capture: capture)
+        try await context.run {
+            try await bridge(uwb: uwb, ble: ble, settings: settings, capture: capture, context: context)
+        }
+    }
+
+    /// Opens the radios, runs the node until the stop request, and stops it.
+    private func bridge(uwb: UWBEndpoint, ble: BLEBackend, settings: RunConfig, capture: CaptureDirectory?, context: CommandContext) async throws {
+        let (events, logger) = (context.events, context.logger)
         let group = self.group ?? settings.group ?? 1
         let name = self.name ?? settings.name
         let profile = self.profile ?? settings.profile
-        let capture = try common.openCapture()
-        let (events, logger) = try common.bootstrap(config: settings, capture: capture)
-        defer { events.drain() }
         let transport: any UCITransport
         let reconnect: @Sendable () async throws -> any UCITransport
         switch uwb {
@@ -175,8 +187,7 @@ struct Run: AsyncParsableCommand {
                 node.tick()
             }
         }
-        let stop = StopSignal { Task { await node.stop() } }
-        defer { withExtendedLifetime(stop) {} }
+        context.stop.onStop { _ in Task { await node.stop() } }
         await node.run()
         ticker.cancel()
     }

@@ -61,12 +61,10 @@ struct ScenarioOptions: ParsableArguments {
         ).write(to: capture.path)
     }
 
-    /// Runs `driver` until the scenario ends or SIGINT/SIGTERM arrives.
-    func run(_ driver: SimulationDriver) async throws {
-        let stop = StopSignal()
-        let stopRequested = stop.flag
-        defer { withExtendedLifetime(stop) {} }
-        try await driver.run(until: { stopRequested.isSet })
+    /// Runs `driver` until the scenario ends or a stop is requested (SIGINT, SIGTERM, a failed
+    /// stdout); either way the driver stops every node.
+    func run(_ driver: SimulationDriver, until stop: StopRequest) async throws {
+        try await driver.run(until: { stop.isRequested })
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Bridge
+import Capture
 import Simulation
 
 struct WorldCommand: AsyncParsableCommand {
@@ -11,6 +12,8 @@ struct WorldCommand: AsyncParsableCommand {
             FiRa UCI, one connection = one board, like Google's pica) and a place on the virtual \
             Bluetooth air (shared port; the client names its node). The scenario's other nodes run \
             in this process and their events go to stdout. Runs until interrupted or --duration.
+
+            \(ExitStatus.help)
             """)
 
     @OptionGroup var common: CommonOptions
@@ -34,8 +37,12 @@ struct WorldCommand: AsyncParsableCommand {
 
     func run() async throws {
         let capture = try common.openCapture()
-        let (events, logger) = try common.bootstrap(capture: capture)
-        defer { events.drain() }
+        let context = try common.bootstrap(capture: capture)
+        try await context.run { try await serve(capture: capture, context: context) }
+    }
+
+    private func serve(capture: CaptureDirectory?, context: CommandContext) async throws {
+        let (events, logger) = (context.events, context.logger)
         let spec = try scenario.load(builtIn: "world")
         guard spec.nodes.contains(where: { $0.external == true }) else {
             throw ValidationError("the scenario has no external node to serve; mark one with \"external\": true")
@@ -50,6 +57,6 @@ struct WorldCommand: AsyncParsableCommand {
                 "\(endpoint.body): nearby-bridge run --uwb tcp:\(listen):\(endpoint.uwbPort) --ble world:\(listen):\(server.airPort)/\(endpoint.body)")
         }
         try ScenarioOptions.writeManifest(driver, proximity: proximity.config, to: capture)
-        try await scenario.run(driver)
+        try await scenario.run(driver, until: context.stop)
     }
 }
