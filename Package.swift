@@ -43,9 +43,7 @@ let package = Package(
         .target(
             name: "UCIUSB",
             dependencies: ["CLibUSB", "UCIHost"]),
-        .target(
-            name: "BLE",
-            dependencies: ["CBlueZ"]),
+        .target(name: "BLE"),
         .target(
             name: "BLEBlueZ",
             dependencies: [

@@ -1,5 +1,5 @@
 import ArgumentParser
-import BLE
+import BLEBlueZ
 import Logging
 import UCI
 import UCIHost

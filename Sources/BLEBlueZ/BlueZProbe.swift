@@ -1,39 +1,38 @@
 import CBlueZ
 import Glibc
 
-/// Checks, through the kernel's Bluetooth socket family, whether an HCI adapter exists.
-///
-/// The BlueZ backend (mgmt channel, L2CAP CoC) is not built yet; this probe lets `run --ble hciN`
-/// say exactly what the machine offers instead of pretending to work.
-public enum BlueZProbe {
-    public enum Finding: Equatable, Sendable {
+/// Checks, through the kernel's Bluetooth socket family, whether an HCI adapter exists, without
+/// privileges and without touching the adapter: `devices` and `doctor` use it to say what the
+/// machine offers before anything opens the management channel (`BlueZAdapter`, `run --ble hciN`).
+package enum BlueZProbe {
+    package enum Finding: Equatable, Sendable {
         case noKernelSupport(errno: Int32)
         case adapterMissing(String)
         case adapterPresent(String)
     }
 
-    public static func probe(adapter: String) -> Finding {
+    package static func probe(adapter: String) -> Finding {
         let fd = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_HCI)
         guard fd >= 0 else { return .noKernelSupport(errno: errno) }
         close(fd)
         return hci_devid(adapter) >= 0 ? .adapterPresent(adapter) : .adapterMissing(adapter)
     }
 
-    public static func explain(_ finding: Finding) -> String {
+    package static func explain(_ finding: Finding) -> String {
         switch finding {
         case .noKernelSupport(let code):
             "this kernel has no Bluetooth socket support (socket(AF_BLUETOOTH) failed: \(String(cString: strerror(code))))"
         case .adapterMissing(let name):
             "no Bluetooth adapter named \(name) (check `btmgmt info` and `rfkill list`)"
         case .adapterPresent(let name):
-            "adapter \(name) is present, but the BlueZ backend is not implemented in this build yet"
+            "adapter \(name) is present: use it with `run --ble \(name)` (`doctor` checks its power, rfkill and CAP_NET_ADMIN)"
         }
     }
 }
 
 extension BlueZProbe {
     /// Adapter names the kernel lists in sysfs (hci0, hci1, ...), whether or not they are up.
-    public static func adapterNames() -> [String] {
+    package static func adapterNames() -> [String] {
         guard let directory = opendir("/sys/class/bluetooth") else { return [] }
         defer { closedir(directory) }
         var names: [String] = []
