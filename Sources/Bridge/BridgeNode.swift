@@ -37,16 +37,18 @@ public final class BridgeNode: Sendable {
     ///   - reconnectUWB: reopens the board after it disappeared (unplugged, connection lost);
     ///     retried every second until it succeeds.
     ///   - tracker: set by the simulation so it can wait for the node to go idle.
+    ///   - uwbClock: times the board's answers (UCI command timeouts); tests move it by hand.
     ///   - seed: seeds this node's choices (session ids, STS values) for reproducible runs.
     public init(
         identity: NodeIdentity, config: BridgeConfig, uwbTransport: any UCITransport, ble: any BLEAdapter,
         events: EventStream, time: any TimeSource, logger: Logger, seed: UInt64,
-        reconnectUWB: (@Sendable () async throws -> any UCITransport)? = nil, tracker: WorkTracker? = nil
+        reconnectUWB: (@Sendable () async throws -> any UCITransport)? = nil, tracker: WorkTracker? = nil,
+        uwbClock: any Clock<Duration> = ContinuousClock()
     ) {
         let inbox = NodeInbox(tracker: tracker, limit: config.inputQueueLimit)
         var logger = logger
         logger[metadataKey: "node"] = "\(identity.name)"
-        let uwb = UCIHost(transport: uwbTransport, logger: logger) { inbox.post($0.map(NodeInput.uwb)) }
+        let uwb = UCIHost(transport: uwbTransport, clock: uwbClock, logger: logger) { inbox.post($0.map(NodeInput.uwb)) }
         let tag = identity.tag
         let uwbSessions = UWBSessions(
             uwb: uwb, profile: config.uwb, ownAddress: identity.uwbShortAddress, controleesPerSession: config.controleesPerSession,

@@ -32,6 +32,8 @@ public final class SimulationDriver: Sendable {
         public var bridge = BridgeConfig()
         /// Wraps each in-process node's radios (by node name), e.g. to capture their traffic.
         public var instrument: (@Sendable (String, any UCITransport, any BLEAdapter, any TimeSource) -> (any UCITransport, any BLEAdapter))?
+        /// The clock the nodes' UCI hosts time the boards' answers by.
+        public var uwbClock: any Clock<Duration> = ContinuousClock()
         public init() {}
     }
 
@@ -57,7 +59,7 @@ public final class SimulationDriver: Sendable {
             if let instrument = options.instrument { radios = instrument(spec.name, radios.0, radios.1, time) }
             let node = BridgeNode(
                 identity: identity, config: options.bridge, uwbTransport: radios.0, ble: radios.1, events: events,
-                time: time, logger: logger, seed: seed, tracker: tracker)
+                time: time, logger: logger, seed: seed, tracker: tracker, uwbClock: options.uwbClock)
             nodes.append((body, node, tracker, seed))
         }
         self.world = world
@@ -72,6 +74,12 @@ public final class SimulationDriver: Sendable {
 
     public var stepMilliseconds: Int64 { options.stepMilliseconds }
     public var durationMilliseconds: Int64 { Int64(((options.duration ?? world.scenario.duration) * 1000).rounded()) }
+
+    /// The work tracker of an in-process node, for a test that holds back what a radio answers:
+    /// work waiting on the world is not the node's, or the driver would wait for it forever.
+    func tracker(ofNode name: String) -> WorkTracker? {
+        nodes.first { world.scenario.nodes[$0.body].name == name }?.tracker
+    }
 
     /// Identities of the in-process nodes, by scenario name.
     public var identities: [String: NodeIdentity] {

@@ -229,7 +229,11 @@ final class Mallory: Sendable {
 
     /// Unplug mid-ranging: a `device` event says so, peers stay, and once the board is back the
     /// sessions are re-created with the agreed parameters and ranging resumes.
-    @Test(.timeLimit(.minutes(1))) func rangingResumesAfterTheBoardComesBack() async throws {
+    /// Unicast as a controlee (a high peer id), and as the controller of a one-to-many session
+    /// (a low id, four controlees a session): losing the board with a shared session running
+    /// once crashed the node (an exclusive access conflict in the session bookkeeping).
+    @Test(.timeLimit(.minutes(1)), arguments: [(UInt64(0xFFFF_0000_0000_0002), 1), (UInt64(2), 4)])
+    func rangingResumesAfterTheBoardComesBack(peerID: UInt64, controleesPerSession: Int) async throws {
         var options = SimulationDriver.Options()
         options.speed = 5
         options.duration = 60
@@ -242,11 +246,13 @@ final class Mallory: Sendable {
         let port = server.endpoints[0].uwbPort
 
         let output = CollectedEvents()
+        var config = BridgeConfig()
+        config.controleesPerSession = controleesPerSession
         let node = BridgeNode(
             identity: NodeIdentity(
-                peerID: PeerID(0xFFFF_0000_0000_0002), name: "field-rig", group: 1, card: ProfileCard(name: "Field"),
+                peerID: PeerID(peerID), name: "field-rig", group: 1, card: ProfileCard(name: "Field"),
                 uwbShortAddress: 0x4243),
-            config: BridgeConfig(), uwbTransport: try StreamConnection.connect(host: "127.0.0.1", port: port),
+            config: config, uwbTransport: try StreamConnection.connect(host: "127.0.0.1", port: port),
             ble: try RemoteAirAdapter(host: "127.0.0.1", port: server.airPort, body: "field-rig"),
             events: EventStream(output: output, includesRanges: true), time: WallClock(), logger: quietLogger,
             seed: 9, reconnectUWB: { try StreamConnection.connect(host: "127.0.0.1", port: port) })
