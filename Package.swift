@@ -26,6 +26,8 @@ let package = Package(
         .systemLibrary(
             name: "CBlueZ", pkgConfig: "bluez",
             providers: [.apt(["libbluetooth-dev"])]),
+        // Linux headers the Glibc module leaves out (eventfd); nothing to link.
+        .systemLibrary(name: "CLinux"),
 
         // Pure codecs: bytes in, values out; no I/O, no clocks.
         .target(name: "ByteCoding"),
@@ -37,7 +39,7 @@ let package = Package(
         .target(
             name: "UCIHost",
             dependencies: [
-                "UCI",
+                "UCI", "CLinux",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(

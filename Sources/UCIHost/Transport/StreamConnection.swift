@@ -5,13 +5,16 @@ import Synchronization
 /// connection = one UWBS; the world's virtual air) or a tty (`/dev/ttyACM0`, a board's CDC-ACM
 /// port through the kernel driver). UCI needs no framing beyond its own on either.
 ///
-/// A dedicated thread blocks in `read(2)` and feeds a `ByteQueue`, so the cooperative thread pool
-/// never blocks on the descriptor; writes loop until every byte is sent.
+/// A dedicated thread polls the descriptor and feeds a `ByteQueue`, so the cooperative thread
+/// pool never blocks on it; writes loop until every byte is sent. The descriptor is non-blocking
+/// and every wait polls it beside an eventfd, so `close` wakes the reader and any writer; the
+/// descriptor itself is closed once, by the last of them to let go (`ClosableDescriptor`).
 public final class StreamConnection: UCITransport {
-    private let fd: Int32
+    private let descriptor: ClosableDescriptor
     private let isSocket: Bool
     private let incoming = ByteQueue()
-    private let closed = Atomic<Bool>(false)
+    /// One writer at a time, so that two writes' partial sends never interleave.
+    private let writing = Mutex(())
     public let description: String
 
     /// Connects to `host:port` (numeric or resolvable host).
@@ -32,7 +35,7 @@ public final class StreamConnection: UCITransport {
             let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.pointee.ai_protocol)
             if fd >= 0 {
                 if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
-                    return StreamConnection(fd: fd, description: "tcp:\(host):\(port)")
+                    return try StreamConnection(fd: fd, description: "tcp:\(host):\(port)")
                 }
                 lastErrno = errno
                 Glibc.close(fd)
@@ -66,77 +69,97 @@ public final class StreamConnection: UCITransport {
             cfsetspeed(&settings, speed_t(B115200))
             tcsetattr(fd, TCSANOW, &settings)
         }
-        return StreamConnection(fd: fd, description: path, isSocket: false)
+        return try StreamConnection(fd: fd, description: path, isSocket: false)
     }
 
-    /// Wraps a connected socket (or, with `isSocket: false`, another stream descriptor).
-    public init(fd: Int32, description: String, isSocket: Bool = true) {
-        self.fd = fd
+    /// Wraps a connected socket (or, with `isSocket: false`, another stream descriptor), taking
+    /// ownership of `fd`: it is closed after `close` (or when the connection is released), also
+    /// when this fails.
+    public init(fd: Int32, description: String, isSocket: Bool = true) throws(TransportError) {
+        let descriptor = try ClosableDescriptor(fd)
+        self.descriptor = descriptor
         self.isSocket = isSocket
         self.description = description
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         var one: Int32 = 1
         if isSocket { setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size)) }
-        let thread = Thread { [incoming] in
+        // The reader's use, taken before anyone can ask to close; given back when it stops, and
+        // only then is the queue finished: a `read` that returns nil after `close` means the
+        // reader let go of the descriptor.
+        _ = descriptor.acquire()
+        Thread { [incoming] in
             var buffer = [UInt8](repeating: 0, count: 16_384)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            var failure: TransportError?
+            while descriptor.wait(for: Int16(POLLIN)) {
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor.fd, $0.baseAddress, $0.count) }
                 if count > 0 {
                     if !incoming.push(Array(buffer[0..<count])) { break }
                 } else if count == 0 {
-                    incoming.finish()
                     break
-                } else if errno != EINTR {
+                } else if errno != EINTR, errno != EAGAIN, errno != EWOULDBLOCK {
                     let code = errno
-                    incoming.finish(failure: .system(call: "read", errno: code, message: String(cString: strerror(code))))
+                    failure = .system(call: "read", errno: code, message: String(cString: strerror(code)))
                     break
                 }
             }
-        }
-        thread.start()
+            descriptor.release()
+            incoming.finish(failure: failure)
+        }.start()
     }
 
     public func write(_ bytes: [UInt8]) async throws {
         try writeNow(bytes)
     }
 
-    /// Synchronous write, for callers outside async code (the world's device threads).
+    /// Synchronous write, for callers outside async code (the world's device threads). Waits
+    /// while the peer does not take the bytes; `close` ends the wait with `TransportError.closed`.
     public func writeNow(_ bytes: [UInt8]) throws {
-        guard !closed.load(ordering: .acquiring) else { throw TransportError.closed }
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { raw in
-                isSocket
-                    ? send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-                    : Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-            }
-            if sent > 0 {
-                offset += sent
-            } else if sent < 0, errno == EINTR {
-                continue
-            } else {
-                let code = errno
-                throw TransportError.system(call: "send", errno: code, message: String(cString: strerror(code)))
+        guard descriptor.acquire() else { throw TransportError.closed }
+        defer { descriptor.release() }
+        let fd = descriptor.fd
+        try writing.withLock { _ throws(TransportError) in
+            var offset = 0
+            while offset < bytes.count {
+                let sent = bytes.withUnsafeBytes { raw in
+                    isSocket
+                        ? send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                        : Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                }
+                if sent > 0 {
+                    offset += sent
+                } else if sent < 0, errno == EINTR {
+                    continue
+                } else if sent < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                    guard descriptor.wait(for: Int16(POLLOUT)) else { throw .closed }
+                } else {
+                    let code = errno
+                    throw .system(call: "send", errno: code, message: String(cString: strerror(code)))
+                }
             }
         }
     }
 
     public func read() async throws -> [UInt8]? { try await incoming.next() }
 
+    /// Wakes the reader and any writer; the descriptor closes once they let go (at once if
+    /// none holds it), and a pending `read` returns nil right after. A socket's peer is sent
+    /// the end of the stream first.
     public func close() {
-        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        // A socket's reader wakes on shutdown; a tty reader wakes when the descriptor closes in deinit.
-        if isSocket { shutdown(fd, Int32(SHUT_RDWR)) }
-        incoming.finish()
+        if isSocket, descriptor.acquire() {
+            shutdown(descriptor.fd, Int32(SHUT_WR))
+            descriptor.release()
+        }
+        descriptor.close()
     }
 
     deinit {
-        Glibc.close(fd)
+        close()
     }
 }
 
 /// Accepts TCP connections on a dedicated thread.
 public final class TCPListener: Sendable {
-    private let fd: Int32
+    private let descriptor: ClosableDescriptor
     public let port: UInt16
 
     /// Binds `host:port` (port 0 picks a free one, see `port`).
@@ -167,30 +190,33 @@ public final class TCPListener: Sendable {
         _ = withUnsafeMutablePointer(to: &actual) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
-        self.fd = fd
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        self.descriptor = try ClosableDescriptor(fd)
         self.port = UInt16(bigEndian: actual.sin_port)
     }
 
     /// Calls `handler` on the accept thread for every new connection, until `close`.
     public func acceptLoop(_ handler: @escaping @Sendable (StreamConnection) -> Void) {
-        let fd = self.fd
         let port = self.port
-        Thread {
-            while true {
-                let client = accept(fd, nil, nil)
+        guard descriptor.acquire() else { return }
+        Thread { [descriptor] in
+            while descriptor.wait(for: Int16(POLLIN)) {
+                let client = accept(descriptor.fd, nil, nil)
                 if client >= 0 {
                     _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-                    handler(StreamConnection(fd: client, description: "tcp-peer:\(port)"))
-                } else if errno != EINTR && errno != ECONNABORTED {
+                    if let connection = try? StreamConnection(fd: client, description: "tcp-peer:\(port)") { handler(connection) }
+                } else if errno != EINTR, errno != ECONNABORTED, errno != EAGAIN, errno != EWOULDBLOCK {
                     break
                 }
             }
+            descriptor.release()
         }.start()
     }
 
+    /// Stops accepting; the listening socket closes once the accept thread lets go of it (at
+    /// once when no accept loop runs).
     public func close() {
-        shutdown(fd, Int32(SHUT_RDWR))
-        Glibc.close(fd)
+        descriptor.close()
     }
 
     private static func failure(_ call: String) -> TransportError {
