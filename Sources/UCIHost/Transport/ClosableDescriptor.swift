@@ -19,16 +19,23 @@ final class ClosableDescriptor: Sendable {
     }
     private let state = Mutex(State())
 
-    /// Takes ownership of `fd`; on failure `fd` is closed.
-    init(_ fd: Int32) throws(TransportError) {
+    /// Why the descriptor could not be set up (no eventfd); then it is closed already, and
+    /// `acquire` always fails.
+    let failure: TransportError?
+
+    /// Takes ownership of `fd`.
+    init(_ fd: Int32) {
         let wake = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
-        guard wake >= 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw .system(call: "eventfd", errno: code, message: String(cString: strerror(code)))
-        }
         self.fd = fd
         self.wake = wake
+        if wake < 0 {
+            let code = errno
+            failure = .system(call: "eventfd", errno: code, message: String(cString: strerror(code)))
+            state.withLock { $0.closing = true }
+            Glibc.close(fd)
+        } else {
+            failure = nil
+        }
     }
 
     /// Takes a use of the descriptor; false once closing was asked for.

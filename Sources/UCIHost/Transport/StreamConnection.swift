@@ -35,7 +35,7 @@ public final class StreamConnection: UCITransport {
             let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.pointee.ai_protocol)
             if fd >= 0 {
                 if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
-                    return try StreamConnection(fd: fd, description: "tcp:\(host):\(port)")
+                    return try StreamConnection(fd: fd, description: "tcp:\(host):\(port)").checked()
                 }
                 lastErrno = errno
                 Glibc.close(fd)
@@ -69,17 +69,22 @@ public final class StreamConnection: UCITransport {
             cfsetspeed(&settings, speed_t(B115200))
             tcsetattr(fd, TCSANOW, &settings)
         }
-        return try StreamConnection(fd: fd, description: path, isSocket: false)
+        return try StreamConnection(fd: fd, description: path, isSocket: false).checked()
     }
 
     /// Wraps a connected socket (or, with `isSocket: false`, another stream descriptor), taking
-    /// ownership of `fd`: it is closed after `close` (or when the connection is released), also
-    /// when this fails.
-    public init(fd: Int32, description: String, isSocket: Bool = true) throws(TransportError) {
-        let descriptor = try ClosableDescriptor(fd)
+    /// ownership of `fd`: it is closed after `close`, or when the connection is released. If
+    /// the connection cannot be set up (no eventfd left), `fd` is closed at once and the
+    /// connection is a closed one whose `read` throws why.
+    public init(fd: Int32, description: String, isSocket: Bool = true) {
+        let descriptor = ClosableDescriptor(fd)
         self.descriptor = descriptor
         self.isSocket = isSocket
         self.description = description
+        if let failure = descriptor.failure {
+            incoming.finish(failure: failure)
+            return
+        }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         var one: Int32 = 1
         if isSocket { setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size)) }
@@ -105,6 +110,12 @@ public final class StreamConnection: UCITransport {
             descriptor.release()
             incoming.finish(failure: failure)
         }.start()
+    }
+
+    /// Self, or the error that left it closed from the start.
+    private func checked() throws(TransportError) -> StreamConnection {
+        if let failure = descriptor.failure { throw failure }
+        return self
     }
 
     public func write(_ bytes: [UInt8]) async throws {
@@ -191,7 +202,9 @@ public final class TCPListener: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        self.descriptor = try ClosableDescriptor(fd)
+        let descriptor = ClosableDescriptor(fd)
+        if let failure = descriptor.failure { throw failure }
+        self.descriptor = descriptor
         self.port = UInt16(bigEndian: actual.sin_port)
     }
 
@@ -204,7 +217,7 @@ public final class TCPListener: Sendable {
                 let client = accept(descriptor.fd, nil, nil)
                 if client >= 0 {
                     _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-                    if let connection = try? StreamConnection(fd: client, description: "tcp-peer:\(port)") { handler(connection) }
+                    handler(StreamConnection(fd: client, description: "tcp-peer:\(port)"))
                 } else if errno != EINTR, errno != ECONNABORTED, errno != EAGAIN, errno != EWOULDBLOCK {
                     break
                 }
