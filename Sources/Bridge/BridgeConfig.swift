@@ -42,6 +42,8 @@ public struct BridgeConfig: Sendable, Equatable {
     /// L2CAP PSM of the peer channel (dynamic LE range 0x80-0xFF).
     public var psm: UInt8 = 0x85
     public var uwb: UWBProfile = .init()
+    /// How the board's firmware wants to be driven (bring-up, app configuration).
+    public var uwbDialect: UWBDialectName = .qorvo
     /// Ranging sessions to run at once; nil takes the radio's own figure from GET_CAPS_INFO
     /// (`SUPPORTED_MAX_RANGING_SESSION_NUMBER`), or `defaultRangingSessions` if it gives none.
     public var rangingSessions: Int?
@@ -66,8 +68,9 @@ public struct BridgeConfig: Sendable, Equatable {
     public init() {}
 }
 
-/// The FiRa app configuration this project uses for DS-TWR, one-to-one or one-to-many (see firmware-notes/):
-/// deferred DS-TWR, static STS with per-session values agreed out of band.
+/// The session settings this project uses for DS-TWR, one-to-one or one-to-many, whatever the
+/// board (see firmware-notes/): deferred DS-TWR, static STS with per-session values agreed out of
+/// band. How they become SET_APP_CONFIG TLVs is the `UWBDialect`'s business.
 public struct UWBProfile: Sendable, Equatable {
     public var channel: UInt8 = 9
     public var preambleCodeIndex: UInt8 = 10
@@ -85,37 +88,5 @@ public struct UWBProfile: Sendable, Equatable {
     /// Derived from the FiRa round structure, not measured on a board.
     public func oneToManySlots(controlees: Int) -> UInt8 {
         UInt8(clamping: max(Int(slotsPerRangingRound), 3 + 2 * controlees))
-    }
-
-    /// SET_APP_CONFIG TLVs for one side of a session described by `parameters`; a one-to-many
-    /// controller starts with this controlee and adds the others to its multicast list.
-    public func appConfig(for parameters: PeerMessage.RangingParameters, asController: Bool) -> [AppConfigTLV] {
-        let own = asController ? parameters.controllerAddress : parameters.controleeAddress
-        let peer = asController ? parameters.controleeAddress : parameters.controllerAddress
-        return [
-            .deviceType(asController ? .controller : .controlee),
-            .deviceRole(asController ? .initiator : .responder),
-            .rangingRoundUsage(.dsTwrDeferred),
-            .stsConfig(.staticSTS),
-            .multiNodeMode(parameters.oneToManySlots == nil ? .unicast : .oneToMany),
-            .channel(parameters.channel),
-            .numberOfControlees(1),
-            .macAddressMode(.short),
-            .deviceMacAddress(.short(own)),
-            .dstMacAddresses([.short(peer)]),
-            .slotDuration(rstu: slotDurationRSTU),
-            .rangingDuration(milliseconds: UInt32(parameters.rangingIntervalMilliseconds)),
-            .slotsPerRangingRound(parameters.oneToManySlots ?? slotsPerRangingRound),
-            .preambleCodeIndex(parameters.preambleCodeIndex),
-            .sfdID(2),
-            .rframeConfig(3),
-            .vendorID(parameters.vendorID),
-            .staticSTSIV(parameters.staticSTSIV),
-            .scheduleMode(1),
-            .hoppingMode(0),
-            .aoaResultRequest(1),
-            .resultReportConfig(0x0B),
-            .rangeDataNotificationConfig(1),
-        ]
     }
 }

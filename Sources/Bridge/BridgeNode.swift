@@ -51,7 +51,7 @@ public final class BridgeNode: Sendable {
         let uwb = UCIHost(transport: uwbTransport, clock: uwbClock, logger: logger) { inbox.post($0.map(NodeInput.uwb)) }
         let tag = identity.tag
         let uwbSessions = UWBSessions(
-            uwb: uwb, profile: config.uwb, ownAddress: identity.uwbShortAddress, controleesPerSession: config.controleesPerSession,
+            uwb: uwb, dialect: config.uwbDialect.dialect, profile: config.uwb, ownAddress: identity.uwbShortAddress, controleesPerSession: config.controleesPerSession,
             logger: logger, seed: seed ^ 0x5EED_0F_0A11, tracker: tracker
         ) { inbox.post(.uwbSessions($0)) }
         let context = PeerContext(identity: identity, config: config, uwbSessions: uwbSessions, ble: ble, logger: logger, time: time)
@@ -77,7 +77,7 @@ public final class BridgeNode: Sendable {
     /// answer; a BLE failure is reported and the node keeps running without discovery.
     public func start() async throws {
         await uwb.start()
-        await boardReady(try await UWBSessions.bringUp(uwb))
+        await boardReady(try await uwbSessions.bringUpNow())
         let uwbSessions = self.uwbSessions
         sessionsWorker.withLock { $0 = Task { await uwbSessions.run() } }
 

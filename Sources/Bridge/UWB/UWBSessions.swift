@@ -13,13 +13,6 @@ public enum UWBSessionsEvent: Sendable {
     case boardFailed(UCIHostError)
 }
 
-/// What a board says about itself when it comes up.
-public struct BoardDescription: Sendable, Equatable {
-    public var info: DeviceInfo
-    /// Ranging sessions it runs at once, from its capabilities (nil if it does not say).
-    public var maxRangingSessions: Int?
-}
-
 /// The one owner of the board's ranging sessions, unicast and one-to-many.
 ///
 /// Peers ask (`open`, `close`, `reserve`) without waiting: requests are booked at once, in the
@@ -61,7 +54,10 @@ final class UWBSessions: Sendable {
     }
 
     private let uwb: UCIHost
+    private let dialect: any UWBDialect
     private let profile: UWBProfile
+    /// What the board said about itself at its last bring-up: the dialect configures for it.
+    private let board = Mutex<BoardDescription?>(nil)
     private let ownAddress: UInt16
     private let limit: Int
     private let logger: Logger
@@ -72,10 +68,11 @@ final class UWBSessions: Sendable {
     private let queue: Mutex<AsyncStream<Operation>?>
 
     init(
-        uwb: UCIHost, profile: UWBProfile, ownAddress: UInt16, controleesPerSession: Int, logger: Logger, seed: UInt64,
+        uwb: UCIHost, dialect: any UWBDialect, profile: UWBProfile, ownAddress: UInt16, controleesPerSession: Int, logger: Logger, seed: UInt64,
         tracker: WorkTracker?, report: @escaping @Sendable (UWBSessionsEvent) -> Void
     ) {
         self.uwb = uwb
+        self.dialect = dialect
         self.profile = profile
         self.ownAddress = ownAddress
         self.limit = controleesPerSession
@@ -188,27 +185,30 @@ final class UWBSessions: Sendable {
             board.joinedSession = [:]
         case .bringUp:
             do {
-                report(.boardReady(try await Self.bringUp(uwb)))
+                report(.boardReady(try await bringUpNow()))
             } catch {
                 report(.boardFailed(error))
             }
         }
     }
 
-    /// Resets the UWBS and reads what it says about itself; boards that do not answer
-    /// GET_CAPS_INFO, or omit the session count, leave it nil.
-    static func bringUp(_ uwb: UCIHost) async throws(UCIHostError) -> BoardDescription {
-        try await uwb.reset()
-        let info = try await uwb.deviceInfo()
-        let capabilities = (try? await uwb.capabilities()) ?? []
-        return BoardDescription(info: info, maxRangingSessions: Capabilities.maxRangingSessions(in: capabilities))
+    /// Brings the board up in the dialect's way and keeps what it said, for the app configs to come.
+    func bringUpNow() async throws(UCIHostError) -> BoardDescription {
+        let description = try await dialect.bringUp(uwb)
+        board.withLock { $0 = description }
+        return description
+    }
+
+    private func appConfig(_ request: UWBSessionRequest) -> [AppConfigTLV] {
+        dialect.appConfig(
+            for: request.parameters, asController: request.asController, profile: profile, board: board.withLock { $0 })
     }
 
     private func openUnicast(_ peer: PeerID, _ request: UWBSessionRequest, on board: inout Board) async throws(UCIHostError) -> UInt32 {
         await close(peer, on: &board)
         let token = try await uwb.initSession(id: request.parameters.sessionID)
         do {
-            try await uwb.setAppConfig(session: token, profile.appConfig(for: request.parameters, asController: request.asController))
+            try await uwb.setAppConfig(session: token, appConfig(request))
             try await uwb.startRanging(session: token)
         } catch {
             await deinitialize(token)
@@ -230,7 +230,7 @@ final class UWBSessions: Sendable {
         } else {
             let token = try await uwb.initSession(id: id)
             do {
-                try await uwb.setAppConfig(session: token, profile.appConfig(for: request.parameters, asController: true))
+                try await uwb.setAppConfig(session: token, appConfig(request))
                 try await uwb.startRanging(session: token)
             } catch {
                 await deinitialize(token)

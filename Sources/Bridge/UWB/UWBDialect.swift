@@ -1,0 +1,136 @@
+import PeerProtocol
+import UCI
+import UCIHost
+
+/// What differs between firmwares that all speak FiRa UCI: how a board is brought up and which
+/// SET_APP_CONFIG a session of ours needs on it. Everything else (the session life cycle, the
+/// peer protocol, range notifications) is the same for every board. A new dialect is one type
+/// conforming to this protocol and one case in `UWBDialectName`.
+public protocol UWBDialect: Sendable {
+    /// Resets a board that was just opened (or came back) and reads what it says about itself.
+    func bringUp(_ uwb: UCIHost) async throws(UCIHostError) -> BoardDescription
+    /// SET_APP_CONFIG TLVs for one side of the session `parameters` describe, on `board` (nil
+    /// before it answered its bring-up); a one-to-many controller starts with this controlee
+    /// and adds the others to its multicast list.
+    func appConfig(
+        for parameters: PeerMessage.RangingParameters, asController: Bool, profile: UWBProfile, board: BoardDescription?
+    ) -> [AppConfigTLV]
+}
+
+/// The dialects a config can name (`"uwbDialect"`).
+public enum UWBDialectName: String, Sendable, CaseIterable, Codable {
+    /// Qorvo's FiRa UCI firmware for the DW3000 family (QM33 SDK, DWM3001CDK): the reference board.
+    case qorvo
+    /// Plain FiRa UCI with Android's defaults, as Google's pica emulator and AOSP hosts drive it.
+    case fira
+
+    public var dialect: any UWBDialect {
+        switch self {
+        case .qorvo: QorvoDialect()
+        case .fira: FiRaDialect()
+        }
+    }
+}
+
+/// What a board says about itself when it comes up.
+public struct BoardDescription: Sendable, Equatable {
+    public var info: DeviceInfo
+    public var capabilities: [CapabilityTLV]
+
+    public init(info: DeviceInfo, capabilities: [CapabilityTLV]) {
+        self.info = info
+        self.capabilities = capabilities
+    }
+
+    /// Ranging sessions it runs at once, from its capabilities (nil if it does not say).
+    public var maxRangingSessions: Int? { Capabilities.maxRangingSessions(in: capabilities) }
+
+    /// Whether it measures angles: UCI 1.x `SUPPORTED_AOA` (0x10), any bit set. Nil where the
+    /// board does not say in that numbering (UCI 2.0 renumbered the capability TLVs).
+    public var measuresAngles: Bool? {
+        guard info.uciVersion.major == 1, let tlv = capabilities.first(where: { $0.type == 0x10 }) else { return nil }
+        return tlv.value.contains { $0 != 0 }
+    }
+}
+
+extension UWBDialect {
+    /// The FiRa bring-up every dialect here shares: CORE_DEVICE_RESET, CORE_GET_DEVICE_INFO,
+    /// CORE_GET_CAPS_INFO (boards that do not answer the last one get no capabilities).
+    func standardBringUp(_ uwb: UCIHost) async throws(UCIHostError) -> BoardDescription {
+        try await uwb.reset()
+        let info = try await uwb.deviceInfo()
+        return BoardDescription(info: info, capabilities: (try? await uwb.capabilities()) ?? [])
+    }
+
+    /// The TLVs both dialects send alike: roles, DS-TWR deferred, static STS with the values
+    /// agreed out of band, addresses, channel and timing (firmware-notes/uci-config.md).
+    func sessionTLVs(for parameters: PeerMessage.RangingParameters, asController: Bool, profile: UWBProfile) -> [AppConfigTLV] {
+        let own = asController ? parameters.controllerAddress : parameters.controleeAddress
+        let peer = asController ? parameters.controleeAddress : parameters.controllerAddress
+        return [
+            .deviceType(asController ? .controller : .controlee),
+            .deviceRole(asController ? .initiator : .responder),
+            .rangingRoundUsage(.dsTwrDeferred),
+            .stsConfig(.staticSTS),
+            .multiNodeMode(parameters.oneToManySlots == nil ? .unicast : .oneToMany),
+            .channel(parameters.channel),
+            .numberOfControlees(1),
+            .macAddressMode(.short),
+            .deviceMacAddress(.short(own)),
+            .dstMacAddresses([.short(peer)]),
+            .slotDuration(rstu: profile.slotDurationRSTU),
+            .rangingDuration(milliseconds: UInt32(parameters.rangingIntervalMilliseconds)),
+            .slotsPerRangingRound(parameters.oneToManySlots ?? profile.slotsPerRangingRound),
+            .preambleCodeIndex(parameters.preambleCodeIndex),
+            .sfdID(2),
+            .rframeConfig(3),
+            .vendorID(parameters.vendorID),
+            .staticSTSIV(parameters.staticSTSIV),
+            .scheduleMode(1),
+            .hoppingMode(0),
+        ]
+    }
+}
+
+/// Qorvo's FiRa UCI firmware (QM33 SDK on the DWM3001CDK). Asks for angles and reports them with
+/// their figures of merit, as Qorvo's own `run_fira_twr` does, even on single-antenna boards
+/// (which report a figure of merit of 0: no direction; firmware-notes/dwm3001cdk.md).
+public struct QorvoDialect: UWBDialect {
+    public init() {}
+
+    public func bringUp(_ uwb: UCIHost) async throws(UCIHostError) -> BoardDescription {
+        try await standardBringUp(uwb)
+    }
+
+    public func appConfig(
+        for parameters: PeerMessage.RangingParameters, asController: Bool, profile: UWBProfile, board: BoardDescription?
+    ) -> [AppConfigTLV] {
+        sessionTLVs(for: parameters, asController: asController, profile: profile) + [
+            .aoaResultRequest(1),
+            // ToF + AoA azimuth + figures of merit.
+            .resultReportConfig(0x0B),
+            .rangeDataNotificationConfig(1),
+        ]
+    }
+}
+
+/// Plain FiRa UCI as an AOSP host drives it (and Google's pica emulates it): angles are asked for
+/// only of a board whose capabilities say it measures them; otherwise time of flight only.
+public struct FiRaDialect: UWBDialect {
+    public init() {}
+
+    public func bringUp(_ uwb: UCIHost) async throws(UCIHostError) -> BoardDescription {
+        try await standardBringUp(uwb)
+    }
+
+    public func appConfig(
+        for parameters: PeerMessage.RangingParameters, asController: Bool, profile: UWBProfile, board: BoardDescription?
+    ) -> [AppConfigTLV] {
+        let angles = board?.measuresAngles == true
+        return sessionTLVs(for: parameters, asController: asController, profile: profile) + [
+            .aoaResultRequest(angles ? 1 : 0),
+            .resultReportConfig(angles ? 0x0B : 0x01),
+            .rangeDataNotificationConfig(1),
+        ]
+    }
+}
