@@ -51,6 +51,7 @@ let package = Package(
             dependencies: [
                 "CBlueZ", "BLE", "BlueZMgmt",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]),
 
         // Per-peer logic and output.

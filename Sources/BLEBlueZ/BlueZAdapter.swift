@@ -4,6 +4,7 @@ import CBlueZ
 import Glibc
 import Logging
 import Synchronization
+import SystemPackage
 
 /// A Bluetooth LE adapter driven through the kernel, beside bluetoothd rather than instead of
 /// it: advertising and discovery through the management channel, the peer channel over L2CAP
@@ -22,8 +23,10 @@ public final class BlueZAdapter: BLEAdapter {
         var instance: UInt8 = 1
         var adapterAddress: [UInt8] = []
         var scanning = false
-        var listener: Int32 = -1
-        var links: [LinkID: Int32] = [:]
+        /// Owned by the accept thread, which closes it; others may only shut it down.
+        var listener: LinkSocket?
+        /// Each owned by its reader (see `LinkSocket`).
+        var links: [LinkID: LinkSocket] = [:]
         var closedLocally: Set<LinkID> = []
         var nextLink: LinkID = 1
         var addressTypes: [BLEAddress: MgmtAddressType] = [:]
@@ -296,31 +299,34 @@ public final class BlueZAdapter: BLEAdapter {
 
     private func listen() throws(BlueZError) {
         let address = state.withLock { $0.adapterAddress }
-        let listener = try L2CAPSocket.make(adapter: address, psm: psm)
-        guard Glibc.listen(listener, 8) == 0 else {
+        let fd = try L2CAPSocket.make(adapter: address, psm: psm)
+        guard Glibc.listen(fd, 8) == 0 else {
             let code = errno
-            close(listener)
+            close(fd)
             throw .socket(call: "listen(L2CAP psm \(psm))", errno: code)
         }
+        let listener = LinkSocket(FileDescriptor(rawValue: fd))
         state.withLock { $0.listener = listener }
         detachedThread { [weak self] in
-            while let (fd, peer) = L2CAPSocket.accept(listener) {
+            while let (fd, peer) = L2CAPSocket.accept(listener.ownerDescriptor.rawValue) {
+                let socket = LinkSocket(FileDescriptor(rawValue: fd))
                 guard let self else {
-                    close(fd)
-                    return
+                    socket.close()
+                    break
                 }
-                let link = self.register(fd)
+                let link = self.register(socket)
                 self.emit(.linkOpened(link, peer: peer, initiatedLocally: false))
-                self.readLoop(link: link, fd: fd)
+                self.readLoop(link: link, socket: socket)
             }
+            listener.close()
         }
     }
 
-    private func register(_ fd: Int32) -> LinkID {
+    private func register(_ socket: LinkSocket) -> LinkID {
         state.withLock { s in
             let link = s.nextLink
             s.nextLink &+= 1
-            s.links[link] = fd
+            s.links[link] = socket
             return link
         }
     }
@@ -329,40 +335,44 @@ public final class BlueZAdapter: BLEAdapter {
         state.withLock { $0.handler }?(event)
     }
 
-    /// One thread per link: each read is one SDU; EOF or an error ends the link.
-    private func readLoop(link: LinkID, fd: Int32) {
-        detachedThread { [weak self] in
-            var buffer = [UInt8](repeating: 0, count: Int(L2CAPSocket.receiveMTU))
-            while true {
-                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { break }
-                self?.emit(.linkData(link, Array(buffer[0..<count])))
-            }
-            guard let self else { return }
-            let local = self.state.withLock { s in
-                s.links[link] = nil
-                return s.closedLocally.remove(link) != nil
-            }
-            close(fd)
-            if !local { self.emit(.linkClosed(link)) }
-        }
+    /// One reader thread per link, the socket's owner: each read is one SDU; EOF, an error or a
+    /// shutdown ends the link, which leaves the table before its socket is closed.
+    private func readLoop(link: LinkID, socket: LinkSocket) {
+        socket.readOnNewThread(
+            data: { [weak self] sdu in self?.emit(.linkData(link, sdu)) },
+            ended: { [weak self] in
+                guard let self else { return }
+                let local = self.state.withLock { s in
+                    s.links[link] = nil
+                    return s.closedLocally.remove(link) != nil
+                }
+                if !local { self.emit(.linkClosed(link)) }
+            })
     }
 
     public func connect(to peer: BLEAddress) async throws -> LinkID {
         let (address, type) = state.withLock { ($0.adapterAddress, $0.addressTypes[peer] ?? .lePublic) }
-        let fd = try L2CAPSocket.make(adapter: address, psm: 0)
-        let link = register(fd)
+        let socket = LinkSocket(FileDescriptor(rawValue: try L2CAPSocket.make(adapter: address, psm: 0)))
+        let link = register(socket)
         let psm = self.psm
+        // This thread owns the socket until it hands it to the reader; `disconnect` meanwhile
+        // shuts it down, which fails the connect.
         detachedThread { [weak self] in
             do {
-                try L2CAPSocket.connect(fd, to: peer, type: type, psm: psm)
-                self?.emit(.linkOpened(link, peer: peer, initiatedLocally: true))
-                self?.readLoop(link: link, fd: fd)
+                try L2CAPSocket.connect(socket.ownerDescriptor.rawValue, to: peer, type: type, psm: psm)
+                guard let self else {
+                    socket.close()
+                    return
+                }
+                self.emit(.linkOpened(link, peer: peer, initiatedLocally: true))
+                self.readLoop(link: link, socket: socket)
             } catch {
                 self?.logger.info("L2CAP connect failed", metadata: ["peer": "\(peer)", "error": "\(error)"])
-                self?.state.withLock { _ = $0.links.removeValue(forKey: link) }
-                close(fd)
+                self?.state.withLock { s in
+                    s.links[link] = nil
+                    s.closedLocally.remove(link)
+                }
+                socket.close()
                 self?.emit(.linkClosed(link))
             }
         }
@@ -370,20 +380,19 @@ public final class BlueZAdapter: BLEAdapter {
     }
 
     public func send(_ sdu: [UInt8], on link: LinkID) async throws {
-        guard let fd = state.withLock({ $0.links[link] }) else { throw BLEAdapterError.unknownLink(link) }
+        guard let socket = state.withLock({ $0.links[link] }) else { throw BLEAdapterError.unknownLink(link) }
         // Never block the node on one peer: a channel out of credits (a stalled or dying peer)
         // fails this send, and the peer protocol repeats unanswered messages.
-        let written = sdu.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
-        guard written == sdu.count else { throw BlueZError.socket(call: "send(L2CAP)", errno: errno) }
+        try socket.send(sdu, link: link)
     }
 
     public func disconnect(_ link: LinkID) async {
-        let fd = state.withLock { s -> Int32? in
-            guard let fd = s.links[link] else { return nil }
+        let socket = state.withLock { s -> LinkSocket? in
+            guard let socket = s.links[link] else { return nil }
             s.closedLocally.insert(link)
-            return fd
+            return socket
         }
-        if let fd { shutdown(fd, Int32(SHUT_RDWR)) }
+        socket?.shutdown()
     }
 
     public func stop() async {
@@ -398,11 +407,9 @@ public final class BlueZAdapter: BLEAdapter {
             _ = try? await socket.send(.stopDiscovery(addressTypes: 0x06), index: index)
             socket.close()
         }
-        for fd in links { shutdown(fd, Int32(SHUT_RDWR)) }
-        if listener >= 0 {
-            shutdown(listener, Int32(SHUT_RDWR))
-            close(listener)
-        }
+        // Their owners (the reader threads, the accept thread) close them once woken.
+        for socket in links { socket.shutdown() }
+        listener?.shutdown()
     }
 }
 

@@ -1,0 +1,89 @@
+import BLE
+import Glibc
+import Synchronization
+import SystemPackage
+
+/// One L2CAP channel's socket with a single owner: the link's reader, which alone closes it, once
+/// its reads are over. Everyone else (a send, `disconnect`, `stop`) uses the descriptor only under
+/// this record's lock and only while it is open, so no send can land on a descriptor number the
+/// kernel has meanwhile handed to another file. Other threads end the link with `shutdown`, which
+/// wakes the owner's blocking read (or connect); they never close it under the owner.
+final class LinkSocket: Sendable {
+    /// The descriptor while it is open; nil once the owner closed it.
+    private let open: Mutex<FileDescriptor?>
+    /// For the owner's own calls (connect, reads), which it makes before it closes.
+    let ownerDescriptor: FileDescriptor
+
+    /// Takes ownership of `fd`.
+    init(_ fd: FileDescriptor) {
+        ownerDescriptor = fd
+        open = Mutex(fd)
+    }
+
+    /// Sends one SDU without blocking (one send is one SDU on a SOCK_SEQPACKET socket): a channel
+    /// out of credits fails the send instead of stalling the caller.
+    func send(_ sdu: [UInt8], link: LinkID) throws {
+        try open.withLock { fd throws in
+            guard let fd else { throw BLEAdapterError.unknownLink(link) }
+            let written = sdu.withUnsafeBytes { bytes in
+                valueOrErrno(retryOnInterrupt: true) {
+                    Glibc.send(fd.rawValue, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                }
+            }
+            switch written {
+            case .success(let count) where count == sdu.count: return
+            case .success: throw BlueZError.socket(call: "send(L2CAP)", errno: EMSGSIZE)
+            case .failure(let error): throw BlueZError.socket(call: "send(L2CAP)", errno: error.rawValue)
+            }
+        }
+    }
+
+    /// Ends the channel both ways, waking the owner's read or connect; the owner then closes.
+    func shutdown() {
+        open.withLock { fd in
+            if let fd { _ = Glibc.shutdown(fd.rawValue, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    /// The owner's last call, after its last read.
+    func close() {
+        let fd = open.withLock { fd in
+            defer { fd = nil }
+            return fd
+        }
+        // Under no lock: once `open` is nil nobody else reaches the descriptor.
+        try? fd?.close()
+    }
+
+    /// Reads SDUs on a new thread, handing each to `data`, until the channel ends (EOF, an error,
+    /// `shutdown`); then calls `ended` and closes the socket. The calling thread owns the socket
+    /// and hands it on to the reader.
+    func readOnNewThread(data: @escaping @Sendable ([UInt8]) -> Void, ended: @escaping @Sendable () -> Void) {
+        detachedThread { [self] in
+            readUntilEnd(data: data)
+            ended()
+            close()
+        }
+    }
+
+    /// The owner's read loop: returns when the channel ended.
+    func readUntilEnd(data: ([UInt8]) -> Void) {
+        var buffer = [UInt8](repeating: 0, count: Int(L2CAPSocket.receiveMTU))
+        while true {
+            let count = buffer.withUnsafeMutableBytes { (try? ownerDescriptor.read(into: $0, retryOnInterrupt: true)) ?? 0 }
+            guard count > 0 else { return }
+            data(Array(buffer[0..<count]))
+        }
+    }
+}
+
+/// The result of a system call that returns -1 and sets errno on failure.
+private func valueOrErrno(retryOnInterrupt: Bool, _ call: () -> Int) -> Result<Int, Errno> {
+    while true {
+        let value = call()
+        if value >= 0 { return .success(value) }
+        let error = Errno(rawValue: errno)
+        if retryOnInterrupt, error == .interrupted { continue }
+        return .failure(error)
+    }
+}
