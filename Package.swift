@@ -32,7 +32,7 @@ let package = Package(
         // Pure codecs: bytes in, values out; no I/O, no clocks.
         .target(name: "ByteCoding"),
         .target(name: "UCI", dependencies: ["ByteCoding"]),
-        .target(name: "PeerProtocol", dependencies: ["ByteCoding"]),
+        .target(name: "PeerProtocol", dependencies: ["ByteCoding", "BLE"]),
         .target(name: "BlueZMgmt", dependencies: ["ByteCoding"]),
 
         // I/O and protocol state.

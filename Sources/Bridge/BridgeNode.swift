@@ -87,7 +87,7 @@ public final class BridgeNode: Sendable {
             let advert = Advertisement(
                 group: identity.group, peerID: identity.peerID, uwbShortAddress: identity.uwbShortAddress,
                 capabilities: [.uwb], psm: context.config.psm)
-            try await ble.advertise(advert.advertisingData(), scanResponse: Self.nameAD(identity.name))
+            try await ble.advertise(advert.advertisingData(), scanResponse: AdvertisingData.localName(identity.name).bytes)
             try await ble.startScanning()
             events.emit(.device(.init(radio: .ble, state: .ready, backend: ble.backendName)))
         } catch {
@@ -253,11 +253,6 @@ public final class BridgeNode: Sendable {
         }
     }
 
-    /// Complete Local Name AD structure (scan response data on real radios).
-    private static func nameAD(_ name: String) -> [UInt8] {
-        let bytes = Array(name.utf8.prefix(29))
-        return [UInt8(bytes.count + 1), 0x09] + bytes
-    }
 }
 
 extension Array where Element == UInt8 {

@@ -64,7 +64,7 @@ enum HCIRendering {
         let rx = direction(sent: false)
         switch event {
         case .advertisement(let address, let rssi, let data):
-            let (advertising, scanResponse) = split(data)
+            let (advertising, scanResponse) = AdvertisingData(data).split()
             var reports = [rx + advertisingReport(type: 0x00, address: address, data: advertising, rssi: rssi)]
             if !scanResponse.isEmpty { reports.append(rx + advertisingReport(type: 0x04, address: address, data: scanResponse, rssi: rssi)) }
             return reports
@@ -85,17 +85,6 @@ enum HCIRendering {
             // The host switches a controller off and on with commands, not events: nothing to record.
             return []
         }
-    }
-
-    /// Legacy advertising carries at most 31 bytes; the rest of our blob is the scan response.
-    static func split(_ data: [UInt8]) -> ([UInt8], [UInt8]) {
-        var index = 0
-        while index < data.count {
-            let next = index + 1 + Int(data[index])
-            if next > 31 || next > data.count { break }
-            index = next
-        }
-        return (Array(data[..<index]), Array(data[index...]))
     }
 
     static func advertisingReport(type: UInt8, address: BLEAddress, data: [UInt8], rssi: Int) -> [UInt8] {

@@ -1,3 +1,5 @@
+import BLE
+
 /// What a peer advertises, in the manufacturer-specific AD structure of a legacy advertisement.
 ///
 /// Layout (all little-endian), inside AD type 0xFF after the 2-byte company id 0xFFFF (the id
@@ -64,21 +66,12 @@ public struct Advertisement: Sendable, Equatable {
     /// Returns nil, cheaply, for foreign adverts and for other payload versions (a newer peer is
     /// ignored rather than misread). Throws only when our magic is present but the structure is broken.
     public static func find(in advertisingData: [UInt8]) throws(PeerProtocolError) -> Advertisement? {
-        var index = 0
-        while index < advertisingData.count {
-            let length = Int(advertisingData[index])
-            if length == 0 { return nil }  // early terminator per Core Spec Vol 3 Part C §11
-            let start = index + 1
-            let end = start + length
-            guard end <= advertisingData.count else { return nil }
-            if advertisingData[start] == 0xFF, length >= 6,
-                advertisingData[start + 1] == UInt8(companyID & 0xFF),
-                advertisingData[start + 2] == UInt8(companyID >> 8),
-                Array(advertisingData[start + 3..<start + 5]) == magic
-            {
-                return try decodeBody(advertisingData[start + 5..<end])
-            }
-            index = end
+        for structure in AdvertisingData(advertisingData) where structure.type == AdvertisingData.manufacturerSpecific {
+            let data = structure.data
+            guard data.count >= 5, data[data.startIndex] == UInt8(companyID & 0xFF), data[data.startIndex + 1] == UInt8(companyID >> 8),
+                data[(data.startIndex + 2)..<(data.startIndex + 4)].elementsEqual(magic)
+            else { continue }
+            return try decodeBody(data.dropFirst(4))
         }
         return nil
     }

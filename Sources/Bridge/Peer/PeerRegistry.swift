@@ -148,7 +148,7 @@ actor PeerRegistry {
             return
         }
         guard let advert, advert.group == context.identity.group, advert.peerID != context.identity.peerID else { return }
-        let name = LocalName.find(in: data)
+        let name = AdvertisingData(data).localName
         await sessionFor(advert.peerID, name: name, rssi: rssi)
         await feed(advert.peerID, .heard(advert, name: name, address: address, rssi: rssi))
     }
@@ -413,22 +413,5 @@ actor PeerRegistry {
     /// Says goodbye to every peer and releases their UWB sessions.
     func closeAll() async {
         for peer in sessions.keys.sorted() { await feed(peer, .close(sayGoodbye: true)) }
-    }
-}
-
-/// The Complete (0x09) or Shortened (0x08) Local Name AD structure, usually in the scan response.
-enum LocalName {
-    static func find(in data: [UInt8]) -> String? {
-        var index = 0
-        while index < data.count {
-            let length = Int(data[index])
-            guard length > 0, index + 1 + length <= data.count else { return nil }
-            let type = data[index + 1]
-            if type == 0x09 || type == 0x08 {
-                return String(validating: data[(index + 2)..<(index + 1 + length)], as: UTF8.self)
-            }
-            index += 1 + length
-        }
-        return nil
     }
 }

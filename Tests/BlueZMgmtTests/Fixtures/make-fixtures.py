@@ -22,6 +22,11 @@ advert = AdvertisingData([
     (AdvertisingData.MANUFACTURER_SPECIFIC_DATA, struct.pack("<H", 0xFFFF) + body),
 ])
 scan_response = AdvertisingData([(AdvertisingData.COMPLETE_LOCAL_NAME, "Booth rig".encode())])
+# A name longer than the 29 bytes a legacy scan response leaves: cut at a character boundary
+# (Python's own UTF-8 decoder drops the partial character) and labelled Shortened Local Name.
+long_name = "Nord hall booth · stand 1 ✓ Café and more"
+shortened = long_name.encode()[:29].decode("utf-8", "ignore")
+long_scan_response = AdvertisingData([(AdvertisingData.SHORTENED_LOCAL_NAME, shortened.encode())])
 
 fixture = {
     "generator": f"bumble {bumble.__version__ if hasattr(bumble, '__version__') else '0.0.236'} AdvertisingData",
@@ -29,6 +34,8 @@ fixture = {
                "capabilities": capabilities, "psm": psm, "name": "Booth rig"},
     "advertising_data": bytes(advert).hex(),
     "scan_response": bytes(scan_response).hex(),
+    "long_name": long_name,
+    "long_name_scan_response": bytes(long_scan_response).hex(),
 }
 out = pathlib.Path(__file__).with_name("advertising-data.json")
 out.write_text(json.dumps(fixture, indent=2) + "\n")
