@@ -140,16 +140,8 @@ public final class BlueZAdapter: BLEAdapter {
     }
 
     /// Drops the Flags AD structure: with the discoverable flag the kernel writes its own.
-    public static func withoutFlags(_ data: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        var i = 0
-        while i < data.count {
-            let length = Int(data[i])
-            guard length > 0, i + 1 + length <= data.count else { break }
-            if data[i + 1] != 0x01 { out += data[i...(i + length)] }
-            i += 1 + length
-        }
-        return out
+    package static func withoutFlags(_ data: [UInt8]) -> [UInt8] {
+        AdvertisingData(data).removing(AdvertisingData.flags).bytes
     }
 
     /// Starts discovery and keeps restarting it. A discovery that is already running (another
