@@ -11,7 +11,7 @@ let package = Package(
         .executable(name: "proximity-eval", targets: ["ProximityEvalCLI"]),
         // For the benchmarks (Benchmarks/, a package of its own so its dependencies stay out of
         // this package's builds).
-        .library(name: "NearbyBridgeCore", targets: ["UCI", "UCIHost", "PeerProtocol", "BLE", "Proximity", "Events", "Bridge", "Simulation"]),
+        .library(name: "NearbyBridgeCore", targets: ["UCI", "StreamIO", "UCIHost", "PeerProtocol", "BLE", "Proximity", "Events", "Bridge", "Simulation"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -36,20 +36,23 @@ let package = Package(
         .target(name: "BlueZMgmt", dependencies: ["ByteCoding"]),
 
         // I/O and protocol state.
+        // Byte streams on descriptors (TCP, tty), the queue that hands their bytes to async code,
+        // and IOThread, the one way to start a thread of our own.
+        .target(name: "StreamIO", dependencies: ["CLinux"]),
         .target(
             name: "UCIHost",
             dependencies: [
-                "UCI", "CLinux",
+                "UCI", "StreamIO",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
             name: "UCIUSB",
-            dependencies: ["CLibUSB", "UCIHost"]),
+            dependencies: ["CLibUSB", "StreamIO", "UCIHost"]),
         .target(name: "BLE"),
         .target(
             name: "BLEBlueZ",
             dependencies: [
-                "CBlueZ", "BLE", "BlueZMgmt",
+                "CBlueZ", "BLE", "BlueZMgmt", "StreamIO",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]),
@@ -72,7 +75,7 @@ let package = Package(
         .target(
             name: "Replay",
             dependencies: [
-                "BLE", "Bridge", "Capture", "Events", "PeerProtocol", "Proximity", "UCI", "UCIHost",
+                "BLE", "Bridge", "Capture", "Events", "PeerProtocol", "Proximity", "StreamIO", "UCI", "UCIHost",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
@@ -80,7 +83,7 @@ let package = Package(
         .target(
             name: "Doctor",
             dependencies: [
-                "BLE", "BLEBlueZ", "BlueZMgmt", "UCIHost", "UCIUSB",
+                "BLE", "BLEBlueZ", "BlueZMgmt", "StreamIO", "UCIHost", "UCIUSB",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
@@ -88,7 +91,7 @@ let package = Package(
         .target(
             name: "Simulation",
             dependencies: [
-                "UCI", "UCIHost", "PeerProtocol", "BLE", "Bridge", "Events",
+                "UCI", "StreamIO", "UCIHost", "PeerProtocol", "BLE", "Bridge", "Events",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Scenarios")]),
@@ -96,7 +99,7 @@ let package = Package(
         .executableTarget(
             name: "NearbyBridgeCLI",
             dependencies: [
-                "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "Bridge", "Capture", "Doctor", "Events", "Plot", "Proximity", "Replay",
+                "StreamIO", "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "Bridge", "Capture", "Doctor", "Events", "Plot", "Proximity", "Replay",
                 "Simulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -120,7 +123,8 @@ let package = Package(
         .testTarget(name: "ByteCodingTests", dependencies: ["ByteCoding"]),
         .testTarget(name: "UCITests", dependencies: ["UCI"]),
         .testTarget(name: "PeerProtocolTests", dependencies: ["PeerProtocol"]),
-        .testTarget(name: "UCIHostTests", dependencies: ["UCI", "UCIHost"]),
+        .testTarget(name: "StreamIOTests", dependencies: ["StreamIO"]),
+        .testTarget(name: "UCIHostTests", dependencies: ["UCI", "StreamIO", "UCIHost"]),
         .testTarget(name: "ProximityTests", dependencies: ["Proximity", "Bridge", "PeerProtocol"]),
         .testTarget(name: "ProximityEvaluationTests", dependencies: ["ProximityEvaluation", "Proximity", "Bridge"]),
         .testTarget(name: "UCIUSBTests", dependencies: ["UCIUSB"]),
@@ -130,7 +134,7 @@ let package = Package(
         .testTarget(name: "EventsTests", dependencies: ["Events"]),
         .testTarget(
             name: "BridgeTests",
-            dependencies: ["Bridge", "Simulation", "Events", "UCI", "UCIHost", "PeerProtocol"],
+            dependencies: ["Bridge", "Simulation", "Events", "UCI", "StreamIO", "UCIHost", "PeerProtocol"],
             resources: [.copy("Golden")]),
     ],
     swiftLanguageModes: [.v6]

@@ -6,6 +6,7 @@ import Bridge
 import Foundation
 import PeerProtocol
 import Simulation
+import StreamIO
 import UCIHost
 import UCIUSB
 

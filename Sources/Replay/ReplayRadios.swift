@@ -2,6 +2,7 @@ import BLE
 import Bridge
 import Synchronization
 import UCI
+import StreamIO
 import UCIHost
 
 /// Plays the board: each command the node sends is answered with the next recorded response to

@@ -1,5 +1,6 @@
 import BLE
 import Synchronization
+import StreamIO
 import UCIHost
 
 /// A BLE adapter whose air is a world server's (`--ble world:HOST:PORT/BODY`): the bridge in

@@ -1,5 +1,6 @@
 import Bridge
 import Synchronization
+import StreamIO
 import UCIHost
 
 /// The host's end of a virtual UWBS inside this process. Host writes reach the world at once;

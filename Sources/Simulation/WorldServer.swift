@@ -2,6 +2,7 @@ import BLE
 import Bridge
 import Logging
 import Synchronization
+import StreamIO
 import UCIHost
 
 /// Serves a running world's external bodies over TCP: each external body's virtual UWBS on its

@@ -1,6 +1,7 @@
 import CLibUSB
 import Glibc
 import Synchronization
+import StreamIO
 import UCIHost
 
 /// FiRa UCI over a board's CDC-ACM bulk endpoints, driven directly through libusb.

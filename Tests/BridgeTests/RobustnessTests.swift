@@ -5,6 +5,7 @@ import Foundation
 import PeerProtocol
 import Synchronization
 import Testing
+import StreamIO
 import UCIHost
 
 @testable import Simulation

@@ -1,3 +1,5 @@
+import StreamIO
+
 /// One end of an in-memory byte pipe. `pair()` gives a host end and a device end: bytes written to
 /// one are read from the other. For tests and in-process devices.
 public final class MemoryTransport: UCITransport {

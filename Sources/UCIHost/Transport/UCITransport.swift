@@ -1,6 +1,12 @@
+import StreamIO
+
 /// A byte pipe to a UWBS: USB bulk endpoints, a tty, a TCP socket (pica, our world server), or
 /// memory. UCI packets travel back to back with no extra framing on all of them, so one stream
 /// decoder serves every transport.
+///
+/// Errors a transport throws reach `UCIHost`'s callers whole, as `UCIHostError.transport`: throw
+/// typed errors (`TransportError`, `USBError`) so that callers and `Doctor.remedy(for:)` can
+/// switch on them.
 public protocol UCITransport: AnyObject, Sendable, CustomStringConvertible {
     /// Writes all of `bytes` (one or more whole packets).
     func write(_ bytes: [UInt8]) async throws
@@ -10,16 +16,5 @@ public protocol UCITransport: AnyObject, Sendable, CustomStringConvertible {
     func close()
 }
 
-public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible {
-    case closed
-    case system(call: String, errno: Int32, message: String)
-    case invalidEndpoint(String)
-
-    public var description: String {
-        switch self {
-        case .closed: "the transport is closed"
-        case .system(let call, let code, let message): "\(call) failed: \(message) (errno \(code))"
-        case .invalidEndpoint(let text): "invalid endpoint \(text)"
-        }
-    }
-}
+/// Sockets and ttys (StreamIO knows nothing of UCI; its API is exactly this protocol's).
+extension StreamConnection: UCITransport {}

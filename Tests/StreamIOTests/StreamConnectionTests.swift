@@ -1,7 +1,7 @@
 import Glibc
 import Testing
 
-@testable import UCIHost
+@testable import StreamIO
 
 /// Closing a stream connection: the reader and writers are woken through the eventfd, and the
 /// descriptor is closed once, after they let go (never under a thread still using it).

@@ -9,7 +9,10 @@ import Synchronization
 /// pool never blocks on it; writes loop until every byte is sent. The descriptor is non-blocking
 /// and every wait polls it beside an eventfd, so `close` wakes the reader and any writer; the
 /// descriptor itself is closed once, by the last of them to let go (`ClosableDescriptor`).
-public final class StreamConnection: UCITransport {
+///
+/// Its `write`, `read` and `close` are exactly `UCITransport`'s requirements; UCIHost declares the
+/// conformance, so this module knows nothing about UCI.
+public final class StreamConnection: Sendable, CustomStringConvertible {
     private let descriptor: ClosableDescriptor
     private let isSocket: Bool
     private let incoming = ByteQueue()
@@ -44,25 +47,14 @@ public final class StreamConnection: UCITransport {
             }
             entry = info.pointee.ai_next
         }
-        throw TransportError.system(
-            call: "connect(\(host):\(port))", errno: lastErrno, message: String(cString: strerror(lastErrno)))
+        throw TransportError.system("connect(\(host):\(port))", errno: lastErrno)
     }
 
     /// Opens a serial device raw (no echo, no line discipline). Opening asserts DTR, which
     /// nRF52 CDC-ACM firmwares wait for before they send anything.
     public static func openTTY(_ path: String) throws -> StreamConnection {
         let fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else {
-            let code = errno
-            let hint =
-                switch code {
-                case EACCES: " — permission denied: install udev/70-nearby-bridge.rules and join the `nearby` group"
-                case ENOENT: " — no such device; is the board plugged in? (`ls /dev/ttyACM*`)"
-                case EBUSY: " — another program holds the port"
-                default: ""
-                }
-            throw TransportError.system(call: "open(\(path))", errno: code, message: String(cString: strerror(code)) + hint)
-        }
+        guard fd >= 0 else { throw TransportError.openDevice(path: path, errno: errno) }
         var settings = termios()
         if tcgetattr(fd, &settings) == 0 {
             cfmakeraw(&settings)
@@ -92,7 +84,7 @@ public final class StreamConnection: UCITransport {
         // only then is the queue finished: a `read` that returns nil after `close` means the
         // reader let go of the descriptor.
         _ = descriptor.acquire()
-        Thread { [incoming] in
+        IOThread.detach(name: "stream-reader") { [incoming] in
             var buffer = [UInt8](repeating: 0, count: 16_384)
             var failure: TransportError?
             while descriptor.wait(for: Int16(POLLIN)) {
@@ -102,14 +94,13 @@ public final class StreamConnection: UCITransport {
                 } else if count == 0 {
                     break
                 } else if errno != EINTR, errno != EAGAIN, errno != EWOULDBLOCK {
-                    let code = errno
-                    failure = .system(call: "read", errno: code, message: String(cString: strerror(code)))
+                    failure = .system("read", errno: errno)
                     break
                 }
             }
             descriptor.release()
             incoming.finish(failure: failure)
-        }.start()
+        }
     }
 
     /// Self, or the error that left it closed from the start.
@@ -143,8 +134,7 @@ public final class StreamConnection: UCITransport {
                 } else if sent < 0, errno == EAGAIN || errno == EWOULDBLOCK {
                     guard descriptor.wait(for: Int16(POLLOUT)) else { throw .closed }
                 } else {
-                    let code = errno
-                    throw .system(call: "send", errno: code, message: String(cString: strerror(code)))
+                    throw .system("send", errno: errno)
                 }
             }
         }
@@ -165,75 +155,5 @@ public final class StreamConnection: UCITransport {
 
     deinit {
         close()
-    }
-}
-
-/// Accepts TCP connections on a dedicated thread.
-public final class TCPListener: Sendable {
-    private let descriptor: ClosableDescriptor
-    public let port: UInt16
-
-    /// Binds `host:port` (port 0 picks a free one, see `port`).
-    public init(host: String, port: UInt16) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw Self.failure("socket") }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            Glibc.close(fd)
-            throw TransportError.invalidEndpoint("\(host) (the world server listens on an IPv4 address)")
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else {
-            let error = Self.failure("bind/listen \(host):\(port)")
-            Glibc.close(fd)
-            throw error
-        }
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        let descriptor = ClosableDescriptor(fd)
-        if let failure = descriptor.failure { throw failure }
-        self.descriptor = descriptor
-        self.port = UInt16(bigEndian: actual.sin_port)
-    }
-
-    /// Calls `handler` on the accept thread for every new connection, until `close`.
-    public func acceptLoop(_ handler: @escaping @Sendable (StreamConnection) -> Void) {
-        let port = self.port
-        guard descriptor.acquire() else { return }
-        Thread { [descriptor] in
-            while descriptor.wait(for: Int16(POLLIN)) {
-                let client = accept(descriptor.fd, nil, nil)
-                if client >= 0 {
-                    _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-                    handler(StreamConnection(fd: client, description: "tcp-peer:\(port)"))
-                } else if errno != EINTR, errno != ECONNABORTED, errno != EAGAIN, errno != EWOULDBLOCK {
-                    break
-                }
-            }
-            descriptor.release()
-        }.start()
-    }
-
-    /// Stops accepting; the listening socket closes once the accept thread lets go of it (at
-    /// once when no accept loop runs).
-    public func close() {
-        descriptor.close()
-    }
-
-    private static func failure(_ call: String) -> TransportError {
-        let code = errno
-        return .system(call: call, errno: code, message: String(cString: strerror(code)))
     }
 }
