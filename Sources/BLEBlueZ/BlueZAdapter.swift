@@ -3,6 +3,7 @@ import BlueZMgmt
 import CBlueZ
 import Glibc
 import Logging
+import StreamIO
 import Synchronization
 import SystemPackage
 
@@ -299,7 +300,7 @@ public final class BlueZAdapter: BLEAdapter {
         }
         let listener = LinkSocket(FileDescriptor(rawValue: fd))
         state.withLock { $0.listener = listener }
-        detachedThread { [weak self] in
+        IOThread.detach(name: "l2cap-accept") { [weak self] in
             while let (fd, peer) = L2CAPSocket.accept(listener.ownerDescriptor.rawValue) {
                 let socket = LinkSocket(FileDescriptor(rawValue: fd))
                 guard let self else {
@@ -349,7 +350,7 @@ public final class BlueZAdapter: BLEAdapter {
         let psm = self.psm
         // This thread owns the socket until it hands it to the reader; `disconnect` meanwhile
         // shuts it down, which fails the connect.
-        detachedThread { [weak self] in
+        IOThread.detach(name: "l2cap-connect") { [weak self] in
             do {
                 try L2CAPSocket.connect(socket.ownerDescriptor.rawValue, to: peer, type: type, psm: psm)
                 guard let self else {

@@ -74,17 +74,3 @@ enum L2CAPSocket {
         }
     }
 }
-
-/// Runs `body` on a new detached thread (blocking socket loops).
-func detachedThread(_ body: @escaping @Sendable () -> Void) {
-    final class Box: Sendable {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    }
-    var thread = pthread_t()
-    pthread_create(&thread, nil, { raw in
-        Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
-        return nil
-    }, Unmanaged.passRetained(Box(body)).toOpaque())
-    pthread_detach(thread)
-}

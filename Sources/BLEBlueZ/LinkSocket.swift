@@ -1,5 +1,6 @@
 import BLE
 import Glibc
+import StreamIO
 import Synchronization
 import SystemPackage
 
@@ -59,7 +60,7 @@ final class LinkSocket: Sendable {
     /// `shutdown`); then calls `ended` and closes the socket. The calling thread owns the socket
     /// and hands it on to the reader.
     func readOnNewThread(data: @escaping @Sendable ([UInt8]) -> Void, ended: @escaping @Sendable () -> Void) {
-        detachedThread { [self] in
+        IOThread.detach(name: "l2cap-link") { [self] in
             readUntilEnd(data: data)
             ended()
             close()

@@ -2,6 +2,7 @@ import BLE
 import BlueZMgmt
 import CBlueZ
 import Glibc
+import StreamIO
 import Synchronization
 
 public enum BlueZError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -116,14 +117,7 @@ final class MgmtSocket: Sendable {
     }
 
     private func startReading() {
-        var thread = pthread_t()
-        let box = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&thread, nil, { raw in
-            let me = Unmanaged<MgmtSocket>.fromOpaque(raw!).takeRetainedValue()
-            me.readLoop()
-            return nil
-        }, box)
-        pthread_detach(thread)
+        IOThread.detach(name: "bt-mgmt") { [self] in readLoop() }
     }
 
     private func readLoop() {

@@ -1,5 +1,6 @@
 import CLibUSB
 import Glibc
+import StreamIO
 import Synchronization
 
 /// The process's libusb context and the one thread that handles its events.
@@ -20,14 +21,10 @@ final class USBContext: Sendable {
 
     private init(raw: OpaquePointer) {
         self.raw = raw
-        var thread = pthread_t()
-        let box = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&thread, nil, { argument in
-            let context = Unmanaged<USBContext>.fromOpaque(argument!).takeRetainedValue()
+        IOThread.detach(name: "libusb-events") { [self] in
             var timeout = timeval(tv_sec: 1, tv_usec: 0)
-            while true { libusb_handle_events_timeout_completed(context.raw, &timeout, nil) }
-        }, box)
-        pthread_detach(thread)
+            while true { libusb_handle_events_timeout_completed(self.raw, &timeout, nil) }
+        }
     }
 
     static func get() throws(USBError) -> USBContext {
