@@ -80,7 +80,8 @@ struct JSONObjectWriter {
         first = false
         bytes.append(UInt8(ascii: "\""))
         name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
     }
 
     mutating func string(_ name: StaticString, _ value: String) {
@@ -131,12 +132,12 @@ struct JSONObjectWriter {
         bytes.append(contentsOf: json.utf8)
     }
 
-    /// The object, closed, followed by `suffix`.
-    func finish(suffix: String = "") -> String {
-        var out = bytes
-        out.append(UInt8(ascii: "}"))
-        out.append(contentsOf: suffix.utf8)
-        return String(decoding: out, as: UTF8.self)
+    /// The object, closed, followed by `suffix`. Closes the writer's own buffer (a copy would
+    /// cost an allocation per line).
+    consuming func finish(suffix: String = "") -> String {
+        bytes.append(UInt8(ascii: "}"))
+        bytes.append(contentsOf: suffix.utf8)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     mutating func timestamp(_ name: StaticString, millisecondsSinceEpoch ms: Int64) {
