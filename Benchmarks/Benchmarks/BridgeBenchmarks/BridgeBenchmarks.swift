@@ -19,6 +19,7 @@ let benchmarks: @Sendable () -> Void = {
 
     pipelineBenchmarks()
     nodeBenchmarks()
+    realTimeBenchmark()
     memoryBenchmarks()
     crowdBenchmark()
 }

@@ -1,8 +1,10 @@
 import BLE
+import Glibc
 import Bridge
 import Events
 import Logging
 import PeerProtocol
+import Synchronization
 import UCI
 import UCIHost
 
@@ -14,16 +16,37 @@ final class NodeHarness: Sendable {
     let node: BridgeNode
     let air: ScriptedAir
     let tracker = WorkTracker()
-    private let device: MemoryTransport
+    private let device: MemoryTransport?
+    /// With `overSocket`: the board at the far end of a socket pair, read by a real transport thread.
+    let socketDevice: SocketUWBS?
     private let uwbs: Task<Void, Never>
     private let loop: Task<Void, Never>
     /// Ours is the highest peer id, so every peer is the initiator and UWB controller.
     static let identity = NodeIdentity(
         peerID: PeerID(.max - 1), name: "rig", group: 1, card: try! ProfileCard(json: #"{"name":"rig"}"#), uwbShortAddress: 0x0001)
 
-    init(events: EventStream, rangingSessions: Int, maxPeers: Int) async throws {
-        let (host, device) = MemoryTransport.pair()
-        self.device = device
+    /// - Parameter overSocket: the board sits behind a socket pair and the node reads it through
+    ///   `StreamConnection` (a reader thread blocked in `read(2)`, as for a tty or TCP board)
+    ///   instead of an in-memory queue.
+    init(events: EventStream, rangingSessions: Int, maxPeers: Int, overSocket: Bool = false) async throws {
+        let host: any UCITransport
+        if overSocket {
+            var fds: [Int32] = [0, 0]
+            precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+            // Its reader thread gets a name for the per-thread figures: the one that appears.
+            let before = Set(threadTimes().keys)
+            host = StreamConnection(fd: fds[0], description: "socketpair")
+            for tid in Set(threadTimes().keys).subtracting(before) { nameThread(tid, "nb-uci-reader") }
+            socketDevice = SocketUWBS(fd: fds[1])
+            device = nil
+            uwbs = Task {}
+        } else {
+            let (hostSide, device) = MemoryTransport.pair()
+            host = hostSide
+            self.device = device
+            socketDevice = nil
+            uwbs = Task { await ScriptedUWBS.serve(device) }
+        }
         air = ScriptedAir()
         var config = BridgeConfig()
         config.rangingSessions = rangingSessions
@@ -34,7 +57,6 @@ final class NodeHarness: Sendable {
             identity: Self.identity, config: config, uwbTransport: host, ble: air, events: events, time: WallClock(),
             logger: logger, seed: 1, tracker: tracker)
         self.node = node
-        uwbs = Task { await ScriptedUWBS.serve(device) }
         try await node.start()
         loop = Task { await node.run() }
     }
@@ -59,13 +81,14 @@ final class NodeHarness: Sendable {
 
     /// Bytes from the UWBS to the host, as one read.
     func fromDevice(_ bytes: [UInt8]) async {
-        try? await device.write(bytes)
+        if let device { try? await device.write(bytes) } else { socketDevice?.send(bytes) }
     }
 
     func stop() async {
         await node.stop()
         await loop.value
-        device.close()
+        device?.close()
+        socketDevice?.close()
         await uwbs.value
     }
 }
@@ -85,7 +108,7 @@ enum ScriptedUWBS {
         }
     }
 
-    private static func answer(_ command: UCICommand) -> UCIResponse {
+    static func answer(_ command: UCICommand) -> UCIResponse {
         switch command {
         case .deviceReset: .deviceReset(.ok)
         case .getDeviceInfo:
@@ -105,6 +128,59 @@ enum ScriptedUWBS {
         case .sessionStop: .sessionStop(.ok)
         }
     }
+}
+
+/// The scripted UWBS on a socket: a thread answers commands with `ScriptedUWBS`'s answers;
+/// `send` writes notification bytes from any thread.
+final class SocketUWBS: @unchecked Sendable {
+    let fd: Int32
+    /// Commands received, by kind ("sessionInit", ...).
+    let commands = Mutex<[String: Int]>([:])
+
+    init(fd: Int32) {
+        self.fd = fd
+        let box = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        precondition(pthread_create(&thread, nil, { raw in
+            Unmanaged<SocketUWBS>.fromOpaque(raw!).takeRetainedValue().serve()
+            return nil
+        }, box) == 0)
+        pthread_detach(thread)
+    }
+
+    private func serve() {
+        nameThisThread("nb-uwbs-commands")
+        var decoder = UCIStreamDecoder()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            // Waits in poll for input only: a thread blocked in read(2) on a socket also wakes
+            // whenever the peer consumes what this end sent (every notification), which would
+            // bill the board's wake-ups to the host.
+            var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&request, 1, -1) >= 0 || errno == EINTR else { return }
+            guard request.revents != 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return }
+            decoder.append(Array(buffer[0..<count]))
+            while let message = try? decoder.next() {
+                guard let command = try? UCICommand(message) else { continue }
+                let kind = String(describing: command).prefix { $0 != "(" }
+                commands.withLock { $0[String(kind), default: 0] += 1 }
+                send(ScriptedUWBS.answer(command).message.encoded())
+            }
+        }
+    }
+
+    func send(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if sent > 0 { offset += sent } else if errno != EINTR { return }
+        }
+    }
+
+    func close() { shutdown(fd, Int32(SHUT_RDWR)) }
 }
 
 /// A Bluetooth adapter whose air is the benchmark: it delivers what the benchmark scripts and

@@ -1,0 +1,361 @@
+import Benchmark
+import Bridge
+import Events
+import Foundation
+import Glibc
+import Synchronization
+import UCI
+
+// MARK: A busy rig in real time: CPU per range notification against the host's physical limit
+
+/// 1 000 range notifications per second (100 peers at 10 Hz) for 10 s, written by a "board"
+/// thread into a socket at their real-time instants, through two hosts in turn:
+///
+/// - the node: a whole `BridgeNode` reading the socket through `StreamConnection` (a reader thread
+///   in `read(2)`, as for a tty or TCP board), its UCI host, inbox, registry, proximity and the
+///   buffered event stream writing lines to /dev/null;
+/// - the baseline: one plain thread that reads the same bytes from the same kind of socket,
+///   decodes only the session handle and the distance, and writes a short distance line to
+///   /dev/null: what any host must at least do per notification (one wake-up, a read, a write).
+///
+/// CPU is the process's (user + system, `getrusage`) minus the board thread's own
+/// (`CLOCK_THREAD_CPUTIME_ID`), so it is the host side alone, the benchmark's bookkeeping
+/// (timestamps, latency matching) included in both. Latency: bytes handed to the socket → the
+/// line's `write` returned.
+func realTimeBenchmark() {
+    Benchmark(
+        "node: CPU per range notification at 1000/s, vs a minimal reader",
+        configuration: .init(
+            metrics: [
+                .custom("node CPU per notification (ns)", useScalingFactor: false),
+                .custom("baseline CPU per notification (ns)", useScalingFactor: false),
+                .custom("node p50 (µs)", useScalingFactor: false), .custom("node p99 (µs)", useScalingFactor: false),
+                .custom("baseline p50 (µs)", useScalingFactor: false), .custom("baseline p99 (µs)", useScalingFactor: false),
+                .custom("node context switches per 100 notifications", useScalingFactor: false),
+                .custom("baseline context switches per 100 notifications", useScalingFactor: false),
+            ],
+            warmupIterations: 0, scalingFactor: .one, maxDuration: .seconds(120), maxIterations: 1)
+    ) { benchmark in
+        let seconds = Int(ProcessInfo.processInfo.environment["REALTIME_SECONDS"] ?? "") ?? 10
+        let count = 1_000 * seconds
+        let warmup = 1_000
+        let node = try await measureNode(count: count, warmup: warmup)
+        let baseline = try await measureBaseline(count: count, warmup: warmup)
+
+        benchmark.measurement(.custom("node CPU per notification (ns)", useScalingFactor: false), Int(node.cpuPerNotification * 1e9))
+        benchmark.measurement(.custom("baseline CPU per notification (ns)", useScalingFactor: false), Int(baseline.cpuPerNotification * 1e9))
+        benchmark.measurement(.custom("node p50 (µs)", useScalingFactor: false), node.latencies.percentile(50))
+        benchmark.measurement(.custom("node p99 (µs)", useScalingFactor: false), node.latencies.percentile(99))
+        benchmark.measurement(.custom("baseline p50 (µs)", useScalingFactor: false), baseline.latencies.percentile(50))
+        benchmark.measurement(.custom("baseline p99 (µs)", useScalingFactor: false), baseline.latencies.percentile(99))
+        benchmark.measurement(.custom("node context switches per 100 notifications", useScalingFactor: false), Int(node.switchesPerNotification * 100))
+        benchmark.measurement(.custom("baseline context switches per 100 notifications", useScalingFactor: false), Int(baseline.switchesPerNotification * 100))
+
+        func row(_ name: String, _ value: Double, _ base: Double, _ unit: String) -> String {
+            let ratio = base > 0 ? String(format: "%.1f×", value / base) : "-"
+            return name.padding(toLength: 34, withPad: " ", startingAt: 0)
+                + String(format: "%10.1f %@ %10.1f %@   %@", value, unit, base, unit, ratio)
+        }
+        print("""
+
+            \(count) range notifications at 1000/s (after \(warmup) unmeasured), node vs minimal reader:
+            \("".padding(toLength: 34, withPad: " ", startingAt: 0))      node          baseline     ratio
+            \(row("CPU per notification", node.cpuPerNotification * 1e6, baseline.cpuPerNotification * 1e6, "µs"))
+            \(row("latency p50", Double(node.latencies.percentile(50)), Double(baseline.latencies.percentile(50)), "µs"))
+            \(row("latency p99", Double(node.latencies.percentile(99)), Double(baseline.latencies.percentile(99)), "µs"))
+            \(row("latency max", Double(node.latencies.percentile(100)), Double(baseline.latencies.percentile(100)), "µs"))
+            \(row("context switches per notification", node.switchesPerNotification, baseline.switchesPerNotification, "  "))
+            (board thread's own CPU, excluded above: node run \(String(format: "%.1f", node.boardCPU * 1e6 / Double(count))) µs, baseline run \(String(format: "%.1f", baseline.boardCPU * 1e6 / Double(count))) µs per notification)
+            CPU per notification by thread (schedstat), node: \(node.threads)
+            CPU per notification by thread (schedstat), baseline: \(baseline.threads)
+
+            """)
+    }
+}
+
+/// CPU nanoseconds of each of the process's threads so far (`/proc/self/task/*/schedstat`), with
+/// the thread's name.
+func threadTimes() -> [Int32: (name: String, nanoseconds: Int)] {
+    var result: [Int32: (name: String, nanoseconds: Int)] = [:]
+    guard let dir = opendir("/proc/self/task") else { return result }
+    defer { closedir(dir) }
+    while let entry = readdir(dir) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        guard let tid = Int32(name) else { continue }
+        let stat = readSmallFile("/proc/self/task/\(tid)/schedstat").split(separator: " ")
+        let comm = readSmallFile("/proc/self/task/\(tid)/comm").trimmingCharacters(in: .whitespacesAndNewlines)
+        result[tid] = (comm, stat.first.flatMap { Int($0) } ?? 0)
+    }
+    return result
+}
+
+func readSmallFile(_ path: String) -> String {
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { return "" }
+    defer { close(fd) }
+    var buffer = [UInt8](repeating: 0, count: 256)
+    let count = read(fd, &buffer, buffer.count)
+    return String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
+}
+
+/// Names thread `tid` of this process (for the per-thread breakdown, `top -H`, `perf`).
+func nameThread(_ tid: Int32, _ name: String) {
+    let fd = open("/proc/self/task/\(tid)/comm", O_WRONLY)
+    guard fd >= 0 else { return }
+    _ = name.withCString { write(fd, $0, strlen($0)) }
+    close(fd)
+}
+
+func nameThisThread(_ name: String) {
+    let fd = open("/proc/thread-self/comm", O_WRONLY)
+    guard fd >= 0 else { return }
+    _ = name.withCString { write(fd, $0, strlen($0)) }
+    close(fd)
+}
+
+/// CPU per notification by thread name between two `threadTimes()` snapshots, largest first;
+/// Swift's cooperative pool threads (and any other unnamed thread) are summed as "pool".
+func perThread(from before: [Int32: (name: String, nanoseconds: Int)], to after: [Int32: (name: String, nanoseconds: Int)], count: Int) -> String {
+    var byName: [String: Int] = [:]
+    for (tid, now) in after {
+        let spent = now.nanoseconds - (before[tid]?.nanoseconds ?? 0)
+        let name = now.name.hasPrefix("nb-") || now.name == "stdout-writer" ? now.name : "pool/other"
+        byName[name, default: 0] += spent
+    }
+    return byName.sorted { $0.value > $1.value }
+        .map { String(format: "%@ %.1f µs", $0.key, Double($0.value) / 1_000 / Double(count)) }.joined(separator: ", ")
+}
+
+struct RealTimeResult {
+    var cpuPerNotification: Double
+    var switchesPerNotification: Double
+    var latencies: Latencies
+    var boardCPU: Double
+    var threads: String
+}
+
+/// Process CPU seconds and context switches (voluntary + involuntary, all threads).
+private func processUsage() -> (cpu: Double, switches: Int) {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+    return (seconds(usage.ru_utime) + seconds(usage.ru_stime), usage.ru_nvcsw + usage.ru_nivcsw)
+}
+
+private func threadCPUSeconds() -> Double {
+    var t = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+    return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+}
+
+/// Runs `body(index)` for `0..<count` on a thread of its own, each at `index` milliseconds after
+/// the start (absolute sleeps, so late wake-ups do not accumulate), and returns when done.
+/// `measure(index)` is called once, before `body(warmup)`. Returns the thread's CPU seconds from
+/// `warmup` on.
+private func board(count: Int, warmup: Int, measure: @escaping @Sendable () -> Void, body: @escaping @Sendable (Int) -> Void) async -> Double {
+    await withCheckedContinuation { (done: CheckedContinuation<Double, Never>) in
+        final class Job: @unchecked Sendable {
+            let run: () -> Void
+            init(_ run: @escaping () -> Void) { self.run = run }
+        }
+        let job = Job {
+            nameThisThread("nb-board")
+            var start = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &start)
+            var cpuAtWarmup = 0.0
+            for index in 0..<(warmup + count) {
+                let at = Int(start.tv_nsec) + index * 1_000_000
+                var next = timespec(tv_sec: start.tv_sec + at / 1_000_000_000, tv_nsec: at % 1_000_000_000)
+                while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nil) == EINTR {}
+                if index == warmup {
+                    measure()
+                    cpuAtWarmup = threadCPUSeconds()
+                }
+                body(index)
+            }
+            done.resume(returning: threadCPUSeconds() - cpuAtWarmup)
+        }
+        var thread = pthread_t()
+        let box = Unmanaged.passRetained(job).toOpaque()
+        precondition(pthread_create(&thread, nil, { raw in
+            Unmanaged<Job>.fromOpaque(raw!).takeRetainedValue().run()
+            return nil
+        }, box) == 0)
+        pthread_detach(thread)
+    }
+}
+
+/// The process's usage when the measured part began.
+final class Window: Sendable {
+    private let usage = Mutex<(cpu: Double, switches: Int)>((0, 0))
+    func begin() { usage.withLock { $0 = processUsage() } }
+    var begun: (cpu: Double, switches: Int) { usage.withLock { $0 } }
+}
+
+private func measureNode(count: Int, warmup: Int) async throws -> RealTimeResult {
+    let clock = LineClock()
+    let stream = EventStream(output: NullOutput(observe: clock.wrote), includesRanges: true, bufferedLines: 4096)
+    let harness = try await NodeHarness(events: stream, rangingSessions: 128, maxPeers: 1_024, overSocket: true)
+    await harness.connectPeers(100)
+    let device = harness.socketDevice!
+    let notifications = Fixtures.notificationStream(peers: 100, rounds: (warmup + count) / 100 + 1)
+    let window = Window()
+    let threadsAtStart = Mutex<[Int32: (name: String, nanoseconds: Int)]>([:])
+    let boardCPU = await board(count: count, warmup: warmup, measure: { window.begin(); device.commands.withLock { $0 = [:] }; threadsAtStart.withLock { $0 = threadTimes() } }) { index in
+        clock.sending()
+        device.send(notifications[index])
+    }
+    await clock.waitForWritten(warmup + count)
+    let end = processUsage()
+    let threads = perThread(from: threadsAtStart.withLock { $0 }, to: threadTimes(), count: count)
+    let begun = window.begun
+    let commands = device.commands.withLock { $0 }
+    if !commands.isEmpty {
+        print("UCI commands the node sent while measured: " + commands.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+    }
+    await harness.stop()
+    var latencies = clock.latencies
+    latencies.samples.removeFirst(warmup)
+    return RealTimeResult(
+        cpuPerNotification: (end.cpu - begun.cpu - boardCPU) / Double(count),
+        switchesPerNotification: Double(end.switches - begun.switches) / Double(count), latencies: latencies, boardCPU: boardCPU,
+        threads: threads)
+}
+
+/// The session handle and distance of a two-way SESSION_INFO_NTF with one short-address
+/// measurement (UCI 2.0 layout), or nil for anything else.
+@inline(__always)
+private func distanceOf(_ frame: UnsafeRawBufferPointer) -> (session: UInt32, centimetres: UInt16)? {
+    // Header: MT=3 (notification) GID=2 (session control), OID 0 (SESSION_INFO_NTF), RFU, length.
+    guard frame.count >= 4 + 33, frame[0] == 0x62, frame[1] == 0x00 else { return nil }
+    let session = frame.loadUnaligned(fromByteOffset: 8, as: UInt32.self).littleEndian
+    let centimetres = frame.loadUnaligned(fromByteOffset: 4 + 29, as: UInt16.self).littleEndian
+    return (session, centimetres)
+}
+
+private func measureBaseline(count: Int, warmup: Int) async throws -> RealTimeResult {
+    let notifications = Fixtures.notificationStream(peers: 100, rounds: (warmup + count) / 100 + 1)
+    // The decoder below must agree with the real one on the fixture.
+    var decoder = UCIStreamDecoder()
+    for bytes in notifications.prefix(200) {
+        decoder.append(bytes)
+        guard case .rangeData(let data)? = try decoder.next().map(UCINotification.init),
+            let decoded = bytes.withUnsafeBytes({ distanceOf($0) })
+        else { fatalError("fixture is not a two-way SESSION_INFO_NTF") }
+        precondition(decoded.session == data.session && decoded.centimetres == data.measurements[0].distanceCentimetres)
+    }
+    let clock = LineClock()
+    var fds: [Int32] = [0, 0]
+    precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+    let (hostFD, boardFD) = (fds[0], fds[1])
+    let null = open("/dev/null", O_WRONLY)
+    let reader = MinimalReader(fd: hostFD, output: null, clock: clock)
+    reader.start()
+    let window = Window()
+    let threadsAtStart = Mutex<[Int32: (name: String, nanoseconds: Int)]>([:])
+    let boardCPU = await board(count: count, warmup: warmup, measure: { window.begin(); threadsAtStart.withLock { $0 = threadTimes() } }) { index in
+        clock.sending()
+        notifications[index].withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let sent = send(boardFD, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                if sent > 0 { offset += sent } else if errno != EINTR { return }
+            }
+        }
+    }
+    await clock.waitForWritten(warmup + count)
+    let end = processUsage()
+    let threads = perThread(from: threadsAtStart.withLock { $0 }, to: threadTimes(), count: count)
+    let begun = window.begun
+    shutdown(boardFD, Int32(SHUT_RDWR))
+    var latencies = clock.latencies
+    latencies.samples.removeFirst(warmup)
+    return RealTimeResult(
+        cpuPerNotification: (end.cpu - begun.cpu - boardCPU) / Double(count),
+        switchesPerNotification: Double(end.switches - begun.switches) / Double(count), latencies: latencies, boardCPU: boardCPU,
+        threads: threads)
+}
+
+/// The baseline host: one thread, a fixed buffer, `read` → distance → `write`.
+final class MinimalReader: @unchecked Sendable {
+    let fd: Int32
+    let output: Int32
+    let clock: LineClock
+
+    init(fd: Int32, output: Int32, clock: LineClock) {
+        self.fd = fd
+        self.output = output
+        self.clock = clock
+    }
+
+    func start() {
+        var thread = pthread_t()
+        let box = Unmanaged.passRetained(self).toOpaque()
+        precondition(pthread_create(&thread, nil, { raw in
+            Unmanaged<MinimalReader>.fromOpaque(raw!).takeRetainedValue().loop()
+            return nil
+        }, box) == 0)
+        pthread_detach(thread)
+    }
+
+    private func loop() {
+        nameThisThread("nb-baseline-reader")
+        let input = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 8)
+        let line = UnsafeMutableRawBufferPointer.allocate(byteCount: 128, alignment: 8)
+        var filled = 0
+        while true {
+            let got = read(fd, input.baseAddress! + filled, input.count - filled)
+            if got < 0, errno == EINTR { continue }
+            guard got > 0 else { return }
+            filled += got
+            var at = 0
+            // Whole frames only; a partial one waits for the next read.
+            while filled - at >= 4 {
+                let length = 4 + Int(input[at + 3])
+                guard filled - at >= length else { break }
+                if let (session, centimetres) = distanceOf(UnsafeRawBufferPointer(rebasing: input[at..<(at + length)])) {
+                    let size = Self.render(session: session, centimetres: centimetres, into: line)
+                    _ = write(output, line.baseAddress, size)
+                    clock.wrote(Self.rangeMarker)
+                }
+                at += length
+            }
+            input.copyMemory(from: UnsafeRawBufferPointer(rebasing: input[at..<filled]))
+            filled -= at
+        }
+    }
+
+    /// What `LineClock` counts as a range line.
+    static let rangeMarker = #"{"type":"range"}"#
+
+    /// `{"session":N,"distance":D.DD}\n` without allocating.
+    private static func render(session: UInt32, centimetres: UInt16, into out: UnsafeMutableRawBufferPointer) -> Int {
+        var n = 0
+        func put(_ byte: UInt8) {
+            out[n] = byte
+            n += 1
+        }
+        func put(_ text: StaticString) { text.withUTF8Buffer { for b in $0 { put(b) } } }
+        func put(digits value: UInt64, minimum: Int = 1) {
+            var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            var count = 0
+            var rest = value
+            withUnsafeMutableBytes(of: &digits) { d in
+                repeat {
+                    d[count] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                    count += 1
+                } while rest > 0 || count < minimum
+                for i in stride(from: count - 1, through: 0, by: -1) { put(d[i]) }
+            }
+        }
+        put(#"{"session":"#)
+        put(digits: UInt64(session))
+        put(#","distance":"#)
+        put(digits: UInt64(centimetres / 100))
+        put(UInt8(ascii: "."))
+        put(digits: UInt64(centimetres % 100), minimum: 2)
+        put("}\n")
+        return n
+    }
+}
