@@ -4,6 +4,9 @@ import Bridge
 import Events
 import Logging
 import PeerProtocol
+#if canImport(StreamIO)
+import StreamIO  // StreamConnection's home since it left UCIHost
+#endif
 import Synchronization
 import UCI
 import UCIHost
