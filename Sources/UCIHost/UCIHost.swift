@@ -10,7 +10,8 @@ public enum UCIHostError: Error, Equatable, Sendable, CustomStringConvertible {
     case multicastListRefused(address: UInt16, status: UInt8)
     case malformedResponse(command: String, UCIError)
     case unexpectedResponse(command: String, got: String)
-    case transport(String)
+    /// The transport failed; the error it threw, whole.
+    case transport(TransportFailure)
     case closed
 
     public var description: String {
@@ -23,9 +24,15 @@ public enum UCIHostError: Error, Equatable, Sendable, CustomStringConvertible {
             "UWBS refused controlee \(String(address, radix: 16)) in the multicast list (status \(status))"
         case .malformedResponse(let command, let error): "malformed response to \(command): \(error)"
         case .unexpectedResponse(let command, let got): "expected a response to \(command), got \(got)"
-        case .transport(let why): "UWB transport failed: \(why)"
+        case .transport(let failure): "UWB transport failed: \(failure)"
         case .closed: "the UWB device is gone"
         }
+    }
+
+    /// The error the transport threw, if the transport failed.
+    public var underlying: (any Error)? {
+        if case .transport(let failure) = self { return failure.error }
+        return nil
     }
 }
 
@@ -127,7 +134,7 @@ public actor UCIHost {
             try await transport.write(command.message.encoded())
         } catch {
             if pending?.id == id { pending = nil }
-            throw .transport(String(describing: error))
+            throw .transport(TransportFailure(error))
         }
         let timeout = Task { [clock, commandTimeout] in
             do {
@@ -247,7 +254,7 @@ public actor UCIHost {
             do {
                 chunk = try await transport.read()
             } catch {
-                if reading == generation { fail(.transport(String(describing: error))) }
+                if reading == generation { fail(.transport(TransportFailure(error))) }
                 return
             }
             guard reading == generation else { return }
