@@ -125,6 +125,7 @@ let package = Package(
         .testTarget(name: "PeerProtocolTests", dependencies: ["PeerProtocol"]),
         .testTarget(name: "StreamIOTests", dependencies: ["StreamIO"]),
         .testTarget(name: "UCIHostTests", dependencies: ["UCI", "StreamIO", "UCIHost"]),
+        .testTarget(name: "DoctorTests", dependencies: ["Doctor", "BLEBlueZ", "BlueZMgmt", "CLibUSB", "StreamIO", "UCIHost", "UCIUSB"]),
         .testTarget(name: "ProximityTests", dependencies: ["Proximity", "Bridge", "PeerProtocol"]),
         .testTarget(name: "ProximityEvaluationTests", dependencies: ["ProximityEvaluation", "Proximity", "Bridge"]),
         .testTarget(name: "UCIUSBTests", dependencies: ["UCIUSB"]),

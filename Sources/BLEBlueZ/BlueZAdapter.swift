@@ -416,7 +416,7 @@ extension BlueZAdapter {
         do {
             return try ControllerInfo(returnParameters: reply)
         } catch {
-            throw .unsupported("unreadable controller information: \(error)")
+            throw .malformedReply(.readControllerInfo, error)
         }
     }
 }

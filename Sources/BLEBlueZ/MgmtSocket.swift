@@ -5,29 +5,34 @@ import Glibc
 import StreamIO
 import Synchronization
 
+/// Why the BlueZ backend failed. Each case says what happened; what to do about it is
+/// `Doctor.remedy(for:)`'s business, which switches on these cases.
 public enum BlueZError: Error, Equatable, Sendable, CustomStringConvertible {
-    case noKernelSupport(String)
+    /// socket(AF_BLUETOOTH) failed with `errno`.
+    case noKernelSupport(errno: Int32)
     case noAdapter(requested: String, available: [String])
-    case command(String, MgmtStatus)
-    case timeout(String)
+    /// The kernel answered `command` with a status other than success.
+    case command(MgmtOpcode, MgmtStatus)
+    case timeout(MgmtOpcode)
+    /// The reply to `command` could not be decoded.
+    case malformedReply(MgmtOpcode, MgmtError)
     case socket(call: String, errno: Int32)
     case unsupported(String)
 
     public var description: String {
         switch self {
-        case .noKernelSupport(let why): "this kernel has no Bluetooth support (\(why))"
+        case .noKernelSupport(let code): "this kernel has no Bluetooth support (socket(AF_BLUETOOTH): \(String(cString: strerror(code))))"
         case .noAdapter(let requested, let available):
-            "no Bluetooth adapter \(requested)" + (available.isEmpty ? " (the kernel lists none; check `rfkill list` and the adapter's cable/overlay)" : "; available: \(available.joined(separator: ", "))")
-        case .command(let name, .permissionDenied):
-            "\(name) was refused: nearby-bridge needs CAP_NET_ADMIN for the Bluetooth management channel; grant it with `sudo setcap cap_net_admin+ep $(command -v nearby-bridge)` (or run the systemd unit, which sets it)"
-        case .command(let name, .rfkilled):
-            "\(name) failed: the adapter is blocked by rfkill; unblock it with `rfkill unblock bluetooth`"
-        case .command(let name, .busy) where name.contains("Discovery"):
-            "\(name) failed: the adapter is busy discovering for another program (bluetoothd or `bluetoothctl scan on`); stop that scan and retry"
-        case .command(let name, .notPowered):
-            "\(name) failed: the adapter is powered off and could not be powered on"
-        case .command(let name, let status): "\(name) failed: \(status)"
-        case .timeout(let name): "the kernel did not answer \(name)"
+            "no Bluetooth adapter \(requested)" + (available.isEmpty ? " (the kernel lists none)" : "; available: \(available.joined(separator: ", "))")
+        case .command(let command, .permissionDenied):
+            "\(command) was refused: the Bluetooth management channel needs CAP_NET_ADMIN, which this process lacks"
+        case .command(let command, .rfkilled): "\(command) failed: the adapter is blocked by rfkill"
+        case .command(let command, .busy) where command == .startDiscovery || command == .stopDiscovery:
+            "\(command) failed: the adapter is busy discovering for another program"
+        case .command(let command, .notPowered): "\(command) failed: the adapter is powered off and could not be powered on"
+        case .command(let command, let status): "\(command) failed: \(status)"
+        case .timeout(let command): "the kernel did not answer \(command)"
+        case .malformedReply(let command, let error): "unreadable reply to \(command): \(error)"
         case .socket(let call, let code): "\(call) failed: \(String(cString: strerror(code)))"
         case .unsupported(let what): what
         }
@@ -52,7 +57,7 @@ final class MgmtSocket: Sendable {
 
     init() throws(BlueZError) {
         let fd = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_HCI)
-        guard fd >= 0 else { throw .noKernelSupport("socket(AF_BLUETOOTH): " + String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw .noKernelSupport(errno: errno) }
         var address = sockaddr_hci()
         address.hci_family = sa_family_t(AF_BLUETOOTH)
         address.hci_dev = UInt16(HCI_DEV_NONE)
@@ -92,8 +97,8 @@ final class MgmtSocket: Sendable {
                 }
                 group.addTask {
                     try await Task.sleep(for: timeout)
-                    self.resolve(opcode: command.opcode, index: index, with: .failure(BlueZError.timeout(command.name)))
-                    throw BlueZError.timeout(command.name)
+                    self.resolve(opcode: command.opcode, index: index, with: .failure(BlueZError.timeout(command.code)))
+                    throw BlueZError.timeout(command.code)
                 }
                 let first = try await group.next()!
                 group.cancelAll()
@@ -102,9 +107,9 @@ final class MgmtSocket: Sendable {
         } catch let error as BlueZError {
             throw error
         } catch {
-            throw .timeout(command.name)
+            throw .timeout(command.code)
         }
-        guard reply.0 == .success else { throw .command(command.name, reply.0) }
+        guard reply.0 == .success else { throw .command(command.code, reply.0) }
         return reply.1
     }
 

@@ -79,21 +79,24 @@ public enum MgmtCommand: Equatable, Sendable {
     case startDiscovery(addressTypes: UInt8)
     case stopDiscovery(addressTypes: UInt8)
 
-    public var opcode: UInt16 {
+    /// Which command this is, without its parameters.
+    public var code: MgmtOpcode {
         switch self {
-        case .readVersion: 0x0001
-        case .readControllerIndexList: 0x0003
-        case .readControllerInfo: 0x0004
-        case .setPowered: 0x0005
-        case .setConnectable: 0x0007
-        case .setLowEnergy: 0x000D
-        case .startDiscovery: 0x0023
-        case .stopDiscovery: 0x0024
-        case .readAdvertisingFeatures: 0x003D
-        case .addAdvertising: 0x003E
-        case .removeAdvertising: 0x003F
+        case .readVersion: .readVersion
+        case .readControllerIndexList: .readControllerIndexList
+        case .readControllerInfo: .readControllerInfo
+        case .setPowered: .setPowered
+        case .setConnectable: .setConnectable
+        case .setLowEnergy: .setLowEnergy
+        case .startDiscovery: .startDiscovery
+        case .stopDiscovery: .stopDiscovery
+        case .readAdvertisingFeatures: .readAdvertisingFeatures
+        case .addAdvertising: .addAdvertising
+        case .removeAdvertising: .removeAdvertising
         }
     }
+
+    public var opcode: UInt16 { code.rawValue }
 
     public var parameters: [UInt8] {
         switch self {
@@ -120,7 +123,26 @@ public enum MgmtCommand: Equatable, Sendable {
     }
 
     /// The command's name as the mgmt documentation spells it, for errors.
-    public var name: String {
+    public var name: String { code.description }
+}
+
+/// The opcodes of the commands the BlueZ backend sends: what errors say failed, and what callers
+/// switch on (never on a name).
+public enum MgmtOpcode: UInt16, Hashable, Sendable, CustomStringConvertible {
+    case readVersion = 0x0001
+    case readControllerIndexList = 0x0003
+    case readControllerInfo = 0x0004
+    case setPowered = 0x0005
+    case setConnectable = 0x0007
+    case setLowEnergy = 0x000D
+    case startDiscovery = 0x0023
+    case stopDiscovery = 0x0024
+    case readAdvertisingFeatures = 0x003D
+    case addAdvertising = 0x003E
+    case removeAdvertising = 0x003F
+
+    /// The name as the mgmt documentation spells it.
+    public var description: String {
         switch self {
         case .readVersion: "Read Management Version Information"
         case .readControllerIndexList: "Read Controller Index List"

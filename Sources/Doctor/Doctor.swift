@@ -55,7 +55,7 @@ public enum Doctor {
             findings.append(
                 Finding(
                     "udev rules", .warn, "70-nearby-bridge.rules is not installed, so only root can open UWB boards",
-                    fix: "sudo install -m 0644 udev/70-nearby-bridge.rules /etc/udev/rules.d/ && sudo udevadm control --reload && sudo udevadm trigger"))
+                    fix: Remedy.udevRules))
         }
         findings.append(groupMembership())
 
@@ -83,9 +83,7 @@ public enum Doctor {
                 findings.append(
                     Finding(
                         label, .fail, "\(board.ids) \(board.product ?? "") is present but cannot be opened: \(error.name)",
-                        fix: error.isAccessDenied
-                            ? "install the udev rules (above) and add yourself to the group: sudo usermod -aG nearby $USER, then log in again"
-                            : "\(error)"))
+                        fix: remedy(for: error)))
                 continue
             }
             findings.append(Finding(label, .ok, "\(board.ids) \(board.product ?? "") serial \(board.serial ?? "?"), accessible"))
@@ -100,7 +98,8 @@ public enum Doctor {
                 findings.append(
                     Finding(
                         "\(label) UCI", .fail, "does not answer FiRa UCI: \(error)",
-                        fix: "flash the UCI firmware (DWM3001CDK-DW3_QM33_SDK_UCI-FreeRTOS.hex, see firmware-notes/dwm3001cdk.md) and replug"))
+                        fix: remedy(for: error)
+                            ?? "flash the UCI firmware (DWM3001CDK-DW3_QM33_SDK_UCI-FreeRTOS.hex, see firmware-notes/dwm3001cdk.md) and replug"))
             }
         }
         return findings
@@ -116,7 +115,7 @@ public enum Doctor {
         if getuid() == 0 || getegid() == gid || groups.prefix(Int(max(count, 0))).contains(gid) {
             return Finding("group nearby", .ok, getuid() == 0 ? "running as root" : "this user is a member")
         }
-        return Finding("group nearby", .warn, "this user is not in it", fix: "sudo usermod -aG nearby $USER, then log in again")
+        return Finding("group nearby", .warn, "this user is not in it", fix: Remedy.joinGroup)
     }
 
     // MARK: Bluetooth
@@ -127,14 +126,14 @@ public enum Doctor {
             findings.append(
                 Finding(
                     "Bluetooth kernel support", .fail, "socket(AF_BLUETOOTH) failed: \(String(cString: strerror(code)))",
-                    fix: "use a kernel with Bluetooth (CONFIG_BT, CONFIG_BT_LE); on Raspberry Pi OS it is built in; in a container, run on the host"))
+                    fix: Remedy.kernelBluetooth))
             return findings
         }
         findings.append(Finding("Bluetooth kernel support", .ok, "AF_BLUETOOTH sockets are available"))
         findings.append(capability())
         findings.append(bluetoothd())
         for (name, blocked) in rfkill() where blocked {
-            findings.append(Finding("rfkill \(name)", .fail, "Bluetooth is blocked", fix: "rfkill unblock bluetooth"))
+            findings.append(Finding("rfkill \(name)", .fail, "Bluetooth is blocked", fix: Remedy.rfkill))
         }
         let adapters = BlueZProbe.adapterNames()
         guard !adapters.isEmpty else {
@@ -158,7 +157,7 @@ public enum Doctor {
         }
         return Finding(
             "CAP_NET_ADMIN", .fail, "missing: advertising and discovery through the management channel will be refused",
-            fix: "sudo setcap cap_net_admin+ep $(command -v nearby-bridge)  (or use the systemd unit, which grants it)")
+            fix: Remedy.netAdmin)
     }
 
     static func bluetoothd() -> Finding {
@@ -191,7 +190,7 @@ public enum Doctor {
                 "\(info.name.isEmpty ? "adapter" : info.name): " + (powered ? "powered" : "powered off") + ", LE " + (le ? "on" : "off"),
                 fix: powered && le ? nil : "nearby-bridge powers it on when it has CAP_NET_ADMIN; or `bluetoothctl power on`")
         } catch {
-            return Finding("Bluetooth \(name)", .fail, "\(error)")
+            return Finding("Bluetooth \(name)", .fail, "\(error)", fix: remedy(for: error))
         }
     }
 }

@@ -1,6 +1,6 @@
 import CLibUSB
 
-/// A libusb failure, with a sentence that says what to do about the common ones.
+/// A libusb failure: the call and libusb's error code.
 public struct USBError: Error, Equatable, Sendable, CustomStringConvertible {
     public var call: String
     public var code: Int32
@@ -15,19 +15,18 @@ public struct USBError: Error, Equatable, Sendable, CustomStringConvertible {
     public var isAccessDenied: Bool { code == LIBUSB_ERROR_ACCESS.rawValue }
     public var isDeviceGone: Bool { code == LIBUSB_ERROR_NO_DEVICE.rawValue }
 
+    public var isBusy: Bool { code == LIBUSB_ERROR_BUSY.rawValue }
+
+    /// What happened; what to do about it is `Doctor.remedy(for:)`'s business.
     public var description: String {
         let base = "\(call) failed: \(name)"
         switch code {
-        case LIBUSB_ERROR_ACCESS.rawValue:
-            return base + " — permission denied: install udev/70-nearby-bridge.rules and join the `nearby` group (see udev/README.md)"
-        case LIBUSB_ERROR_BUSY.rawValue:
-            return base + " — another program holds the board (a serial terminal, ModemManager, another nearby-bridge?)"
-        case LIBUSB_ERROR_NO_DEVICE.rawValue:
-            return base + " — the board was unplugged"
+        case LIBUSB_ERROR_ACCESS.rawValue: return base + " (permission denied)"
+        case LIBUSB_ERROR_BUSY.rawValue: return base + " (another program holds the board)"
+        case LIBUSB_ERROR_NO_DEVICE.rawValue: return base + " (the board was unplugged)"
         case LIBUSB_ERROR_NOT_FOUND.rawValue:
-            return base + " — the board has no such interface or the kernel driver could not be detached"
-        default:
-            return base
+            return base + " (the board has no such interface, or the kernel driver could not be detached)"
+        default: return base
         }
     }
 
