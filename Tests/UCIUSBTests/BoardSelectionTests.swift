@@ -48,10 +48,12 @@ import Testing
         #expect(USBBoardError.noBoard(candidates: ["x"]).description.contains("--uwb usb:BUS-PORT"))
     }
 
-    @Test func accessErrorsSayHowToFixThem() {
+    /// What happened, not how to fix it: that is `Doctor.remedy(for:)` (DoctorTests).
+    @Test func accessErrorsSayWhatHappened() {
         let denied = USBError("libusb_open", -3)  // LIBUSB_ERROR_ACCESS
         #expect(denied.isAccessDenied)
-        #expect(denied.description.contains("udev/70-nearby-bridge.rules"))
+        #expect(denied.description == "libusb_open failed: LIBUSB_ERROR_ACCESS (permission denied)")
+        #expect(USBError("libusb_claim_interface", -6).isBusy)  // LIBUSB_ERROR_BUSY
         #expect(USBError("bulk OUT", -4).description.contains("unplugged"))  // LIBUSB_ERROR_NO_DEVICE
     }
 }
