@@ -114,12 +114,14 @@ func nameThisThread(_ name: String) {
 }
 
 /// CPU per notification by thread name between two `threadTimes()` snapshots, largest first;
-/// Swift's cooperative pool threads (and any other unnamed thread) are summed as "pool".
+/// Swift's cooperative pool threads (Dispatch's "…qos…" workers) and the unnamed main thread
+/// are summed as "pool/other", named threads (the transport's reader, the stdout writer, the
+/// benchmark's own) stand alone.
 func perThread(from before: [Int32: (name: String, nanoseconds: Int)], to after: [Int32: (name: String, nanoseconds: Int)], count: Int) -> String {
     var byName: [String: Int] = [:]
     for (tid, now) in after {
         let spent = now.nanoseconds - (before[tid]?.nanoseconds ?? 0)
-        let name = now.name.hasPrefix("nb-") || now.name == "stdout-writer" ? now.name : "pool/other"
+        let name = now.name.contains("qos") || now.name == "BridgeBenchmark" ? "pool/other" : now.name
         byName[name, default: 0] += spent
     }
     return byName.sorted { $0.value > $1.value }
