@@ -65,7 +65,7 @@ let package = Package(
         .target(
             name: "Bridge",
             dependencies: [
-                "UCI", "UCIHost", "PeerProtocol", "BLE", "Proximity", "Events",
+                "UCI", "UCIHost", "StreamIO", "PeerProtocol", "BLE", "Proximity", "Events",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 

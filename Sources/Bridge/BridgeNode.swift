@@ -2,6 +2,7 @@ import BLE
 import Events
 import Logging
 import PeerProtocol
+import StreamIO
 import Synchronization
 import UCI
 import UCIHost
@@ -32,23 +33,28 @@ public final class BridgeNode: Sendable {
     /// Opens the UWB board again after it went away; nil where a lost board cannot come back.
     private let reconnectUWB: (@Sendable () async throws -> any UCITransport)?
     private let reconnecting = Atomic<Bool>(false)
+    private let loop: EventLoop?
 
     /// - Parameters:
     ///   - reconnectUWB: reopens the board after it disappeared (unplugged, connection lost);
     ///     retried every second until it succeeds.
     ///   - tracker: set by the simulation so it can wait for the node to go idle.
     ///   - uwbClock: times the board's answers (UCI command timeouts); tests move it by hand.
+    ///   - loop: the thread the node's work runs on (the UCI host's reader, the loop, the
+    ///     registry, the board's session worker); give the UWB transport the same loop, and a
+    ///     notification goes from `read` to its event line without a thread hand-off. Nil runs
+    ///     it all on Swift's global pool.
     ///   - seed: seeds this node's choices (session ids, STS values) for reproducible runs.
     public init(
         identity: NodeIdentity, config: BridgeConfig, uwbTransport: any UCITransport, ble: any BLEAdapter,
         events: EventStream, time: any TimeSource, logger: Logger, seed: UInt64,
         reconnectUWB: (@Sendable () async throws -> any UCITransport)? = nil, tracker: WorkTracker? = nil,
-        uwbClock: any Clock<Duration> = ContinuousClock()
+        uwbClock: any Clock<Duration> = ContinuousClock(), loop: EventLoop? = nil
     ) {
         let inbox = NodeInbox(tracker: tracker, limit: config.inputQueueLimit)
         var logger = logger
         logger[metadataKey: "node"] = "\(identity.name)"
-        let uwb = UCIHost(transport: uwbTransport, clock: uwbClock, logger: logger) { inbox.post($0.map(NodeInput.uwb)) }
+        let uwb = UCIHost(transport: uwbTransport, clock: uwbClock, logger: logger, executor: loop) { inbox.post($0.map(NodeInput.uwb)) }
         let tag = identity.tag
         let uwbSessions = UWBSessions(
             uwb: uwb, dialect: config.uwbDialect.dialect, profile: config.uwb, ownAddress: identity.uwbShortAddress, controleesPerSession: config.controleesPerSession,
@@ -65,6 +71,7 @@ public final class BridgeNode: Sendable {
         self.uwbBackend = uwbTransport.description
         self.bleBackend = ble.backendName
         self.reconnectUWB = reconnectUWB
+        self.loop = loop
         self.ble = ble
         self.inbox = inbox
         self.context = context
@@ -79,7 +86,8 @@ public final class BridgeNode: Sendable {
         await uwb.start()
         await boardReady(try await uwbSessions.bringUpNow())
         let uwbSessions = self.uwbSessions
-        sessionsWorker.withLock { $0 = Task { await uwbSessions.run() } }
+        let loop = self.loop
+        sessionsWorker.withLock { $0 = Task(executorPreference: loop) { await uwbSessions.run() } }
 
         let inbox = self.inbox
         do {
@@ -117,6 +125,16 @@ public final class BridgeNode: Sendable {
     /// the registry together, everything else one by one, all in arrival order. Ends with the
     /// graceful stop: goodbye to peers, their UWB sessions deinitialised, radios closed.
     public func run() async {
+        await withTaskExecutorPreference(loop) { await loopOverInputs() }
+        let waiters = stopWaiters.withLock { s in
+            s.done = true
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    private func loopOverInputs() async {
         var lastDeviceState: DeviceState? = .ready
         var ranges: [RangeData] = []
         loop: while let batch = await inbox.next() {
@@ -142,12 +160,6 @@ public final class BridgeNode: Sendable {
             }
             inbox.handled(batch)
         }
-        let waiters = stopWaiters.withLock { s in
-            s.done = true
-            defer { s.waiters = [] }
-            return s.waiters
-        }
-        waiters.forEach { $0.resume() }
     }
 
     private func handle(_ input: NodeInput, lastDeviceState: inout DeviceState?) async {

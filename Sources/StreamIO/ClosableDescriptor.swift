@@ -12,7 +12,8 @@ import Synchronization
 /// and the eventfd are closed by whoever lets go last, `close` itself when nobody holds a use.
 final class ClosableDescriptor: Sendable {
     let fd: Int32
-    private let wake: Int32
+    /// Signalled by `close`: what a waiting user polls beside `fd`.
+    let wake: Int32
     private struct State {
         var users = 0
         var closing = false

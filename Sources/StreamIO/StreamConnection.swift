@@ -21,7 +21,7 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
     public let description: String
 
     /// Connects to `host:port` (numeric or resolvable host).
-    public static func connect(host: String, port: UInt16) throws -> StreamConnection {
+    public static func connect(host: String, port: UInt16, loop: EventLoop? = nil) throws -> StreamConnection {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -38,7 +38,7 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
             let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.pointee.ai_protocol)
             if fd >= 0 {
                 if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
-                    return try StreamConnection(fd: fd, description: "tcp:\(host):\(port)").checked()
+                    return try StreamConnection(fd: fd, description: "tcp:\(host):\(port)", loop: loop).checked()
                 }
                 lastErrno = errno
                 Glibc.close(fd)
@@ -52,7 +52,7 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
 
     /// Opens a serial device raw (no echo, no line discipline). Opening asserts DTR, which
     /// nRF52 CDC-ACM firmwares wait for before they send anything.
-    public static func openTTY(_ path: String) throws -> StreamConnection {
+    public static func openTTY(_ path: String, loop: EventLoop? = nil) throws -> StreamConnection {
         let fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else { throw TransportError.openDevice(path: path, errno: errno) }
         var settings = termios()
@@ -61,14 +61,17 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
             cfsetspeed(&settings, speed_t(B115200))
             tcsetattr(fd, TCSANOW, &settings)
         }
-        return try StreamConnection(fd: fd, description: path, isSocket: false).checked()
+        return try StreamConnection(fd: fd, description: path, isSocket: false, loop: loop).checked()
     }
 
     /// Wraps a connected socket (or, with `isSocket: false`, another stream descriptor), taking
     /// ownership of `fd`: it is closed after `close`, or when the connection is released. If
     /// the connection cannot be set up (no eventfd left), `fd` is closed at once and the
     /// connection is a closed one whose `read` throws why.
-    public init(fd: Int32, description: String, isSocket: Bool = true) {
+    ///
+    /// With a `loop`, the loop's thread reads the descriptor (no thread of its own): a consumer
+    /// whose executor is the same loop gets the bytes without a thread hand-off.
+    public init(fd: Int32, description: String, isSocket: Bool = true, loop: EventLoop? = nil) {
         let descriptor = ClosableDescriptor(fd)
         self.descriptor = descriptor
         self.isSocket = isSocket
@@ -84,22 +87,50 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
         // only then is the queue finished: a `read` that returns nil after `close` means the
         // reader let go of the descriptor.
         _ = descriptor.acquire()
-        IOThread.detach(name: "stream-reader") { [incoming] in
-            var buffer = [UInt8](repeating: 0, count: 16_384)
-            var failure: TransportError?
-            while descriptor.wait(for: Int16(POLLIN)) {
-                let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor.fd, $0.baseAddress, $0.count) }
+        let incoming = self.incoming
+        guard let loop else {
+            IOThread.detach(name: "stream-reader") {
+                var failure: TransportError?
+                while descriptor.wait(for: Int16(POLLIN)), Self.readAvailable(descriptor, into: incoming, failure: &failure) {}
+                descriptor.release()
+                incoming.finish(failure: failure)
+            }
+            return
+        }
+        let failure = Mutex<TransportError?>(nil)
+        loop.watch(
+            descriptor.fd, endSignal: descriptor.wake,
+            readable: {
+                failure.withLock { Self.readAvailable(descriptor, into: incoming, failure: &$0) } ? .keep : .end
+            },
+            ended: {
+                descriptor.release()
+                incoming.finish(failure: failure.withLock { $0 })
+            })
+    }
+
+    /// Reads what the non-blocking descriptor holds into `incoming`; false when the stream
+    /// ended (end of file, a read error in `failure`, or a consumer that stopped taking bytes).
+    private static func readAvailable(
+        _ descriptor: ClosableDescriptor, into incoming: ByteQueue, failure: inout TransportError?
+    ) -> Bool {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16_384) { buffer in
+            while true {
+                let count = Glibc.read(descriptor.fd, buffer.baseAddress, buffer.count)
                 if count > 0 {
-                    if !incoming.push(Array(buffer[0..<count])) { break }
+                    guard incoming.push(Array(buffer[0..<count])) else { return false }
+                    if count < buffer.count { return true }
                 } else if count == 0 {
-                    break
-                } else if errno != EINTR, errno != EAGAIN, errno != EWOULDBLOCK {
+                    return false
+                } else if errno == EINTR {
+                    continue
+                } else if errno == EAGAIN || errno == EWOULDBLOCK {
+                    return true
+                } else {
                     failure = .system("read", errno: errno)
-                    break
+                    return false
                 }
             }
-            descriptor.release()
-            incoming.finish(failure: failure)
         }
     }
 

@@ -61,6 +61,9 @@ public actor UCIHost {
     private let clock: any Clock<Duration>
     private let logger: Logger
     private let events: @Sendable ([UCIHostEvent]) -> Void
+    /// Where the reader runs: a node's event loop, so that reading, decoding and the node's own
+    /// handling of a notification share one thread; nil for the global pool.
+    private let executor: (any TaskExecutor)?
 
     private var decoder = UCIStreamDecoder()
     private var pending: Pending?
@@ -77,9 +80,10 @@ public actor UCIHost {
 
     public init(
         transport: any UCITransport, commandTimeout: Duration = .seconds(2),
-        clock: any Clock<Duration> = ContinuousClock(), logger: Logger,
+        clock: any Clock<Duration> = ContinuousClock(), logger: Logger, executor: (any TaskExecutor)? = nil,
         events: @escaping @Sendable ([UCIHostEvent]) -> Void
     ) {
+        self.executor = executor
         self.transport = transport
         self.commandTimeout = commandTimeout
         self.clock = clock
@@ -91,7 +95,7 @@ public actor UCIHost {
     public func start() {
         guard reader == nil else { return }
         let current = generation
-        reader = Task { await self.readLoop(generation: current) }
+        reader = Task(executorPreference: executor) { await self.readLoop(generation: current) }
     }
 
     /// Continues on a new transport after the old one ended (the board was replugged, or the
@@ -105,7 +109,7 @@ public actor UCIHost {
         deviceState = nil
         sessionStates = [:]
         let current = generation
-        reader = Task { await self.readLoop(generation: current) }
+        reader = Task(executorPreference: executor) { await self.readLoop(generation: current) }
     }
 
     /// Description of the current transport, e.g. `tcp:127.0.0.1:7000` or `usb:1-1.2`.
