@@ -120,10 +120,13 @@ struct Run: AsyncParsableCommand {
         let profile = self.profile ?? settings.profile
         let transport: any UCITransport
         let reconnect: @Sendable () async throws -> any UCITransport
+        // The node's thread: it reads a tcp or tty board itself, so a notification goes from
+        // `read` to its event line without a thread hand-off (docs/PERFORMANCE.md).
+        let loop = EventLoop(name: "node")
         switch uwb {
         case .tcp(let host, let port):
-            transport = try StreamConnection.connect(host: host, port: port)
-            reconnect = { try StreamConnection.connect(host: host, port: port) }
+            transport = try StreamConnection.connect(host: host, port: port, loop: loop)
+            reconnect = { try StreamConnection.connect(host: host, port: port, loop: loop) }
         case .usb(let selector):
             let board = try USBBoards.select(selector, from: USBBoards.list())
             logger.notice("UWB board \(USBBoards.summary(board))")
@@ -132,8 +135,8 @@ struct Run: AsyncParsableCommand {
             let again = board.serial ?? board.location
             reconnect = { try await USBBoards.open(again) }
         case .tty(let path):
-            transport = try StreamConnection.openTTY(path)
-            reconnect = { try StreamConnection.openTTY(path) }
+            transport = try StreamConnection.openTTY(path, loop: loop)
+            reconnect = { try StreamConnection.openTTY(path, loop: loop) }
         }
         let adapter: any BLEAdapter
         switch ble {
@@ -171,9 +174,10 @@ struct Run: AsyncParsableCommand {
         config.rangingSessions = settings.rangingSessions
         if let maxPeers = settings.maxPeers { config.maxPeers = maxPeers }
         if let controlees = settings.controleesPerSession { config.controleesPerSession = max(1, controlees) }
+        if let dialect = settings.uwbDialect { config.uwbDialect = dialect }
         let node = BridgeNode(
             identity: identity, config: config, uwbTransport: radios.0, ble: radios.1, events: events,
-            time: WallClock(), logger: logger, seed: seed, reconnectUWB: reopen)
+            time: WallClock(), logger: logger, seed: seed, reconnectUWB: reopen, loop: loop)
         if let capture {
             try CaptureManifest(
                 stepMilliseconds: nil, durationMilliseconds: nil, proximity: .init(proximity.config),
@@ -209,6 +213,9 @@ struct RunConfig: Decodable {
     var maxPeers: Int?
     /// Peers we control sharing one one-to-many UWB session; 1 (the default) or absent: one-to-one only.
     var controleesPerSession: Int?
+    /// How the board's firmware is driven: "qorvo" (the default: Qorvo's FiRa UCI firmware, the
+    /// DWM3001CDK) or "fira" (plain FiRa UCI with AOSP's defaults, e.g. Google's pica).
+    var uwbDialect: UWBDialectName?
 
     static func load(_ path: String) throws -> RunConfig {
         guard let data = FileManager.default.contents(atPath: path) else {
