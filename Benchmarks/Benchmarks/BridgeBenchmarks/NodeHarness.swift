@@ -4,9 +4,7 @@ import Bridge
 import Events
 import Logging
 import PeerProtocol
-#if canImport(StreamIO)
-import StreamIO  // StreamConnection's home since it left UCIHost
-#endif
+import StreamIO
 import Synchronization
 import UCI
 import UCIHost
@@ -31,14 +29,18 @@ final class NodeHarness: Sendable {
     /// - Parameter overSocket: the board sits behind a socket pair and the node reads it through
     ///   `StreamConnection` (a reader thread blocked in `read(2)`, as for a tty or TCP board)
     ///   instead of an in-memory queue.
-    init(events: EventStream, rangingSessions: Int, maxPeers: Int, overSocket: Bool = false) async throws {
+    ///   With `eventLoop` as well, the node's `EventLoop` reads the socket and runs the node (the
+    ///   `run` command's set-up): no reader thread, no hand-off.
+    init(events: EventStream, rangingSessions: Int, maxPeers: Int, overSocket: Bool = false, eventLoop: Bool = false) async throws {
         let host: any UCITransport
+        var nodeLoop: EventLoop?
         if overSocket {
             var fds: [Int32] = [0, 0]
             precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+            if eventLoop { nodeLoop = EventLoop(name: "nb-node-loop") }
             // Its reader thread gets a name for the per-thread figures: the one that appears.
             let before = Set(threadTimes().keys)
-            host = StreamConnection(fd: fds[0], description: "socketpair")
+            host = StreamConnection(fd: fds[0], description: "socketpair", loop: nodeLoop)
             for tid in Set(threadTimes().keys).subtracting(before) { nameThread(tid, "nb-uci-reader") }
             socketDevice = SocketUWBS(fd: fds[1])
             device = nil
@@ -58,7 +60,7 @@ final class NodeHarness: Sendable {
         logger.logLevel = .critical
         let node = BridgeNode(
             identity: Self.identity, config: config, uwbTransport: host, ble: air, events: events, time: WallClock(),
-            logger: logger, seed: 1, tracker: tracker)
+            logger: logger, seed: 1, tracker: tracker, loop: nodeLoop)
         self.node = node
         try await node.start()
         loop = Task { await node.run() }

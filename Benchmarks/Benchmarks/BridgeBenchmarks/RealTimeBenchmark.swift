@@ -28,6 +28,7 @@ func realTimeBenchmark() {
         configuration: .init(
             metrics: [
                 .custom("node CPU per notification (ns)", useScalingFactor: false),
+                .custom("node with a reader thread: CPU per notification (ns)", useScalingFactor: false),
                 .custom("baseline CPU per notification (ns)", useScalingFactor: false),
                 .custom("node p50 (µs)", useScalingFactor: false), .custom("node p99 (µs)", useScalingFactor: false),
                 .custom("baseline p50 (µs)", useScalingFactor: false), .custom("baseline p99 (µs)", useScalingFactor: false),
@@ -39,11 +40,14 @@ func realTimeBenchmark() {
         let seconds = Int(ProcessInfo.processInfo.environment["REALTIME_SECONDS"] ?? "") ?? 10
         let count = 1_000 * seconds
         let warmup = 1_000
-        let node = try await measureNode(count: count, warmup: warmup)
+        let node = try await measureNode(count: count, warmup: warmup, eventLoop: true)
+        let handOff = try await measureNode(count: count, warmup: warmup, eventLoop: false)
         let baseline = try await measureBaseline(count: count, warmup: warmup)
 
         benchmark.measurement(.custom("node CPU per notification (ns)", useScalingFactor: false), Int(node.cpuPerNotification * 1e9))
         benchmark.measurement(.custom("baseline CPU per notification (ns)", useScalingFactor: false), Int(baseline.cpuPerNotification * 1e9))
+        benchmark.measurement(
+            .custom("node with a reader thread: CPU per notification (ns)", useScalingFactor: false), Int(handOff.cpuPerNotification * 1e9))
         benchmark.measurement(.custom("node p50 (µs)", useScalingFactor: false), node.latencies.percentile(50))
         benchmark.measurement(.custom("node p99 (µs)", useScalingFactor: false), node.latencies.percentile(99))
         benchmark.measurement(.custom("baseline p50 (µs)", useScalingFactor: false), baseline.latencies.percentile(50))
@@ -58,15 +62,20 @@ func realTimeBenchmark() {
         }
         print("""
 
-            \(count) range notifications at 1000/s (after \(warmup) unmeasured), node vs minimal reader:
+            \(count) range notifications at 1000/s (after \(warmup) unmeasured), node (its event loop reads the socket) vs minimal reader:
             \("".padding(toLength: 34, withPad: " ", startingAt: 0))      node          baseline     ratio
             \(row("CPU per notification", node.cpuPerNotification * 1e6, baseline.cpuPerNotification * 1e6, "µs"))
             \(row("latency p50", Double(node.latencies.percentile(50)), Double(baseline.latencies.percentile(50)), "µs"))
             \(row("latency p99", Double(node.latencies.percentile(99)), Double(baseline.latencies.percentile(99)), "µs"))
             \(row("latency max", Double(node.latencies.percentile(100)), Double(baseline.latencies.percentile(100)), "µs"))
             \(row("context switches per notification", node.switchesPerNotification, baseline.switchesPerNotification, "  "))
+            the same node with a reader thread handing bytes to the global pool (no event loop):
+            \(row("CPU per notification", handOff.cpuPerNotification * 1e6, baseline.cpuPerNotification * 1e6, "µs"))
+            \(row("latency p99", Double(handOff.latencies.percentile(99)), Double(baseline.latencies.percentile(99)), "µs"))
+            \(row("context switches per notification", handOff.switchesPerNotification, baseline.switchesPerNotification, "  "))
             (board thread's own CPU, excluded above: node run \(String(format: "%.1f", node.boardCPU * 1e6 / Double(count))) µs, baseline run \(String(format: "%.1f", baseline.boardCPU * 1e6 / Double(count))) µs per notification)
             CPU per notification by thread (schedstat), node: \(node.threads)
+            CPU per notification by thread (schedstat), node with a reader thread: \(handOff.threads)
             CPU per notification by thread (schedstat), baseline: \(baseline.threads)
 
             """)
@@ -194,10 +203,11 @@ final class Window: Sendable {
     var begun: (cpu: Double, switches: Int) { usage.withLock { $0 } }
 }
 
-private func measureNode(count: Int, warmup: Int) async throws -> RealTimeResult {
+private func measureNode(count: Int, warmup: Int, eventLoop: Bool) async throws -> RealTimeResult {
     let clock = LineClock()
     let stream = EventStream(output: NullOutput(observe: clock.wrote), includesRanges: true, bufferedLines: 4096)
-    let harness = try await NodeHarness(events: stream, rangingSessions: 128, maxPeers: 1_024, overSocket: true)
+    let harness = try await NodeHarness(
+        events: stream, rangingSessions: 128, maxPeers: 1_024, overSocket: true, eventLoop: eventLoop)
     await harness.connectPeers(100)
     let device = harness.socketDevice!
     let notifications = Fixtures.notificationStream(peers: 100, rounds: (warmup + count) / 100 + 1)
