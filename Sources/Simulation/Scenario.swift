@@ -78,11 +78,14 @@ public struct Scenario: Codable, Sendable, Equatable {
     }
 
     public enum Invalid: Error, CustomStringConvertible {
+        /// The file could not be read; the error says why.
+        case unreadableFile(path: String, any Error)
         case unreadable(String)
         case rule(String)
 
         public var description: String {
             switch self {
+            case .unreadableFile(let path, let error): "cannot read the scenario: \(path): \(error.localizedDescription)"
             case .unreadable(let why): "cannot read the scenario: \(why)"
             case .rule(let why): "invalid scenario: \(why)"
             }
@@ -94,7 +97,7 @@ public struct Scenario: Codable, Sendable, Equatable {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw Invalid.unreadable("\(url.path): \(error.localizedDescription)")
+            throw Invalid.unreadableFile(path: url.path, error)
         }
         return try decode(data)
     }

@@ -49,6 +49,9 @@ actor PeerSession {
                 case .send(let message, let link):
                     do {
                         try await context.ble.send(message.encoded(), on: link)
+                    } catch BLEAdapterError.unknownLink {
+                        // The link closed under us; its close is on its way as an input.
+                        logger.debug("send on a closed link", metadata: ["link": "\(link)"])
                     } catch {
                         logger.warning("send failed", metadata: ["error": "\(error)"])
                     }
