@@ -18,7 +18,7 @@ import SystemPackage
 ///   after ~10 s. (Restarting from the Discovering=0 event too would race with our own stop.)
 /// - The advertisement carries a kernel-side timeout and is refreshed while we run, because
 ///   the kernel keeps an instance after its owner dies: a crashed rig must vanish from the air.
-public final class BlueZAdapter: BLEAdapter {
+package final class BlueZAdapter: BLEAdapter {
     private struct State {
         var handler: (@Sendable (BLEEvent) -> Void)?
         var instance: UInt8 = 1
@@ -37,7 +37,7 @@ public final class BlueZAdapter: BLEAdapter {
         var discoveryWatchdog = DiscoveryWatchdog()
     }
 
-    public let name: String
+    package let name: String
     private let index: UInt16
     private let psm: UInt8
     private let logger: Logger
@@ -49,10 +49,10 @@ public final class BlueZAdapter: BLEAdapter {
     static let advertisingTimeoutSeconds: UInt16 = 8
     static let advertisingRefresh: Duration = .seconds(3)
 
-    public var backendName: String { name }
+    package var backendName: String { name }
 
     /// `name` is the kernel's adapter name, "hci0"; `psm` is the peer channel's L2CAP PSM.
-    public init(name: String, psm: UInt8, logger: Logger) throws(BlueZError) {
+    package init(name: String, psm: UInt8, logger: Logger) throws(BlueZError) {
         guard name.hasPrefix("hci"), let index = UInt16(name.dropFirst(3)) else {
             throw .noAdapter(requested: name, available: [])
         }
@@ -69,7 +69,7 @@ public final class BlueZAdapter: BLEAdapter {
 
     // MARK: Start
 
-    public func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws {
+    package func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws {
         let socket = try MgmtSocket()
         mgmt.withLock { $0 = socket }
         state.withLock { $0.handler = events }
@@ -111,7 +111,7 @@ public final class BlueZAdapter: BLEAdapter {
 
     // MARK: Advertising and discovery
 
-    public func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {
+    package func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {
         let first = state.withLock { s in
             defer { s.advertising = (Self.withoutFlags(data), scanResponse) }
             return s.advertising == nil
@@ -148,7 +148,7 @@ public final class BlueZAdapter: BLEAdapter {
     /// Starts discovery and keeps restarting it. A discovery that is already running (another
     /// program's, or one a killed predecessor left behind) is not an error: its Device Found
     /// events reach every management socket, and the restart cycle keeps trying.
-    public func startScanning() async throws {
+    package func startScanning() async throws {
         state.withLock { $0.scanning = true }
         let (_, started, error) = await stopThenStartDiscovery(on: try socket())
         if let error {
@@ -343,7 +343,7 @@ public final class BlueZAdapter: BLEAdapter {
             })
     }
 
-    public func connect(to peer: BLEAddress) async throws -> LinkID {
+    package func connect(to peer: BLEAddress) async throws -> LinkID {
         let (address, type) = state.withLock { ($0.adapterAddress, $0.addressTypes[peer] ?? .lePublic) }
         let socket = LinkSocket(FileDescriptor(rawValue: try L2CAPSocket.make(adapter: address, psm: 0)))
         let link = register(socket)
@@ -372,14 +372,14 @@ public final class BlueZAdapter: BLEAdapter {
         return link
     }
 
-    public func send(_ sdu: [UInt8], on link: LinkID) async throws {
+    package func send(_ sdu: [UInt8], on link: LinkID) async throws {
         guard let socket = state.withLock({ $0.links[link] }) else { throw BLEAdapterError.unknownLink(link) }
         // Never block the node on one peer: a channel out of credits (a stalled or dying peer)
         // fails this send, and the peer protocol repeats unanswered messages.
         try socket.send(sdu, link: link)
     }
 
-    public func disconnect(_ link: LinkID) async {
+    package func disconnect(_ link: LinkID) async {
         let socket = state.withLock { s -> LinkSocket? in
             guard let socket = s.links[link] else { return nil }
             s.closedLocally.insert(link)
@@ -388,7 +388,7 @@ public final class BlueZAdapter: BLEAdapter {
         socket?.shutdown()
     }
 
-    public func stop() async {
+    package func stop() async {
         let (instance, listener, links) = state.withLock { s in
             s.scanning = false
             s.advertising = nil
@@ -408,7 +408,7 @@ public final class BlueZAdapter: BLEAdapter {
 
 extension BlueZAdapter {
     /// Reads an adapter's state without changing anything (allowed without CAP_NET_ADMIN).
-    public static func readInfo(_ name: String) async throws(BlueZError) -> ControllerInfo {
+    package static func readInfo(_ name: String) async throws(BlueZError) -> ControllerInfo {
         guard name.hasPrefix("hci"), let index = UInt16(name.dropFirst(3)) else { throw .noAdapter(requested: name, available: []) }
         let socket = try MgmtSocket()
         defer { socket.close() }

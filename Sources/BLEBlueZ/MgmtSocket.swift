@@ -7,7 +7,7 @@ import Synchronization
 
 /// Why the BlueZ backend failed. Each case says what happened; what to do about it is
 /// `Doctor.remedy(for:)`'s business, which switches on these cases.
-public enum BlueZError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum BlueZError: Error, Equatable, Sendable, CustomStringConvertible {
     /// socket(AF_BLUETOOTH) failed with `errno`.
     case noKernelSupport(errno: Int32)
     case noAdapter(requested: String, available: [String])
@@ -19,7 +19,7 @@ public enum BlueZError: Error, Equatable, Sendable, CustomStringConvertible {
     case socket(call: String, errno: Int32)
     case unsupported(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .noKernelSupport(let code): "this kernel has no Bluetooth support (socket(AF_BLUETOOTH): \(String(cString: strerror(code))))"
         case .noAdapter(let requested, let available):

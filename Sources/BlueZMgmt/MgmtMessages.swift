@@ -1,22 +1,22 @@
 /// mgmt status codes (doc/mgmt-protocol.rst, "Status codes"). Kept open: newer kernels add codes.
-public struct MgmtStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public var rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+package struct MgmtStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    package var rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
 
-    public static let success = MgmtStatus(rawValue: 0x00)
-    public static let unknownCommand = MgmtStatus(rawValue: 0x01)
-    public static let failed = MgmtStatus(rawValue: 0x03)
-    public static let noResources = MgmtStatus(rawValue: 0x07)
-    public static let busy = MgmtStatus(rawValue: 0x0A)
-    public static let rejected = MgmtStatus(rawValue: 0x0B)
-    public static let notSupported = MgmtStatus(rawValue: 0x0C)
-    public static let invalidParameters = MgmtStatus(rawValue: 0x0D)
-    public static let notPowered = MgmtStatus(rawValue: 0x0F)
-    public static let invalidIndex = MgmtStatus(rawValue: 0x11)
-    public static let rfkilled = MgmtStatus(rawValue: 0x12)
-    public static let permissionDenied = MgmtStatus(rawValue: 0x14)
+    package static let success = MgmtStatus(rawValue: 0x00)
+    package static let unknownCommand = MgmtStatus(rawValue: 0x01)
+    package static let failed = MgmtStatus(rawValue: 0x03)
+    package static let noResources = MgmtStatus(rawValue: 0x07)
+    package static let busy = MgmtStatus(rawValue: 0x0A)
+    package static let rejected = MgmtStatus(rawValue: 0x0B)
+    package static let notSupported = MgmtStatus(rawValue: 0x0C)
+    package static let invalidParameters = MgmtStatus(rawValue: 0x0D)
+    package static let notPowered = MgmtStatus(rawValue: 0x0F)
+    package static let invalidIndex = MgmtStatus(rawValue: 0x11)
+    package static let rfkilled = MgmtStatus(rawValue: 0x12)
+    package static let permissionDenied = MgmtStatus(rawValue: 0x14)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .success: "Success"
         case .unknownCommand: "Unknown Command"
@@ -36,36 +36,36 @@ public struct MgmtStatus: RawRepresentable, Hashable, Sendable, CustomStringConv
 }
 
 /// Controller settings bits (Read Controller Information, New Settings).
-public struct ControllerSettings: OptionSet, Hashable, Sendable {
-    public var rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
-    public static let powered = ControllerSettings(rawValue: 1 << 0)
-    public static let connectable = ControllerSettings(rawValue: 1 << 1)
-    public static let discoverable = ControllerSettings(rawValue: 1 << 3)
-    public static let bredr = ControllerSettings(rawValue: 1 << 7)
-    public static let lowEnergy = ControllerSettings(rawValue: 1 << 9)
-    public static let advertising = ControllerSettings(rawValue: 1 << 10)
+package struct ControllerSettings: OptionSet, Hashable, Sendable {
+    package var rawValue: UInt32
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
+    package static let powered = ControllerSettings(rawValue: 1 << 0)
+    package static let connectable = ControllerSettings(rawValue: 1 << 1)
+    package static let discoverable = ControllerSettings(rawValue: 1 << 3)
+    package static let bredr = ControllerSettings(rawValue: 1 << 7)
+    package static let lowEnergy = ControllerSettings(rawValue: 1 << 9)
+    package static let advertising = ControllerSettings(rawValue: 1 << 10)
 }
 
 /// Add Advertising flags (doc/mgmt-protocol.rst, Add Advertising).
-public struct AdvertisingFlags: OptionSet, Hashable, Sendable {
-    public var rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
-    public static let connectable = AdvertisingFlags(rawValue: 1 << 0)
+package struct AdvertisingFlags: OptionSet, Hashable, Sendable {
+    package var rawValue: UInt32
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
+    package static let connectable = AdvertisingFlags(rawValue: 1 << 0)
     /// The kernel inserts the Flags AD (general discoverable); our data must not carry one.
-    public static let discoverable = AdvertisingFlags(rawValue: 1 << 1)
-    public static let limitedDiscoverable = AdvertisingFlags(rawValue: 1 << 2)
-    public static let managedFlags = AdvertisingFlags(rawValue: 1 << 3)
-    public static let txPower = AdvertisingFlags(rawValue: 1 << 4)
+    package static let discoverable = AdvertisingFlags(rawValue: 1 << 1)
+    package static let limitedDiscoverable = AdvertisingFlags(rawValue: 1 << 2)
+    package static let managedFlags = AdvertisingFlags(rawValue: 1 << 3)
+    package static let txPower = AdvertisingFlags(rawValue: 1 << 4)
 }
 
 /// Address types as mgmt uses them (Device Found, Start Discovery bit positions).
-public enum MgmtAddressType: UInt8, Sendable {
+package enum MgmtAddressType: UInt8, Sendable {
     case bredr = 0, lePublic = 1, leRandom = 2
 }
 
 /// The commands the BlueZ backend sends.
-public enum MgmtCommand: Equatable, Sendable {
+package enum MgmtCommand: Equatable, Sendable {
     case readVersion
     case readControllerIndexList
     case readControllerInfo
@@ -80,7 +80,7 @@ public enum MgmtCommand: Equatable, Sendable {
     case stopDiscovery(addressTypes: UInt8)
 
     /// Which command this is, without its parameters.
-    public var code: MgmtOpcode {
+    package var code: MgmtOpcode {
         switch self {
         case .readVersion: .readVersion
         case .readControllerIndexList: .readControllerIndexList
@@ -96,9 +96,9 @@ public enum MgmtCommand: Equatable, Sendable {
         }
     }
 
-    public var opcode: UInt16 { code.rawValue }
+    package var opcode: UInt16 { code.rawValue }
 
-    public var parameters: [UInt8] {
+    package var parameters: [UInt8] {
         switch self {
         case .readVersion, .readControllerIndexList, .readControllerInfo, .readAdvertisingFeatures: []
         case .setPowered(let on), .setConnectable(let on), .setLowEnergy(let on): [on ? 1 : 0]
@@ -118,17 +118,17 @@ public enum MgmtCommand: Equatable, Sendable {
         }
     }
 
-    public func packet(index: UInt16) -> MgmtPacket {
+    package func packet(index: UInt16) -> MgmtPacket {
         MgmtPacket(code: opcode, index: index, parameters: parameters)
     }
 
     /// The command's name as the mgmt documentation spells it, for errors.
-    public var name: String { code.description }
+    package var name: String { code.description }
 }
 
 /// The opcodes of the commands the BlueZ backend sends: what errors say failed, and what callers
 /// switch on (never on a name).
-public enum MgmtOpcode: UInt16, Hashable, Sendable, CustomStringConvertible {
+package enum MgmtOpcode: UInt16, Hashable, Sendable, CustomStringConvertible {
     case readVersion = 0x0001
     case readControllerIndexList = 0x0003
     case readControllerInfo = 0x0004
@@ -142,7 +142,7 @@ public enum MgmtOpcode: UInt16, Hashable, Sendable, CustomStringConvertible {
     case removeAdvertising = 0x003F
 
     /// The name as the mgmt documentation spells it.
-    public var description: String {
+    package var description: String {
         switch self {
         case .readVersion: "Read Management Version Information"
         case .readControllerIndexList: "Read Controller Index List"
@@ -159,19 +159,19 @@ public enum MgmtOpcode: UInt16, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-public struct DeviceFound: Equatable, Sendable {
+package struct DeviceFound: Equatable, Sendable {
     /// Little-endian, as on the wire.
-    public var address: [UInt8]
-    public var addressType: MgmtAddressType
+    package var address: [UInt8]
+    package var addressType: MgmtAddressType
     /// dBm; 127 means unknown.
-    public var rssi: Int8
-    public var flags: UInt32
+    package var rssi: Int8
+    package var flags: UInt32
     /// Advertising data followed by scan response data (EIR format = AD structures).
-    public var eir: [UInt8]
+    package var eir: [UInt8]
 }
 
 /// Events the backend acts on; anything else is kept as `.other`.
-public enum MgmtEvent: Equatable, Sendable {
+package enum MgmtEvent: Equatable, Sendable {
     case commandComplete(opcode: UInt16, status: MgmtStatus, returnParameters: [UInt8])
     case commandStatus(opcode: UInt16, status: MgmtStatus)
     case indexAdded
@@ -185,7 +185,7 @@ public enum MgmtEvent: Equatable, Sendable {
     case advertisementMonitorDeviceFound(handle: UInt16, DeviceFound)
     case other(code: UInt16, parameters: [UInt8])
 
-    public init(_ packet: MgmtPacket) throws(MgmtError) {
+    package init(_ packet: MgmtPacket) throws(MgmtError) {
         var r = Reader(packet.parameters, context: "event 0x" + String(packet.code, radix: 16))
         switch packet.code {
         case 0x0001:
@@ -231,15 +231,15 @@ public enum MgmtEvent: Equatable, Sendable {
 }
 
 /// Read Controller Information return parameters.
-public struct ControllerInfo: Equatable, Sendable {
-    public var address: [UInt8]
-    public var bluetoothVersion: UInt8
-    public var manufacturer: UInt16
-    public var supportedSettings: ControllerSettings
-    public var currentSettings: ControllerSettings
-    public var name: String
+package struct ControllerInfo: Equatable, Sendable {
+    package var address: [UInt8]
+    package var bluetoothVersion: UInt8
+    package var manufacturer: UInt16
+    package var supportedSettings: ControllerSettings
+    package var currentSettings: ControllerSettings
+    package var name: String
 
-    public init(returnParameters: [UInt8]) throws(MgmtError) {
+    package init(returnParameters: [UInt8]) throws(MgmtError) {
         var r = Reader(returnParameters, context: "controller info")
         address = Array(try r.take(6, "address"))
         bluetoothVersion = try r.u8("bluetooth_version")
@@ -254,14 +254,14 @@ public struct ControllerInfo: Equatable, Sendable {
 }
 
 /// Read Advertising Features return parameters.
-public struct AdvertisingFeatures: Equatable, Sendable {
-    public var supportedFlags: AdvertisingFlags
-    public var maxDataLength: UInt8
-    public var maxScanResponseLength: UInt8
-    public var maxInstances: UInt8
-    public var instances: [UInt8]
+package struct AdvertisingFeatures: Equatable, Sendable {
+    package var supportedFlags: AdvertisingFlags
+    package var maxDataLength: UInt8
+    package var maxScanResponseLength: UInt8
+    package var maxInstances: UInt8
+    package var instances: [UInt8]
 
-    public init(returnParameters: [UInt8]) throws(MgmtError) {
+    package init(returnParameters: [UInt8]) throws(MgmtError) {
         var r = Reader(returnParameters, context: "advertising features")
         supportedFlags = AdvertisingFlags(rawValue: try r.u32("supported_flags"))
         maxDataLength = try r.u8("max_adv_data_len")
@@ -273,7 +273,7 @@ public struct AdvertisingFeatures: Equatable, Sendable {
 }
 
 /// Read Controller Index List return parameters.
-public func controllerIndexes(returnParameters: [UInt8]) throws(MgmtError) -> [UInt16] {
+package func controllerIndexes(returnParameters: [UInt8]) throws(MgmtError) -> [UInt16] {
     var r = Reader(returnParameters, context: "index list")
     let count = Int(try r.u16("num_controllers"))
     var indexes: [UInt16] = []

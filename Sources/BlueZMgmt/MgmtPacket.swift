@@ -3,21 +3,21 @@ import ByteCoding
 /// us, replies and events from the kernel. Layout (bluez doc/mgmt-protocol.rst, "Packet
 /// Structures"): opcode or event code u16, controller index u16 (0xFFFF = none), parameter
 /// length u16, parameters; all little-endian. One packet per socket read.
-public struct MgmtPacket: Equatable, Sendable {
-    public static let noController: UInt16 = 0xFFFF
-    public static let headerSize = 6
+package struct MgmtPacket: Equatable, Sendable {
+    package static let noController: UInt16 = 0xFFFF
+    package static let headerSize = 6
 
-    public var code: UInt16
-    public var index: UInt16
-    public var parameters: [UInt8]
+    package var code: UInt16
+    package var index: UInt16
+    package var parameters: [UInt8]
 
-    public init(code: UInt16, index: UInt16, parameters: [UInt8] = []) {
+    package init(code: UInt16, index: UInt16, parameters: [UInt8] = []) {
         self.code = code
         self.index = index
         self.parameters = parameters
     }
 
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Self.headerSize + parameters.count)
         bytes.appendLE(code)
@@ -27,7 +27,7 @@ public struct MgmtPacket: Equatable, Sendable {
     }
 
     /// Decodes one datagram; the length field must match exactly.
-    public init(datagram: [UInt8]) throws(MgmtError) {
+    package init(datagram: [UInt8]) throws(MgmtError) {
         var reader = Reader(datagram, context: "mgmt header")
         code = try reader.u16("code")
         index = try reader.u16("index")
@@ -39,12 +39,12 @@ public struct MgmtPacket: Equatable, Sendable {
     }
 }
 
-public enum MgmtError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum MgmtError: Error, Equatable, Sendable, CustomStringConvertible {
     case truncated(what: String, needed: Int, available: Int)
     case lengthMismatch(what: String, declared: Int, actual: Int)
     case unexpected(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .truncated(let what, let needed, let available): "\(what) truncated: needs \(needed) bytes, has \(available)"
         case .lengthMismatch(let what, let declared, let actual): "\(what) says \(declared) bytes but carries \(actual)"
@@ -57,7 +57,7 @@ public enum MgmtError: Error, Equatable, Sendable, CustomStringConvertible {
 typealias Reader = LittleEndianReader<MgmtError>
 
 extension MgmtError: TruncationError {
-    public static func truncated(context: String, field: String, needed: Int, available: Int) -> MgmtError {
+    package static func truncated(context: String, field: String, needed: Int, available: Int) -> MgmtError {
         .truncated(what: "\(context) \(field)", needed: needed, available: available)
     }
 }

@@ -7,18 +7,18 @@ import UCIHost
 import UCIUSB
 
 /// One diagnosis: what was checked, what was found, and what to do about it.
-public struct Finding: Sendable, Equatable {
-    public enum Status: String, Sendable, Comparable {
+package struct Finding: Sendable, Equatable {
+    package enum Status: String, Sendable, Comparable {
         case ok, info, warn, fail
         private var rank: Int { [.ok: 0, .info: 1, .warn: 2, .fail: 3][self]! }
-        public static func < (a: Status, b: Status) -> Bool { a.rank < b.rank }
+        package static func < (a: Status, b: Status) -> Bool { a.rank < b.rank }
     }
-    public var check: String
-    public var status: Status
-    public var detail: String
-    public var fix: String?
+    package var check: String
+    package var status: Status
+    package var detail: String
+    package var fix: String?
 
-    public init(_ check: String, _ status: Status, _ detail: String, fix: String? = nil) {
+    package init(_ check: String, _ status: Status, _ detail: String, fix: String? = nil) {
         self.check = check
         self.status = status
         self.detail = detail
@@ -28,8 +28,8 @@ public struct Finding: Sendable, Equatable {
 
 /// Checks everything a rig needs, radio by radio, and says precisely what is missing: missing
 /// permissions look like flaky radios, so each check names the permission and how to grant it.
-public enum Doctor {
-    public static func examine(logger: Logger) async -> [Finding] {
+package enum Doctor {
+    package static func examine(logger: Logger) async -> [Finding] {
         var findings = [kernel()]
         findings += await uwb(logger: logger)
         findings += await bluetooth()

@@ -11,7 +11,7 @@ extension Doctor {
     /// What to do about `error`, when this is a failure a user can fix (a permission, a blocked
     /// radio, another program in the way, a missing device); nil for anything else. Looks through
     /// `UCIHostError.transport` to the transport's own error.
-    public static func remedy(for error: any Error) -> String? {
+    package static func remedy(for error: any Error) -> String? {
         switch error {
         case let error as UCIHostError:
             return error.underlying.flatMap(remedy(for:))

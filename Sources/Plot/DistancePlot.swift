@@ -3,16 +3,16 @@ import Foundation
 /// Renders an event stream (JSON Lines, with `range` events) as an SVG a person can read at a
 /// glance: one panel per observer -> peer pair, raw readings as dots, the filtered distance as a
 /// line, the near/far thresholds, the time spent near shaded, bumps marked and labelled.
-public struct DistancePlot {
-    public struct Options: Sendable {
-        public var nearMetres = 1.0
-        public var farMetres = 1.5
+package struct DistancePlot {
+    package struct Options: Sendable {
+        package var nearMetres = 1.0
+        package var farMetres = 1.5
         /// Each panel's axis reaches its largest filtered distance, within these bounds; raw
         /// readings above the top are clipped to it and drawn red.
-        public var minAxisMetres = 2.0
-        public var maxAxisMetres = 20.0
-        public var maxPanels = 12
-        public init() {}
+        package var minAxisMetres = 2.0
+        package var maxAxisMetres = 20.0
+        package var maxPanels = 12
+        package init() {}
     }
 
     struct Sample {
@@ -29,10 +29,10 @@ public struct DistancePlot {
         var bumps: [(t: Double, card: String)] = []
     }
 
-    public enum Failure: Error, CustomStringConvertible {
+    package enum Failure: Error, CustomStringConvertible {
         case noRanges(lines: Int)
         case notJSON(line: Int)
-        public var description: String {
+        package var description: String {
             switch self {
             case .noRanges(let lines):
                 "no range events among \(lines) lines; record them with --ranges (or use a capture directory's events.jsonl)"
@@ -48,7 +48,7 @@ public struct DistancePlot {
     private var end: Double = 0
 
     /// Reads JSON Lines; lines of other event types feed names, zones and bumps.
-    public init(jsonLines text: String) throws {
+    package init(jsonLines text: String) throws {
         var lines = 0
         for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
             lines += 1
@@ -101,7 +101,7 @@ public struct DistancePlot {
 
     // MARK: Rendering
 
-    public func svg(options: Options = Options()) -> String {
+    package func svg(options: Options = Options()) -> String {
         let shown = order.filter { !(panels[$0]!.samples.isEmpty) }.prefix(options.maxPanels)
         let width = 960.0, panelHeight = 220.0, left = 64.0, right = 24.0, top = 56.0, gap = 56.0
         let plotWidth = width - left - right

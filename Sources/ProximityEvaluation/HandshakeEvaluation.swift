@@ -11,23 +11,23 @@ import Simulation
 /// (the trace generator's, one after another); pairs stand 100 m apart so they never hear each
 /// other. Every gesture is scored by the `bump` events both sides wrote during it: agreement
 /// means both wrote exactly one, with the same bump id, or neither wrote any.
-public enum HandshakeEvaluation {
-    public struct Figures: Sendable {
-        public var linkLoss: Double
-        public var gestures = 0
-        public var bothSides = 0
-        public var neither = 0
+package enum HandshakeEvaluation {
+    package struct Figures: Sendable {
+        package var linkLoss: Double
+        package var gestures = 0
+        package var bothSides = 0
+        package var neither = 0
         /// Disagreements: a bump on one side only, or more than one bump in a gesture.
-        public var oneSided = 0
-        public var repeated = 0
+        package var oneSided = 0
+        package var repeated = 0
         /// Seconds from touch to each side's `bump` event.
-        public var latencies: [Double] = []
+        package var latencies: [Double] = []
 
-        public var agreement: Double { Double(bothSides + neither) / Double(max(gestures, 1)) }
-        public var medianLatency: Double? { QualityFigures.percentile(latencies, 0.5) }
+        package var agreement: Double { Double(bothSides + neither) / Double(max(gestures, 1)) }
+        package var medianLatency: Double? { QualityFigures.percentile(latencies, 0.5) }
     }
 
-    public static func run(
+    package static func run(
         pairs: Int, minutes: Double, linkLoss: Double, resultLoss: Double, sigma: Double, seed: UInt64,
         config: BridgeConfig = BridgeConfig()
     ) async throws -> Figures {

@@ -4,22 +4,22 @@ import Simulation
 
 /// Runs traces through the proximity engine with the simulation's radio model and scores the
 /// result against the traces' ground truth.
-public enum QualityEvaluation {
+package enum QualityEvaluation {
     /// How much of each situation one evaluation covers.
-    public struct Scale: Sendable {
-        public var bumpGestures: Int
-        public var handOvers: Int
-        public var passBys: Int
+    package struct Scale: Sendable {
+        package var bumpGestures: Int
+        package var handOvers: Int
+        package var passBys: Int
         /// One hour each.
-        public var tableNeighbours: Int
+        package var tableNeighbours: Int
         /// Ten minutes each.
-        public var walkingGroups: Int
+        package var walkingGroups: Int
         /// One hour each.
-        public var boundaryPeers: Int
+        package var boundaryPeers: Int
         /// One hour each.
-        public var atClearancePeers: Int
+        package var atClearancePeers: Int
 
-        public init(
+        package init(
             bumpGestures: Int, handOvers: Int, passBys: Int, tableNeighbours: Int, walkingGroups: Int, boundaryPeers: Int,
             atClearancePeers: Int
         ) {
@@ -33,11 +33,11 @@ public enum QualityEvaluation {
         }
 
         /// The documented full run (README, "Proximity quality").
-        public static let full = Scale(
+        package static let full = Scale(
             bumpGestures: 10_000, handOvers: 2_000, passBys: 2_000, tableNeighbours: 1_000, walkingGroups: 600,
             boundaryPeers: 200, atClearancePeers: 200)
 
-        public func scaled(by factor: Double) -> Scale {
+        package func scaled(by factor: Double) -> Scale {
             func s(_ n: Int) -> Int { max(1, Int((Double(n) * factor).rounded())) }
             return Scale(
                 bumpGestures: s(bumpGestures), handOvers: s(handOvers), passBys: s(passBys), tableNeighbours: s(tableNeighbours),
@@ -47,7 +47,7 @@ public enum QualityEvaluation {
 
     /// The radio the evaluation assumes (the numbers): NLoS 5 %, 10 % dropouts, 1 %
     /// outliers, contact bias −3 cm, and the given ranging noise.
-    public static func radio(sigma: Double) -> RadioModel {
+    package static func radio(sigma: Double) -> RadioModel {
         var radio = RadioModel()
         radio.sigma = sigma
         radio.nlosProbability = 0.05
@@ -89,7 +89,7 @@ public enum QualityEvaluation {
         return outcome
     }
 
-    public static func run(
+    package static func run(
         sigma: Double, config: ProximityConfig = .default, scale: Scale, seed: UInt64, intervalMilliseconds: Int64 = 100
     ) -> QualityFigures {
         let radio = radio(sigma: sigma)
@@ -123,34 +123,34 @@ public enum QualityEvaluation {
 }
 
 /// The scored results of one evaluation at one noise level.
-public struct QualityFigures: Sendable {
+package struct QualityFigures: Sendable {
     /// The radio's ranging noise, and the σ the engine was configured with.
-    public var sigma: Double
-    public var configuredSigma: Double
+    package var sigma: Double
+    package var configuredSigma: Double
     /// Bump gestures, and those with at least one contact detected during the gesture.
-    public var gestures = 0
-    public var detected = 0
+    package var gestures = 0
+    package var detected = 0
     /// Gestures with more than one contact detected.
-    public var doubleBumps = 0
+    package var doubleBumps = 0
     /// Seconds from touch, and from reaching the bump threshold, to the first detection.
-    public var latencies: [Double] = []
-    public var latenciesFromThreshold: [Double] = []
+    package var latencies: [Double] = []
+    package var latenciesFromThreshold: [Double] = []
     /// Peers that never came closer than the clearance (table, walking, pass-by, far hand-overs).
-    public var clearPeerHours = 0.0
-    public var clearFalseBumps = 0
+    package var clearPeerHours = 0.0
+    package var clearFalseBumps = 0
     /// Peers standing still at exactly the clearance.
-    public var atClearanceHours = 0.0
-    public var atClearanceFalseBumps = 0
+    package var atClearanceHours = 0.0
+    package var atClearanceFalseBumps = 0
     /// Hand-overs that came within the clearance but not into contact (20–30 cm).
-    public var closeHandOvers = 0
-    public var closeHandOverBumps = 0
+    package var closeHandOvers = 0
+    package var closeHandOverBumps = 0
     /// Peers standing still at a zone threshold.
-    public var boundaryHours = 0.0
-    public var boundaryFlaps = 0
+    package var boundaryHours = 0.0
+    package var boundaryFlaps = 0
     /// |filtered − true| after each reading of moving peers (pass-bys, walking groups), metres.
-    public var movingErrors: [Double] = []
+    package var movingErrors: [Double] = []
 
-    public init(sigma: Double, configuredSigma: Double) {
+    package init(sigma: Double, configuredSigma: Double) {
         self.sigma = sigma
         self.configuredSigma = configuredSigma
     }
@@ -185,18 +185,18 @@ public struct QualityFigures: Sendable {
         if trace.kind == .passBy || trace.kind == .walkingGroup { movingErrors += outcome.errors }
     }
 
-    public var recall: Double { Double(detected) / Double(max(gestures, 1)) }
-    public var falseBumpsPer100PeerHours: Double { 100 * Double(clearFalseBumps) / max(clearPeerHours, .leastNonzeroMagnitude) }
-    public var atClearanceFalseBumpsPer100PeerHours: Double {
+    package var recall: Double { Double(detected) / Double(max(gestures, 1)) }
+    package var falseBumpsPer100PeerHours: Double { 100 * Double(clearFalseBumps) / max(clearPeerHours, .leastNonzeroMagnitude) }
+    package var atClearanceFalseBumpsPer100PeerHours: Double {
         100 * Double(atClearanceFalseBumps) / max(atClearanceHours, .leastNonzeroMagnitude)
     }
-    public var flapsPerPeerHour: Double { Double(boundaryFlaps) / max(boundaryHours, .leastNonzeroMagnitude) }
-    public var medianLatency: Double? { Self.percentile(latencies, 0.5) }
-    public var p95Latency: Double? { Self.percentile(latencies, 0.95) }
-    public var medianLatencyFromThreshold: Double? { Self.percentile(latenciesFromThreshold, 0.5) }
-    public var p95LatencyFromThreshold: Double? { Self.percentile(latenciesFromThreshold, 0.95) }
-    public var movingErrorP95: Double? { Self.percentile(movingErrors, 0.95) }
-    public var movingErrorP999: Double? { Self.percentile(movingErrors, 0.999) }
+    package var flapsPerPeerHour: Double { Double(boundaryFlaps) / max(boundaryHours, .leastNonzeroMagnitude) }
+    package var medianLatency: Double? { Self.percentile(latencies, 0.5) }
+    package var p95Latency: Double? { Self.percentile(latencies, 0.95) }
+    package var medianLatencyFromThreshold: Double? { Self.percentile(latenciesFromThreshold, 0.5) }
+    package var p95LatencyFromThreshold: Double? { Self.percentile(latenciesFromThreshold, 0.95) }
+    package var movingErrorP95: Double? { Self.percentile(movingErrors, 0.95) }
+    package var movingErrorP999: Double? { Self.percentile(movingErrors, 0.999) }
 
     /// Nearest-rank percentile.
     static func percentile(_ values: [Double], _ p: Double) -> Double? {

@@ -3,29 +3,29 @@ import Foundation
 import Proximity
 
 /// One quality target of issue 5 and whether a run met it.
-public struct Target: Sendable {
-    public var name: String
-    public var measured: String
-    public var met: Bool
+package struct Target: Sendable {
+    package var name: String
+    package var measured: String
+    package var met: Bool
 }
 
 /// The evaluator's findings, rendered as the Markdown the README records.
-public struct EvaluationReport: Sendable {
-    public var seed: UInt64
-    public var scale: Double
-    public var quality: [QualityFigures]
-    public var handshake: [HandshakeEvaluation.Figures]
-    public var handshakeSetup: String
+package struct EvaluationReport: Sendable {
+    package var seed: UInt64
+    package var scale: Double
+    package var quality: [QualityFigures]
+    package var handshake: [HandshakeEvaluation.Figures]
+    package var handshakeSetup: String
 
     /// Sigma the targets refer to.
-    public static let targetSigma = 0.10
+    package static let targetSigma = 0.10
 
     /// The radios evaluated: (σ of the radio, σ the engine is configured with). The last row shows
     /// a noisy radio configured as such.
-    public static let radios: [(sigma: Double, configured: Double)] = [(0.05, 0.10), (0.10, 0.10), (0.20, 0.10), (0.20, 0.20)]
+    package static let radios: [(sigma: Double, configured: Double)] = [(0.05, 0.10), (0.10, 0.10), (0.20, 0.10), (0.20, 0.20)]
 
     /// Runs everything: the trace evaluation for each radio and the handshake at each link loss.
-    public static func run(
+    package static func run(
         seed: UInt64, scale: Double, linkLosses: [Double] = [0, 0.2, 0.5], config: ProximityConfig = .default
     ) async throws -> EvaluationReport {
         let quality = radios.map { radio in
@@ -52,7 +52,7 @@ public struct EvaluationReport: Sendable {
                 + "controlee misses \(percent(resultLoss, digits: 0)) of results")
     }
 
-    public var targets: [Target] {
+    package var targets: [Target] {
         var targets: [Target] = []
         if let q = quality.first(where: { $0.sigma == Self.targetSigma && $0.configuredSigma == Self.targetSigma }) {
             targets.append(Target(name: "bump recall ≥ 99 %", measured: Self.percent(q.recall), met: q.recall >= 0.99))
@@ -78,9 +78,9 @@ public struct EvaluationReport: Sendable {
         return targets
     }
 
-    public var allTargetsMet: Bool { targets.allSatisfy(\.met) }
+    package var allTargetsMet: Bool { targets.allSatisfy(\.met) }
 
-    public var markdown: String {
+    package var markdown: String {
         var out = "Seed \(seed), scale \(scale). Ranging every 100 ms; NLoS 5 % of rounds (+0.2–0.6 m), "
         out += "outliers 1 % (+0.5–3 m), dropouts 10 %, contact bias −3 cm within 15 cm.\n\n"
         out += "| σ (configured) | bump recall | more than one bump | latency after touch, median / p95 "

@@ -2,8 +2,8 @@ import Bridge
 
 /// The true distance between two devices over time, as a scripted situation produces it, plus
 /// the ground truth the evaluator scores against.
-public struct Trace: Sendable {
-    public enum Kind: String, Sendable, CaseIterable {
+package struct Trace: Sendable {
+    package enum Kind: String, Sendable, CaseIterable {
         /// Walk or reach up, touch for a moment (sometimes leave the devices together), move away.
         case approachAndBump = "approach-and-bump"
         /// Reach towards each other to 20–40 cm, hold, retreat: close, but no contact.
@@ -21,25 +21,25 @@ public struct Trace: Sendable {
     }
 
     /// A deliberate contact: the devices touch at `touch` and part at `parted`.
-    public struct Contact: Sendable, Equatable {
-        public var touch: Double
-        public var parted: Double
+    package struct Contact: Sendable, Equatable {
+        package var touch: Double
+        package var parted: Double
         /// The gesture in full: from coming within the clearance to leaving it again.
-        public var window: ClosedRange<Double>
+        package var window: ClosedRange<Double>
         /// When the true distance first reached the bump threshold.
-        public var withinThreshold: Double
+        package var withinThreshold: Double
     }
 
-    public var kind: Kind
+    package var kind: Kind
     /// (seconds, metres) waypoints, linearly interpolated.
-    public var path: [(t: Double, d: Double)]
-    public var contacts: [Contact]
+    package var path: [(t: Double, d: Double)]
+    package var contacts: [Contact]
 
-    public var duration: Double { path.last?.t ?? 0 }
+    package var duration: Double { path.last?.t ?? 0 }
     /// The closest the devices come, metres.
-    public var closest: Double { path.map(\.d).min() ?? .infinity }
+    package var closest: Double { path.map(\.d).min() ?? .infinity }
 
-    public func distance(at t: Double) -> Double {
+    package func distance(at t: Double) -> Double {
         var low = 0
         var high = path.count - 1
         guard t > path[low].t else { return path[low].d }
@@ -79,17 +79,17 @@ public struct Trace: Sendable {
 
 /// Draws traces of each kind. Every number a situation uses is drawn here, from ranges stated in
 /// the doc comments of `Trace.Kind` and in docs/PROXIMITY.md.
-public struct TraceGenerator {
-    public var random: SplitMix64
+package struct TraceGenerator {
+    package var random: SplitMix64
     /// Thresholds the ground truth refers to (bump threshold, clearance, near/far).
-    public var bumpMetres: Double
-    public var clearMetres: Double
-    public var nearMetres: Double
-    public var farMetres: Double
+    package var bumpMetres: Double
+    package var clearMetres: Double
+    package var nearMetres: Double
+    package var farMetres: Double
     /// How long a bump gesture's peer stands before approaching, seconds.
-    public var leadSeconds: ClosedRange<Double> = 2...60
+    package var leadSeconds: ClosedRange<Double> = 2...60
 
-    public init(seed: UInt64, bumpMetres: Double, clearMetres: Double, nearMetres: Double, farMetres: Double) {
+    package init(seed: UInt64, bumpMetres: Double, clearMetres: Double, nearMetres: Double, farMetres: Double) {
         random = SplitMix64(seed: seed)
         self.bumpMetres = bumpMetres
         self.clearMetres = clearMetres
@@ -101,7 +101,7 @@ public struct TraceGenerator {
         range.lowerBound + (range.upperBound - range.lowerBound) * random.unit()
     }
 
-    public mutating func make(_ kind: Trace.Kind) -> Trace {
+    package mutating func make(_ kind: Trace.Kind) -> Trace {
         switch kind {
         case .approachAndBump: approachAndBump()
         case .handOver: handOver()
@@ -116,7 +116,7 @@ public struct TraceGenerator {
     /// Stand at 0.5–1.5 m for 2–60 s (`leadSeconds`: just arrived, or chatting for a while), approach at 0.3–1.0 m/s to touch (0–3 cm between the
     /// antennas), stay in contact 0.3–1.2 s (one gesture in ten: 10–60 s, devices left together),
     /// part at 0.3–1.0 m/s to 0.5–1.5 m and stay 3 s.
-    public mutating func approachAndBump() -> Trace {
+    package mutating func approachAndBump() -> Trace {
         let start = uniform(0.5...1.5)
         let lead = uniform(leadSeconds)
         let contactDistance = uniform(0...0.03)

@@ -10,7 +10,7 @@ import Proximity
 /// and feeds its recorded radio traffic back through the same code (UCI codec and host, peer
 /// protocol, proximity, events), in recorded order, with ticks on the recorded step. The event
 /// stream comes out as it was written, timestamps included: they are the recorded ones.
-public final class ReplayDriver: Sendable {
+package final class ReplayDriver: Sendable {
     private struct Replayed {
         var node: BridgeNode
         var transport: ReplayTransport
@@ -25,7 +25,7 @@ public final class ReplayDriver: Sendable {
     /// Ticks for a rig's capture, which ticked on the wall clock every 200 ms.
     static let rigTickMilliseconds: Int64 = 200
 
-    public init(directory: String, events: EventStream, logger: Logger) throws {
+    package init(directory: String, events: EventStream, logger: Logger) throws {
         manifest = try CaptureManifest.read(from: directory)
         var replayed: [Replayed] = []
         for spec in manifest.nodes {
@@ -49,7 +49,7 @@ public final class ReplayDriver: Sendable {
         self.replayed = replayed
     }
 
-    public func run() async throws {
+    package func run() async throws {
         let all = replayed.flatMap { $0.captured.timeline.map(\.microseconds) }
         guard let first = all.min(), let last = all.max() else { return }
         let start = first / 1000

@@ -34,7 +34,7 @@ extension USBBoards {
     /// Opens the board `selector` names as soon as it is present: at once if it is there,
     /// otherwise when libusb reports an arrival (or at the next poll without hotplug), giving up
     /// after `patience`.
-    public static func open(_ selector: String, patience: Duration = .seconds(2)) async throws -> USBTransport {
+    package static func open(_ selector: String, patience: Duration = .seconds(2)) async throws -> USBTransport {
         let deadline = ContinuousClock.now + patience
         var lastArrivals = USBArrivals.shared?.count
         while true {

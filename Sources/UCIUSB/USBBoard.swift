@@ -2,44 +2,44 @@ import CLibUSB
 import Glibc
 
 /// A USB device that may be a UWB board, as seen without claiming it.
-public struct USBBoard: Sendable, Equatable {
-    public var bus: UInt8
+package struct USBBoard: Sendable, Equatable {
+    package var bus: UInt8
     /// Port path below the root hub, e.g. [1, 2] for "1-1.2".
-    public var ports: [UInt8]
-    public var address: UInt8
-    public var vendorID: UInt16
-    public var productID: UInt16
-    public var manufacturer: String?
-    public var product: String?
-    public var serial: String?
+    package var ports: [UInt8]
+    package var address: UInt8
+    package var vendorID: UInt16
+    package var productID: UInt16
+    package var manufacturer: String?
+    package var product: String?
+    package var serial: String?
     /// The CDC-ACM interfaces and the bulk endpoints UCI travels on, from the descriptors.
-    public var interfaces: CDCInterfaces?
+    package var interfaces: CDCInterfaces?
     /// The known board this matched, or nil for a generic CDC-ACM device.
-    public var match: BoardMatch?
+    package var match: BoardMatch?
 
     /// "BUS-PORT.PORT", the form `--uwb usb:1-1.2` takes and sysfs uses.
-    public var location: String { "\(bus)-" + ports.map(String.init).joined(separator: ".") }
+    package var location: String { "\(bus)-" + ports.map(String.init).joined(separator: ".") }
 
-    public var ids: String { hex4(vendorID) + ":" + hex4(productID) }
+    package var ids: String { hex4(vendorID) + ":" + hex4(productID) }
 }
 
-public struct CDCInterfaces: Sendable, Equatable {
+package struct CDCInterfaces: Sendable, Equatable {
     /// The communication (control) interface, which takes SET_CONTROL_LINE_STATE; some boards have none.
-    public var control: UInt8?
-    public var data: UInt8
-    public var bulkIn: UInt8
-    public var bulkOut: UInt8
-    public var maxPacketSize: UInt16
+    package var control: UInt8?
+    package var data: UInt8
+    package var bulkIn: UInt8
+    package var bulkOut: UInt8
+    package var maxPacketSize: UInt16
 }
 
 /// How a known board shows up on USB. The DWM3001CDK's product id is not fixed across
 /// firmware builds, so boards are matched by vendor and product string, never by a single PID.
-public struct BoardMatch: Sendable, Equatable {
-    public var vendorID: UInt16
-    public var productContains: String
-    public var name: String
+package struct BoardMatch: Sendable, Equatable {
+    package var vendorID: UInt16
+    package var productContains: String
+    package var name: String
 
-    public static let known: [BoardMatch] = [
+    package static let known: [BoardMatch] = [
         BoardMatch(
             vendorID: 0x1915, productContains: "nRF52 USB Product",
             name: "Qorvo DWM3001CDK (nRF52833 native USB, QM33 SDK UCI firmware)"),
@@ -52,12 +52,12 @@ public struct BoardMatch: Sendable, Equatable {
     }
 }
 
-public enum USBBoardError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum USBBoardError: Error, Equatable, Sendable, CustomStringConvertible {
     case noBoard(candidates: [String])
     case ambiguous([String])
     case notFound(selector: String, seen: [String])
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .noBoard(let candidates) where candidates.isEmpty:
             "no UWB board on USB (nothing with a known id or a CDC-ACM data interface); check the cable and `lsusb`"
@@ -72,16 +72,16 @@ public enum USBBoardError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 /// Enumerates USB devices and picks boards.
-public enum USBBoards {
+package enum USBBoards {
     /// Every device with a CDC-ACM data interface or a known id, in bus/port order.
-    public static func list() throws(USBError) -> [USBBoard] {
+    package static func list() throws(USBError) -> [USBBoard] {
         let context = try USBContext.get()
         return try withDeviceList(context) { devices in devices.compactMap(describe) }
             .sorted { $0.bus != $1.bus ? $0.bus < $1.bus : $0.ports.lexicographicallyPrecedes($1.ports) }
     }
 
     /// The board `selector` names: nil = the only known board; "BUS-PORT" or a serial number.
-    public static func select(_ selector: String?, from boards: [USBBoard]) throws(USBBoardError) -> USBBoard {
+    package static func select(_ selector: String?, from boards: [USBBoard]) throws(USBBoardError) -> USBBoard {
         let summaries = boards.map(summary)
         if let selector {
             guard let board = boards.first(where: { $0.location == selector || $0.serial == selector }) else {
@@ -97,7 +97,7 @@ public enum USBBoards {
         }
     }
 
-    public static func summary(_ board: USBBoard) -> String {
+    package static func summary(_ board: USBBoard) -> String {
         "usb:\(board.location) \(board.ids) \(board.product ?? "?")" + (board.serial.map { " serial \($0)" } ?? "")
     }
 
@@ -165,7 +165,7 @@ public enum USBBoards {
 
 /// Reads USB attributes from sysfs, which needs no permission on the device node (libusb needs
 /// an open handle for string descriptors), and other small /proc and /sys files.
-public enum Sysfs {
+package enum Sysfs {
     static func attribute(_ location: String, _ name: String) -> String? {
         read("/sys/bus/usb/devices/\(location)/\(name)")
     }
@@ -180,7 +180,7 @@ public enum Sysfs {
     }
 
     /// A small text file's content without trailing whitespace; nil if unreadable.
-    public static func read(_ path: String) -> String? {
+    package static func read(_ path: String) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -207,13 +207,13 @@ extension String {
 }
 
 /// What this process may do with a board, found by opening it without claiming anything.
-public struct USBAccess: Sendable, Equatable {
+package struct USBAccess: Sendable, Equatable {
     /// nil when the device can be opened, else why not.
-    public var openError: USBError?
+    package var openError: USBError?
     /// Whether a kernel driver (normally `cdc_acm`) is bound to the data interface; nil if unknown.
-    public var kernelDriver: String?
+    package var kernelDriver: String?
 
-    public static func inspect(_ board: USBBoard) -> USBAccess {
+    package static func inspect(_ board: USBBoard) -> USBAccess {
         let sysfsDriver = board.interfaces.flatMap { Sysfs.driver(board.location, interface: $0.data) }
         do {
             let context = try USBContext.get()

@@ -1,24 +1,24 @@
 import CLibUSB
 
 /// A libusb failure: the call and libusb's error code.
-public struct USBError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var call: String
-    public var code: Int32
+package struct USBError: Error, Equatable, Sendable, CustomStringConvertible {
+    package var call: String
+    package var code: Int32
 
-    public init(_ call: String, _ code: Int32) {
+    package init(_ call: String, _ code: Int32) {
         self.call = call
         self.code = code
     }
 
-    public var name: String { String(cString: libusb_error_name(code)) }
+    package var name: String { String(cString: libusb_error_name(code)) }
 
-    public var isAccessDenied: Bool { code == LIBUSB_ERROR_ACCESS.rawValue }
-    public var isDeviceGone: Bool { code == LIBUSB_ERROR_NO_DEVICE.rawValue }
+    package var isAccessDenied: Bool { code == LIBUSB_ERROR_ACCESS.rawValue }
+    package var isDeviceGone: Bool { code == LIBUSB_ERROR_NO_DEVICE.rawValue }
 
-    public var isBusy: Bool { code == LIBUSB_ERROR_BUSY.rawValue }
+    package var isBusy: Bool { code == LIBUSB_ERROR_BUSY.rawValue }
 
     /// What happened; what to do about it is `Doctor.remedy(for:)`'s business.
-    public var description: String {
+    package var description: String {
         let base = "\(call) failed: \(name)"
         switch code {
         case LIBUSB_ERROR_ACCESS.rawValue: return base + " (permission denied)"

@@ -2,13 +2,13 @@ import CLibUSB
 
 /// Asks libusb what USB devices this process can see. The libusb UCI transport itself is not
 /// built yet; this lets `run --uwb usb` report facts about the machine rather than pretend.
-public enum USBProbe {
-    public enum Finding: Equatable, Sendable {
+package enum USBProbe {
+    package enum Finding: Equatable, Sendable {
         case unavailable(String)
         case devices(count: Int, libusbVersion: String)
     }
 
-    public static func probe() -> Finding {
+    package static func probe() -> Finding {
         var context: OpaquePointer?
         let status = libusb_init(&context)
         guard status == 0 else {

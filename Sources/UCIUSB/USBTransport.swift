@@ -10,7 +10,7 @@ import UCIHost
 /// back), claims the interfaces, asserts DTR (many nRF52 CDC firmwares send nothing until DTR is
 /// set) and keeps two bulk IN transfers in flight. Transfers complete on the libusb event thread
 /// and feed a `ByteQueue`; the UCI host's stream decoder does the framing and resynchronisation.
-public final class USBTransport: UCITransport, @unchecked Sendable {
+package final class USBTransport: UCITransport, @unchecked Sendable {
     // @unchecked: the raw libusb pointers are only used under `state`'s lock or by libusb's own
     // thread-safe calls; transfers are freed only after their final callback.
     private struct State {
@@ -25,15 +25,15 @@ public final class USBTransport: UCITransport, @unchecked Sendable {
     private let detached: [UInt8]
     private let incoming = ByteQueue()
     private let state = Mutex(State())
-    public let board: USBBoard
-    public let description: String
+    package let board: USBBoard
+    package let description: String
 
     static let inTransfers = 2
     static let inTransferSize: Int32 = 4096
     static let writeTimeoutMilliseconds: UInt32 = 1000
 
     /// Opens `board` and starts reading.
-    public static func open(_ board: USBBoard) throws(USBError) -> USBTransport {
+    package static func open(_ board: USBBoard) throws(USBError) -> USBTransport {
         let context = try USBContext.get()
         guard let interfaces = board.interfaces else {
             throw USBError("find CDC-ACM data interface on \(board.location)", LIBUSB_ERROR_NOT_FOUND.rawValue)
@@ -145,7 +145,7 @@ public final class USBTransport: UCITransport, @unchecked Sendable {
         state.withLock { $0.inFlight -= 1 }
     }
 
-    public func read() async throws -> [UInt8]? {
+    package func read() async throws -> [UInt8]? {
         try await incoming.next()
     }
 
@@ -156,7 +156,7 @@ public final class USBTransport: UCITransport, @unchecked Sendable {
         init(_ continuation: CheckedContinuation<Void, any Error>) { self.continuation = continuation }
     }
 
-    public func write(_ bytes: [UInt8]) async throws {
+    package func write(_ bytes: [UInt8]) async throws {
         guard !state.withLock({ $0.closing }) else { throw TransportError.closed }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             guard let transfer = libusb_alloc_transfer(0) else {
@@ -202,7 +202,7 @@ public final class USBTransport: UCITransport, @unchecked Sendable {
     /// event thread, releases the interfaces and gives them back to the kernel driver, so
     /// /dev/ttyACM* reappears. Synchronous, so a process exiting right after `close` leaves the
     /// board as it found it.
-    public func close() {
+    package func close() {
         let alreadyClosing = state.withLock { s in
             defer { s.closing = true }
             return s.closing
