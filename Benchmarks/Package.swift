@@ -6,7 +6,7 @@ import struct Foundation.URL
 /// SwiftPM names a path dependency after its directory, which is whatever the clone is called.
 let mainPackage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent.lowercased()
 
-/// nearby-bridge's benchmarks (README, "Performance"): `swift package benchmark` in this directory.
+/// nearby-bridge's benchmarks (docs/PERFORMANCE.md): `swift package benchmark` in this directory.
 /// A package of its own so that package-benchmark and its dependencies never enter the main
 /// package's builds (CI, releases).
 let package = Package(

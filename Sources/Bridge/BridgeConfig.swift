@@ -57,7 +57,7 @@ public struct BridgeConfig: Sendable, Equatable {
     /// budget, not the radio's air time, limits how many peers a rig ranges with.
     public var controleesPerSession = 1
     /// At most this many peers are tracked; a new one evicts the least recently heard peer that
-    /// holds no ranging session (about 5 KB each, see README "Performance").
+    /// holds no ranging session (about 5 KB each, see docs/PERFORMANCE.md).
     public var maxPeers = 1024
     /// Radio inputs waiting for the node beyond which range notifications and adverts are dropped
     /// (counted in `stats`); other inputs always queue.

@@ -2,7 +2,7 @@ import ArgumentParser
 import Proximity
 
 /// The proximity thresholds people tune (`demo`, `world`, `run`). Everything else keeps the
-/// measured defaults (README, "Proximity quality").
+/// measured defaults (docs/PROXIMITY.md, "Proximity quality").
 struct ProximityOptions: ParsableArguments {
     @Option(help: "Enter the near zone at this filtered distance, metres.")
     var near: Double = ProximityConfig.default.nearMetres

@@ -1,6 +1,6 @@
 /// Everything the proximity engine can be tuned with. Distances in metres, times in milliseconds.
 ///
-/// The defaults are the measured configuration (README, "Proximity quality"): they meet the quality
+/// The defaults are the measured configuration (docs/PROXIMITY.md, "Proximity quality"): they meet the quality
 /// targets for a DW3000-class radio (σ ≈ 10 cm, NLoS rounds, dropouts, contact bias) ranging every
 /// 100 ms. Only the three user-facing thresholds (`--near`, `--far`, `--bump`) are on the command line.
 public struct ProximityConfig: Sendable, Equatable {

@@ -32,7 +32,7 @@ package enum QualityEvaluation {
             self.atClearancePeers = atClearancePeers
         }
 
-        /// The documented full run (README, "Proximity quality").
+        /// The documented full run (docs/PROXIMITY.md, "Proximity quality").
         package static let full = Scale(
             bumpGestures: 10_000, handOvers: 2_000, passBys: 2_000, tableNeighbours: 1_000, walkingGroups: 600,
             boundaryPeers: 200, atClearancePeers: 200)

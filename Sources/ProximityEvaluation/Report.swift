@@ -9,7 +9,7 @@ package struct Target: Sendable {
     package var met: Bool
 }
 
-/// The evaluator's findings, rendered as the Markdown the README records.
+/// The evaluator's findings, rendered as the Markdown docs/PROXIMITY.md records.
 package struct EvaluationReport: Sendable {
     package var seed: UInt64
     package var scale: Double

@@ -10,7 +10,7 @@ import Synchronization
 import UCI
 import UCIHost
 
-/// The figures of README "Performance". Run from this directory with `swift package benchmark`
+/// The figures of docs/PERFORMANCE.md. Run from this directory with `swift package benchmark`
 /// (all) or `swift package benchmark --filter "pipeline.*"` (some).
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
