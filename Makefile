@@ -1,8 +1,11 @@
 # Convenience targets; the scripts are the source of truth.
-.PHONY: test rig ble-bump vm-selftest
+.PHONY: test sanitize rig ble-bump vm-selftest
 
 test:          ## everything CI runs (Swift tests, end-to-end checks, emulated USB, VM rigs)
 	scripts/test
+
+sanitize:      ## the Swift suites under ThreadSanitizer and AddressSanitizer (part of test)
+	scripts/sanitize
 
 rig:           ## two bridges on a real kernel: USB boards on dummy_hcd, Bumble-backed adapters, faults
 	scripts/bootstrap --python
