@@ -5,7 +5,8 @@ import Synchronization
 import UCIHost
 
 /// `--capture DIR`: per node `DIR/<node>/uci.pcap` and `ble.pcap`, and `DIR/events.jsonl`, the
-/// event stream exactly as written to stdout. Each file rotates at `maxBytes`, keeping 4 old ones.
+/// complete event stream as JSON Lines (stdout's lines, less nothing it shed: without pressure on
+/// stdout both are the same bytes). Each file rotates at `maxBytes`, keeping 4 old ones.
 public final class CaptureDirectory: Sendable {
     public let path: String
     private let maxBytes: Int
@@ -25,9 +26,14 @@ public final class CaptureDirectory: Sendable {
             hci: try PcapWriter(path: "\(directory)/ble.pcap", linkType: PcapWriter.bluetoothH4WithDirection, maxBytes: maxBytes))
     }
 
-    /// An event output that writes to `primary` and appends each line to DIR/events.jsonl.
-    public func events(teeing primary: any EventOutput) throws -> any EventOutput {
-        TeeOutput(primary: primary, file: try RotatingLineFile(path: "\(path)/events.jsonl", maxBytes: maxBytes))
+    /// DIR/events.jsonl as a sink of the event stream: the complete record. Unbuffered (each batch
+    /// is appended before the emitter goes on) and it never sheds, so it keeps the `range` events
+    /// a slow stdout drops; its `seq` counts its own lines. Use the same `includesRanges` as
+    /// stdout's sink, so replay (which writes to stdout) can reproduce it.
+    public func eventSink(includesRanges: Bool) throws -> any EventSink {
+        JSONLinesSink(
+            output: EventsFile(file: try RotatingLineFile(path: "\(path)/events.jsonl", maxBytes: maxBytes)),
+            includesRanges: includesRanges)
     }
 
     private static func makeDirectory(_ path: String) throws {
@@ -35,13 +41,16 @@ public final class CaptureDirectory: Sendable {
     }
 }
 
-struct TeeOutput: EventOutput {
-    let primary: any EventOutput
+/// Appends lines to the rotating file; a batch goes in one write, into one file.
+struct EventsFile: EventOutput {
     let file: RotatingLineFile
 
     func write(line: String) throws {
         file.append(line)
-        try primary.write(line: line)
+    }
+
+    func write(lines: [String]) throws {
+        file.append(lines.count == 1 ? lines[0] : lines.joined())
     }
 }
 

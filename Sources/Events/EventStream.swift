@@ -21,157 +21,89 @@ extension EventOutput {
     public func isWritableWithoutWaiting() -> Bool { false }
 }
 
-/// How the stream's output ended up when it was drained.
-public struct DrainResult: Sendable {
-    /// Lines that were emitted (or refused) but never written: lost to a failed output, or
-    /// still waiting when the stop deadline passed.
-    public var unwritten: Int
-    /// The output's first failure, if it failed.
-    public var failure: (any Error)?
-
-    public init(unwritten: Int = 0, failure: (any Error)? = nil) {
-        self.unwritten = unwritten
-        self.failure = failure
-    }
-}
-
-/// The single per-process event stream: stamps `seq` and `ts`, renders, and writes each line whole.
+/// The single per-process event stream: it hands every batch of typed events, in emit order, to
+/// each of its sinks (stdout's JSON Lines, the capture's events.jsonl, ...), each with its own
+/// buffer, `seq` and shedding policy.
 ///
-/// Lines are stamped and rendered under one lock, so lines from concurrent peers never
-/// interleave and `seq` follows the order of the lines. Unbuffered, the line is written under
-/// that lock too: a slow output slows the emitter, which tests and captures want (nothing is ever
-/// dropped). Buffered (the CLI on stdout), a writer thread drains a bounded queue so the radios
-/// never wait for stdout; when the queue passes its soft limit, `range` events are shed (counted
-/// per node, for the `stats` event) and every other event still goes in, up to a hard limit at
-/// which the emitter waits: near/far/bump/peer events are never dropped. Once the process is
-/// stopping (`stopWaiting(within:)`), nothing waits for the output any more.
-///
-/// A failed write (EPIPE, ENOSPC, EBADF...) ends the output: `onFailure` is called exactly once,
-/// with the error, and no line is written after it; `drain()` reports it and counts what was lost.
+/// Batches go to the sinks under one lock, so concurrent emitters never interleave and every
+/// sink sees the same order. A sink that cannot keep up decides for itself: stdout's sheds
+/// `range` events (counted per node, for the `stats` event) and makes the emitter wait only for
+/// the events that must not be dropped; the capture's never drops anything. Once the process is
+/// stopping (`stopWaiting(within:)`), no sink waits for its output any more.
 public final class EventStream: Sendable {
-    private struct State {
-        var nextSeq: UInt64 = 1
-        /// Unbuffered: the output's failure, and the lines lost to it.
-        var failure: (any Error)?
-        var unwritten = 0
-        /// Range events shed since the node last asked, by node.
-        var shed: [String: Int] = [:]
-    }
-    private let state = Mutex(State())
-    private let output: any EventOutput
-    private let buffer: LineBuffer?
-    /// `range` events are high-volume; they are written only when asked for (`--ranges`).
+    public let sinks: [any EventSink]
+    private let order = Mutex(())
+    /// Whether any sink wants `range` events (`--ranges`); when none does they are dropped
+    /// before the lock.
     public let includesRanges: Bool
-    private let onFailure: @Sendable (any Error) -> Void
 
+    public init(sinks: [any EventSink]) {
+        self.sinks = sinks
+        self.includesRanges = sinks.contains { $0.includesRanges }
+    }
+
+    /// A stream with one sink: JSON Lines onto `output` (see `JSONLinesSink`).
+    ///
     /// - Parameter bufferedLines: when set, lines go through a queue of this many lines (soft
     ///   limit) drained by a writer thread; nil writes each line before `emit` returns.
-    public init(
+    public convenience init(
         output: any EventOutput, includesRanges: Bool, bufferedLines: Int? = nil,
         onFailure: @escaping @Sendable (any Error) -> Void = { _ in }
     ) {
-        self.output = output
-        self.includesRanges = includesRanges
-        self.onFailure = onFailure
-        self.buffer = bufferedLines.map { LineBuffer(softLimit: $0, output: output, onFailure: onFailure) }
+        self.init(sinks: [JSONLinesSink(output: output, includesRanges: includesRanges, bufferedLines: bufferedLines, onFailure: onFailure)])
     }
 
-    /// Writes `event` observed at `timestampMilliseconds` (Unix epoch, UTC).
+    /// Emits `event` observed at `timestampMilliseconds` (Unix epoch, UTC).
     public func emit(_ event: Event, timestampMilliseconds: Int64) {
         emit([event], timestampMilliseconds: timestampMilliseconds)
     }
 
-    /// Writes `events`, in order, observed at `timestampMilliseconds`: one lock and, buffered, one
-    /// hand-off to the writer for all of them (a peer's ranging rounds from one radio read).
+    /// Emits `events`, in order, observed at `timestampMilliseconds`: one lock and one hand-off
+    /// to each sink for all of them (a peer's ranging rounds from one radio read).
     public func emit(_ events: [Event], timestampMilliseconds: Int64) {
-        let events = includesRanges ? events : events.filter { if case .range = $0.body { false } else { true } }
+        let events = includesRanges || !events.contains(where: \.isSheddable) ? events : events.filter { !$0.isSheddable }
         guard !events.isEmpty else { return }
-        if let buffer {
-            let failure: (any Error)? = state.withLock { state in
-                var lines: [String] = []
-                lines.reserveCapacity(events.count)
-                var seq = state.nextSeq
-                let pastSoftLimit = buffer.isPastSoftLimit
-                for event in events {
-                    if event.isSheddable, pastSoftLimit {
-                        state.shed[event.node, default: 0] += 1
-                        continue
-                    }
-                    lines.append(JSONLine.render(event, seq: seq, timestampMilliseconds: timestampMilliseconds))
-                    seq += 1
-                }
-                guard !lines.isEmpty else { return nil }
-                switch buffer.push(lines) {
-                case .accepted:
-                    state.nextSeq = seq
-                    return nil
-                case .refused: return nil
-                case .failed(let error): return error
-                }
-            }
-            if let failure { onFailure(failure) }
-            return
+        order.withLock { _ in
+            for sink in sinks { sink.receive(events, timestampMilliseconds: timestampMilliseconds) }
         }
-        let failure: (any Error)? = state.withLock { state in
-            guard state.failure == nil else {
-                state.unwritten += events.count
-                return nil
-            }
-            var seq = state.nextSeq
-            let lines = events.map { event in
-                defer { seq += 1 }
-                return JSONLine.render(event, seq: seq, timestampMilliseconds: timestampMilliseconds)
-            }
-            do {
-                try output.write(lines: lines)
-                state.nextSeq = seq
-                return nil
-            } catch {
-                state.failure = error
-                state.unwritten += lines.count
-                return error
-            }
-        }
-        if let failure { onFailure(failure) }
     }
 
-    /// How many of `node`'s range events were shed since the last call, and starts counting again.
+    /// How many of `node`'s range events were shed since the last call, summed over the sinks,
+    /// and starts counting again. Only stdout's sink sheds (the capture's never does), so this is
+    /// what the README's `stats.shed_ranges` promises: range events stdout did not get.
     public func takeShedRanges(node: String) -> Int {
-        state.withLock { $0.shed.removeValue(forKey: node) ?? 0 }
+        sinks.reduce(0) { $0 + $1.takeShedRanges(node: node) }
     }
 
-    /// Lines waiting for the output (0 when unbuffered).
-    public var queuedLines: Int { buffer?.count ?? 0 }
+    /// Lines waiting in the sinks' buffers (0 when unbuffered).
+    public var queuedLines: Int { sinks.reduce(0) { $0 + $1.queuedLines } }
 
-    /// Returns once every line emitted so far has been written, the output failed, or (after
-    /// `stopWaiting(within:)`) its deadline passed, and says what was not written. Call it before
-    /// the process exits.
+    /// Returns once every sink has written every line emitted so far, failed, or (after
+    /// `stopWaiting(within:)`) passed its deadline, and says what was not written: the lines
+    /// of all sinks, and the first sink's failure (in sink order). Call it before the process
+    /// exits.
     @discardableResult
     public func drain() -> DrainResult {
-        if let buffer {
-            let drained = buffer.drain()
-            return DrainResult(unwritten: drained.unwritten, failure: drained.failure)
+        var result = DrainResult()
+        for sink in sinks {
+            let drained = sink.drain()
+            result.unwritten += drained.unwritten
+            if result.failure == nil { result.failure = drained.failure }
         }
-        return state.withLock { DrainResult(unwritten: $0.unwritten, failure: $0.failure) }
+        return result
     }
 
     /// The process is stopping: from now on emitters never wait for a slow output (lines that
     /// would are dropped and counted as unwritten), and `drain()` returns within `timeout` of
     /// this call. Calling it again never extends an earlier deadline.
     public func stopWaiting(within timeout: Duration) {
-        guard let buffer else { return }
-        let (seconds, attoseconds) = timeout.components
-        var deadline = LineBuffer.now()
-        let nanoseconds = Int(deadline.tv_nsec) + Int(attoseconds / 1_000_000_000)
-        deadline.tv_sec += Int(seconds) + nanoseconds / 1_000_000_000
-        deadline.tv_nsec = nanoseconds % 1_000_000_000
-        buffer.stopWaiting(until: deadline)
+        for sink in sinks { sink.stopWaiting(within: timeout) }
     }
 }
 
 /// Writes lines to file descriptor 1 (or another one). A full pipe blocks the writer rather than
 /// dropping or truncating a line; a failed write (a closed pipe, a full disk) throws
-/// `OutputError`, which `EventStream` reports once through its failure handler.
+/// `OutputError`, which `JSONLinesSink` reports once through its failure handler.
 public struct StandardOutputEvents: EventOutput {
     private let fd: FileDescriptor
 

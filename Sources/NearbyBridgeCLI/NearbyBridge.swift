@@ -59,14 +59,19 @@ struct CommonOptions: ParsableArguments {
             logger.critical("\(error): there is nowhere to write events; not starting")
             throw ExitCode(ExitStatus.outputFailed)
         }
-        let output: any EventOutput = try capture?.events(teeing: StandardOutputEvents()) ?? StandardOutputEvents()
         let stop = StopRequest()
-        // Buffered: a slow reader of stdout sheds range events instead of stalling the radios.
-        // A failed stdout stops the command like a signal does; it then exits with status 3.
-        let events = EventStream(output: output, includesRanges: ranges, bufferedLines: 4096) { error in
-            logger.error("stdout failed: \(error); stopping")
-            stop.request(.outputFailed(error))
-        }
+        // Where events go, each sink with its own buffer and policy.
+        var sinks: [any EventSink] = [
+            // Buffered: a slow reader of stdout sheds range events instead of stalling the radios.
+            // A failed stdout stops the command like a signal does; it then exits with status 3.
+            JSONLinesSink(output: StandardOutputEvents(), includesRanges: ranges, bufferedLines: 4096) { error in
+                logger.error("stdout failed: \(error); stopping")
+                stop.request(.outputFailed(error))
+            }
+        ]
+        // The complete record: never sheds.
+        if let capture { sinks.append(try capture.eventSink(includesRanges: ranges)) }
+        let events = EventStream(sinks: sinks)
         return CommandContext(events: events, logger: logger, stop: stop, handlesSignals: handlesSignals)
     }
 }
