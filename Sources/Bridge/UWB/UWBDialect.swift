@@ -54,9 +54,9 @@ public struct BoardDescription: Sendable, Equatable {
 }
 
 extension UWBDialect {
-    /// The FiRa bring-up every dialect here shares: CORE_DEVICE_RESET, CORE_GET_DEVICE_INFO,
+    /// The FiRa bring-up, unless a dialect needs more: CORE_DEVICE_RESET, CORE_GET_DEVICE_INFO,
     /// CORE_GET_CAPS_INFO (boards that do not answer the last one get no capabilities).
-    func standardBringUp(_ uwb: UCIHost) async throws(UCIHostError) -> BoardDescription {
+    public func bringUp(_ uwb: UCIHost) async throws(UCIHostError) -> BoardDescription {
         try await uwb.reset()
         let info = try await uwb.deviceInfo()
         return BoardDescription(info: info, capabilities: (try? await uwb.capabilities()) ?? [])
@@ -90,27 +90,25 @@ extension UWBDialect {
             .hoppingMode(0),
         ]
     }
+
+    /// What each round reports: time of flight, and with `angles` the azimuth and figures of
+    /// merit (RESULT_REPORT_CONFIG bits 0, 1 and 3); a notification per round.
+    func reportTLVs(angles: Bool) -> [AppConfigTLV] {
+        [.aoaResultRequest(angles ? 1 : 0), .resultReportConfig(angles ? 0x0B : 0x01), .rangeDataNotificationConfig(1)]
+    }
 }
 
 /// Qorvo's FiRa UCI firmware (QM33 SDK on the DWM3001CDK). Asks for angles and reports them with
 /// their figures of merit, as Qorvo's own `run_fira_twr` does, even on single-antenna boards
-/// (which report a figure of merit of 0: no direction; firmware-notes/dwm3001cdk.md).
+/// (which report a figure of merit of 0: no direction; firmware-notes/dwm3001cdk.md). Brought up
+/// the standard FiRa way.
 public struct QorvoDialect: UWBDialect {
     public init() {}
-
-    public func bringUp(_ uwb: UCIHost) async throws(UCIHostError) -> BoardDescription {
-        try await standardBringUp(uwb)
-    }
 
     public func appConfig(
         for parameters: PeerMessage.RangingParameters, asController: Bool, profile: UWBProfile, board: BoardDescription?
     ) -> [AppConfigTLV] {
-        sessionTLVs(for: parameters, asController: asController, profile: profile) + [
-            .aoaResultRequest(1),
-            // ToF + AoA azimuth + figures of merit.
-            .resultReportConfig(0x0B),
-            .rangeDataNotificationConfig(1),
-        ]
+        sessionTLVs(for: parameters, asController: asController, profile: profile) + reportTLVs(angles: true)
     }
 }
 
@@ -119,18 +117,10 @@ public struct QorvoDialect: UWBDialect {
 public struct FiRaDialect: UWBDialect {
     public init() {}
 
-    public func bringUp(_ uwb: UCIHost) async throws(UCIHostError) -> BoardDescription {
-        try await standardBringUp(uwb)
-    }
-
     public func appConfig(
         for parameters: PeerMessage.RangingParameters, asController: Bool, profile: UWBProfile, board: BoardDescription?
     ) -> [AppConfigTLV] {
-        let angles = board?.measuresAngles == true
-        return sessionTLVs(for: parameters, asController: asController, profile: profile) + [
-            .aoaResultRequest(angles ? 1 : 0),
-            .resultReportConfig(angles ? 0x0B : 0x01),
-            .rangeDataNotificationConfig(1),
-        ]
+        sessionTLVs(for: parameters, asController: asController, profile: profile)
+            + reportTLVs(angles: board?.measuresAngles == true)
     }
 }

@@ -206,6 +206,14 @@ final class UWBSessions: Sendable {
 
     private func openUnicast(_ peer: PeerID, _ request: UWBSessionRequest, on board: inout Board) async throws(UCIHostError) -> UInt32 {
         await close(peer, on: &board)
+        let token = try await startSession(request)
+        board.unicast[peer] = token
+        return token
+    }
+
+    /// SESSION_INIT, SET_APP_CONFIG and SESSION_START for `request`; a session that does not
+    /// start is deinitialised before the error is passed on.
+    private func startSession(_ request: UWBSessionRequest) async throws(UCIHostError) -> UInt32 {
         let token = try await uwb.initSession(id: request.parameters.sessionID)
         do {
             try await uwb.setAppConfig(session: token, appConfig(request))
@@ -214,7 +222,6 @@ final class UWBSessions: Sendable {
             await deinitialize(token)
             throw error
         }
-        board.unicast[peer] = token
         return token
     }
 
@@ -228,15 +235,7 @@ final class UWBSessions: Sendable {
         if let running = board.shared[id] {
             try await uwb.updateMulticastList(session: running.token, .add, [Controlee(shortAddress: controlee, subSessionID: 0)])
         } else {
-            let token = try await uwb.initSession(id: id)
-            do {
-                try await uwb.setAppConfig(session: token, appConfig(request))
-                try await uwb.startRanging(session: token)
-            } catch {
-                await deinitialize(token)
-                throw error
-            }
-            board.shared[id] = (token, [])
+            board.shared[id] = (try await startSession(request), [])
         }
         board.shared[id]!.joined.append(controlee)
         board.joinedSession[peer] = (id, controlee)
