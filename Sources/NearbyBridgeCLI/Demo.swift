@@ -1,6 +1,7 @@
 import ArgumentParser
 import Bridge
 import Capture
+import ServiceLifecycle
 import Simulation
 
 struct Demo: AsyncParsableCommand {
@@ -24,10 +25,10 @@ struct Demo: AsyncParsableCommand {
     func run() async throws {
         let capture = try common.openCapture()
         let context = try common.bootstrap(capture: capture)
-        try await context.run { try await simulate(capture: capture, context: context) }
+        try await context.run { try simulate(capture: capture, context: context) }
     }
 
-    private func simulate(capture: CaptureDirectory?, context: CommandContext) async throws {
+    private func simulate(capture: CaptureDirectory?, context: CommandContext) throws -> any Service {
         let (events, logger) = (context.events, context.logger)
         let world = try scenario.load(builtIn: "meetup")
         if world.nodes.contains(where: { $0.external == true }) {
@@ -40,6 +41,6 @@ struct Demo: AsyncParsableCommand {
             logger.notice("node \(name) = \(identity.peerID)")
         }
         try ScenarioOptions.writeManifest(driver, proximity: proximity.config, to: capture)
-        try await scenario.run(driver, until: context.stop)
+        return ScenarioService(driver: driver, stop: context.stop)
     }
 }

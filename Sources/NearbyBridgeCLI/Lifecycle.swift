@@ -2,7 +2,9 @@ import ArgumentParser
 import Events
 import Foundation
 import Logging
+import ServiceLifecycle
 import Synchronization
+import UnixSignals
 
 /// The process's exit statuses (also in the commands' --help and README "Exit codes").
 enum ExitStatus {
@@ -24,65 +26,61 @@ enum ExitStatus {
         """
 }
 
-/// Why the process stops.
-enum StopReason: Sendable {
-    case signal(Int32)
-    case outputFailed(any Error)
-}
-
-/// The one way a command ends: SIGINT, SIGTERM and a failed stdout all request the same stop,
-/// which runs every registered stop action once (stop the nodes, stop waiting for stdout).
+/// A stop was asked for: SIGINT/SIGTERM, or stdout failed. The first request stops waiting for
+/// stdout, so a stalled reader holds up neither the nodes' shutdown nor the exit (the drain
+/// ends within `CommandContext.drainTimeout`). The end of a scenario or capture is not a stop
+/// request: stdout then gets every line, however slow its reader.
+///
+/// It only records; what stops the work is the service group's graceful shutdown (see
+/// `CommandContext.run`).
 final class StopRequest: Sendable {
-    private struct State {
-        var reason: StopReason?
-        var actions: [@Sendable (StopReason) -> Void] = []
-    }
-    private let state = Mutex(State())
     private let requested = Atomic<Bool>(false)
+    private let outputFailed = Atomic<Bool>(false)
+    private let events: EventStream
 
-    /// Records the first reason and runs the stop actions; later requests change nothing.
+    init(events: EventStream) {
+        self.events = events
+    }
+
     /// Returns false if a stop was already requested.
     @discardableResult
-    func request(_ reason: StopReason) -> Bool {
-        let actions: [@Sendable (StopReason) -> Void]? = state.withLock { state in
-            guard state.reason == nil else { return nil }
-            state.reason = reason
-            defer { state.actions = [] }
-            return state.actions
-        }
-        guard let actions else { return false }
-        requested.store(true, ordering: .releasing)
-        for action in actions { action(reason) }
+    func request(becauseOutputFailed: Bool = false) -> Bool {
+        if becauseOutputFailed { outputFailed.store(true, ordering: .releasing) }
+        guard !requested.exchange(true, ordering: .acquiringAndReleasing) else { return false }
+        events.stopWaiting(within: CommandContext.drainTimeout)
         return true
     }
 
-    /// Runs `action` when the stop is requested, or now if it already was.
-    func onStop(_ action: @escaping @Sendable (StopReason) -> Void) {
-        let already: StopReason? = state.withLock { state in
-            if let reason = state.reason { return reason }
-            state.actions.append(action)
-            return nil
-        }
-        if let already { action(already) }
-    }
-
     var isRequested: Bool { requested.load(ordering: .acquiring) }
-    var reason: StopReason? { state.withLock { $0.reason } }
+    /// The stop came from a failed stdout: a signal now finds the process already stopping.
+    var isForFailedOutput: Bool { outputFailed.load(ordering: .acquiring) }
 }
 
-/// Turns SIGINT and SIGTERM into a stop request; a second one while stopping exits at once
-/// (128 + the signal's number), for a shutdown that hangs. Keep it alive while signals matter.
-final class StopSignal: @unchecked Sendable {  // the sources are only cancelled in deinit
+/// Beside the service group's own handler of SIGINT and SIGTERM (which turns the first one into
+/// the graceful shutdown and then ignores them), this one records the stop request and makes a
+/// signal that arrives while stopping exit at once (128 + the signal's number), for a shutdown
+/// that hangs. ServiceGroup's `cancellationSignals` cannot do that: they may not overlap the
+/// graceful ones, and cancelling a hung shutdown would not end it. Installed before the group
+/// runs, it also keeps a signal during start-up from killing the process: the request is seen
+/// when the work starts. Keep it alive while signals matter.
+final class SecondSignalExit: @unchecked Sendable {  // the sources are only cancelled in deinit
     private let sources: [any DispatchSourceSignal]
+    /// Whether a signal came already. (Not `stop.isRequested`: the group, which sees the same
+    /// signal, may have had the work request the stop before this handler runs.)
+    private final class Signalled: Sendable {
+        let flag = Atomic<Bool>(false)
+    }
 
     init(_ stop: StopRequest, logger: Logger) {
         var sources: [any DispatchSourceSignal] = []
+        let signalled = Signalled()
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 let name = number == SIGINT ? "SIGINT" : "SIGTERM"
-                if stop.request(.signal(number)) {
+                if !signalled.flag.exchange(true, ordering: .acquiringAndReleasing), !stop.isForFailedOutput {
+                    stop.request()
                     logger.notice("\(name): stopping")
                 } else {
                     logger.critical("\(name) while stopping: exiting now, without finishing the shutdown")
@@ -100,31 +98,85 @@ final class StopSignal: @unchecked Sendable {  // the sources are only cancelled
     }
 }
 
+/// stdout failed; the group ended because of it (the exit status says so, not this error).
+struct StdoutFailed: Error {
+    var error: any Error
+}
+
+/// The event output as a service: when stdout fails it requests the stop and ends the group
+/// gracefully, as a signal does (by throwing `StdoutFailed`, its failure behaviour being the
+/// group's graceful shutdown). It is the first service, so the group shuts it down last.
+struct EventOutputService: Service {
+    let failures: AsyncStream<any Error>
+    let endOfFailures: AsyncStream<any Error>.Continuation
+    let stop: StopRequest
+
+    func run() async throws {
+        let failure: (any Error)? = await withGracefulShutdownHandler {
+            for await failure in failures { return failure }
+            return nil
+        } onGracefulShutdown: { [endOfFailures] in
+            endOfFailures.finish()
+        }
+        if let failure {
+            stop.request(becauseOutputFailed: true)
+            throw StdoutFailed(error: failure)
+        }
+    }
+}
+
 /// What a command that writes events works with: the stream on stdout, the logger, and the
 /// stop request that signals and a failed stdout raise.
 struct CommandContext: Sendable {
     let events: EventStream
     let logger: Logger
     let stop: StopRequest
-    private let signals: StopSignal?
+    private let output: EventOutputService
+    private let signals: SecondSignalExit?
 
     /// After a stop request, how long the last lines may take to reach a stalled reader.
     static let drainTimeout: Duration = .seconds(1)
 
-    init(events: EventStream, logger: Logger, stop: StopRequest, handlesSignals: Bool) {
+    /// - Parameter failures: stdout's failure, as its sink reports it.
+    init(
+        events: EventStream, logger: Logger,
+        failures: (stream: AsyncStream<any Error>, continuation: AsyncStream<any Error>.Continuation), handlesSignals: Bool
+    ) {
         self.events = events
         self.logger = logger
+        let stop = StopRequest(events: events)
         self.stop = stop
-        self.signals = handlesSignals ? StopSignal(stop, logger: logger) : nil
-        stop.onStop { [events] _ in events.stopWaiting(within: Self.drainTimeout) }
+        self.output = EventOutputService(failures: failures.stream, endOfFailures: failures.continuation, stop: stop)
+        self.signals = handlesSignals ? SecondSignalExit(stop, logger: logger) : nil
     }
 
-    /// Runs the command's body, then waits for stdout to take the remaining lines (at most
-    /// `drainTimeout` once a stop was requested) and ends with the right exit status: the
-    /// body's error if it threw, `ExitStatus.outputFailed` if stdout failed or kept lines.
-    func run(_ body: () async throws -> Void) async throws {
+    /// Sets up the command's work (`setup` opens what it needs and returns the service that
+    /// runs it), runs it beside the event output in a service group, then waits for stdout to
+    /// take the remaining lines (at most `drainTimeout` once a stop was requested) and ends with
+    /// the right exit status: the error if setup or the work threw, `ExitStatus.outputFailed` if
+    /// stdout failed or kept lines.
+    ///
+    /// The group ends one way, its graceful shutdown, whatever the reason: SIGINT/SIGTERM (with
+    /// `handlesSignals`), a failed stdout (the output service throws), the work's end (its
+    /// service returns: the scenario or capture is over) or failure (it throws: e.g. a radio that
+    /// does not answer). The work, the last service, is shut down first: a node says goodbye,
+    /// deinitialises its sessions, removes its advertising and closes the board.
+    func run(_ setup: () async throws -> any Service) async throws {
         do {
-            try await body()
+            let work = try await setup()
+            let services = [output, work].map {
+                ServiceGroupConfiguration.ServiceConfiguration(
+                    service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
+                    failureTerminationBehavior: .gracefullyShutdownGroup)
+            }
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: services, gracefulShutdownSignals: signals == nil ? [] : [.sigint, .sigterm], logger: logger))
+            do {
+                try await group.run()
+            } catch is StdoutFailed {
+                // Reported below, with what the drain says.
+            }
         } catch {
             events.stopWaiting(within: Self.drainTimeout)
             let drained = events.drain()

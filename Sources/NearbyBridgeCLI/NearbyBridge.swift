@@ -38,11 +38,11 @@ struct CommonOptions: ParsableArguments {
         try capture.map { try CaptureDirectory(path: $0) }
     }
 
-    /// Sets up stderr logging, the process's single event stream on stdout (and in the
-    /// capture) and the stop request; a config file's values apply where the command line is
-    /// silent. With `handlesSignals`, SIGINT and SIGTERM request the stop (the command must
-    /// act on it); without, they end the process as usual. A stdout that fails requests the
-    /// stop too. Throws `ExitStatus.outputFailed` when stdout is closed from the start.
+    /// Sets up stderr logging and the process's single event stream on stdout (and in the
+    /// capture); a config file's values apply where the command line is silent. With
+    /// `handlesSignals`, SIGINT and SIGTERM stop the command's work gracefully (see
+    /// `CommandContext.run`); without, they end the process as usual. A stdout that fails stops
+    /// the work too. Throws `ExitStatus.outputFailed` when stdout is closed from the start.
     func bootstrap(config: RunConfig = RunConfig(), capture: CaptureDirectory? = nil, handlesSignals: Bool = true) throws -> CommandContext {
         signal(SIGPIPE, SIG_IGN)
         let level = logLevel ?? config.logLevel.flatMap(Logger.Level.init(rawValue:)) ?? .notice
@@ -59,20 +59,20 @@ struct CommonOptions: ParsableArguments {
             logger.critical("\(error): there is nowhere to write events; not starting")
             throw ExitCode(ExitStatus.outputFailed)
         }
-        let stop = StopRequest()
+        let failures = AsyncStream<any Error>.makeStream(bufferingPolicy: .bufferingOldest(1))
         // Where events go, each sink with its own buffer and policy.
         var sinks: [any EventSink] = [
             // Buffered: a slow reader of stdout sheds range events instead of stalling the radios.
             // A failed stdout stops the command like a signal does; it then exits with status 3.
             JSONLinesSink(output: StandardOutputEvents(), includesRanges: ranges, bufferedLines: 4096) { error in
                 logger.error("stdout failed: \(error); stopping")
-                stop.request(.outputFailed(error))
+                failures.continuation.yield(error)
             }
         ]
         // The complete record: never sheds.
         if let capture { sinks.append(try capture.eventSink(includesRanges: ranges)) }
         let events = EventStream(sinks: sinks)
-        return CommandContext(events: events, logger: logger, stop: stop, handlesSignals: handlesSignals)
+        return CommandContext(events: events, logger: logger, failures: failures, handlesSignals: handlesSignals)
     }
 }
 

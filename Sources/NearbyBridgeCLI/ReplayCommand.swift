@@ -1,5 +1,6 @@
 import ArgumentParser
 import Replay
+import ServiceLifecycle
 
 struct ReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -25,7 +26,17 @@ struct ReplayCommand: AsyncParsableCommand {
         // A replay holds no radios: SIGINT and SIGTERM end it as usual.
         let context = try common.bootstrap(handlesSignals: false)
         try await context.run {
-            try await ReplayDriver(directory: directory, events: context.events, logger: context.logger).run()
+            ReplayService(driver: try ReplayDriver(directory: directory, events: context.events, logger: context.logger))
         }
+    }
+}
+
+/// A replay runs to the end of its capture; a failed stdout ends it no sooner (nothing is lost
+/// that the exit status does not report).
+struct ReplayService: Service {
+    let driver: ReplayDriver
+
+    func run() async throws {
+        try await driver.run()
     }
 }

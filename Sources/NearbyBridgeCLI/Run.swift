@@ -5,6 +5,7 @@ import Capture
 import Bridge
 import Foundation
 import PeerProtocol
+import ServiceLifecycle
 import Simulation
 import StreamIO
 import UCIHost
@@ -112,8 +113,10 @@ struct Run: AsyncParsableCommand {
         }
     }
 
-    /// Opens the radios, runs the node until the stop request, and stops it.
-    private func bridge(uwb: UWBEndpoint, ble: BLEBackend, settings: RunConfig, capture: CaptureDirectory?, context: CommandContext) async throws {
+    /// Opens the radios and builds the node; the service it returns runs it until the stop.
+    private func bridge(
+        uwb: UWBEndpoint, ble: BLEBackend, settings: RunConfig, capture: CaptureDirectory?, context: CommandContext
+    ) async throws -> any Service {
         let (events, logger) = (context.events, context.logger)
         let group = self.group ?? settings.group ?? 1
         let name = self.name ?? settings.name
@@ -184,17 +187,38 @@ struct Run: AsyncParsableCommand {
                 nodes: [.init(displayName, node, seed: seed)]
             ).write(to: capture.path)
         }
-        try await node.start()
+        return NodeService(node: node, stop: context.stop)
+    }
+}
 
-        let ticker = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(200))
-                node.tick()
+/// A rig's node as a service: starts it (a radio that does not answer throws), runs it with a
+/// clock tick every 200 ms, and on the group's graceful shutdown (SIGINT, SIGTERM, a failed
+/// stdout) stops it: goodbye to every peer, their sessions deinitialised, advertising removed,
+/// the board closed; `run` returns once that is done.
+struct NodeService: Service {
+    let node: BridgeNode
+    let stop: StopRequest
+
+    func run() async throws {
+        try await node.start()
+        await withTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { [node] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(200))
+                    node.tick()
+                }
             }
+            tasks.addTask { [node, stop] in
+                // A signal that came before the group could see it was still requested.
+                if !stop.isRequested {
+                    do { try await gracefulShutdown() } catch { return }  // cancelled: the node ended
+                }
+                stop.request()
+                await node.stop()
+            }
+            await node.run()
+            tasks.cancelAll()
         }
-        context.stop.onStop { _ in Task { await node.stop() } }
-        await node.run()
-        ticker.cancel()
     }
 }
 

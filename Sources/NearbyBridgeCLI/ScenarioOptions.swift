@@ -3,6 +3,7 @@ import Capture
 import Proximity
 import Bridge
 import Foundation
+import ServiceLifecycle
 import Simulation
 
 /// Options of the commands that run a scenario (`demo`, `world`).
@@ -61,10 +62,23 @@ struct ScenarioOptions: ParsableArguments {
         ).write(to: capture.path)
     }
 
-    /// Runs `driver` until the scenario ends or a stop is requested (SIGINT, SIGTERM, a failed
-    /// stdout); either way the driver stops every node.
-    func run(_ driver: SimulationDriver, until stop: StopRequest) async throws {
-        try await driver.run(until: { stop.isRequested })
+}
+
+/// A scenario as a service: the driver runs it to its end, or until the group's graceful
+/// shutdown (SIGINT, SIGTERM, a failed stdout) or a stop requested before the group ran; either
+/// way the driver stops every node. Then the world's server, if any, closes.
+struct ScenarioService: Service {
+    let driver: SimulationDriver
+    let stop: StopRequest
+    var server: WorldServer? = nil
+
+    func run() async throws {
+        defer { server?.close() }
+        try await withGracefulShutdownHandler {
+            try await driver.run(until: { [stop] in stop.isRequested })
+        } onGracefulShutdown: { [stop] in
+            stop.request()
+        }
     }
 }
 

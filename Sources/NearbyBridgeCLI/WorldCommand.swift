@@ -1,6 +1,7 @@
 import ArgumentParser
 import Bridge
 import Capture
+import ServiceLifecycle
 import Simulation
 
 struct WorldCommand: AsyncParsableCommand {
@@ -38,10 +39,10 @@ struct WorldCommand: AsyncParsableCommand {
     func run() async throws {
         let capture = try common.openCapture()
         let context = try common.bootstrap(capture: capture)
-        try await context.run { try await serve(capture: capture, context: context) }
+        try await context.run { try serve(capture: capture, context: context) }
     }
 
-    private func serve(capture: CaptureDirectory?, context: CommandContext) async throws {
+    private func serve(capture: CaptureDirectory?, context: CommandContext) throws -> any Service {
         let (events, logger) = (context.events, context.logger)
         let spec = try scenario.load(builtIn: "world")
         guard spec.nodes.contains(where: { $0.external == true }) else {
@@ -51,12 +52,16 @@ struct WorldCommand: AsyncParsableCommand {
         options.bridge.proximity = proximity.config
         let driver = SimulationDriver(scenario: spec, options: options, events: events, logger: logger)
         let server = try WorldServer(world: driver.world, host: listen, uwbBasePort: uwbPort, airPort: airPort, logger: logger)
-        defer { server.close() }
         for endpoint in server.endpoints {
             logger.notice(
                 "\(endpoint.body): nearby-bridge run --uwb tcp:\(listen):\(endpoint.uwbPort) --ble world:\(listen):\(server.airPort)/\(endpoint.body)")
         }
-        try ScenarioOptions.writeManifest(driver, proximity: proximity.config, to: capture)
-        try await scenario.run(driver, until: context.stop)
+        do {
+            try ScenarioOptions.writeManifest(driver, proximity: proximity.config, to: capture)
+        } catch {
+            server.close()
+            throw error
+        }
+        return ScenarioService(driver: driver, stop: context.stop, server: server)
     }
 }
