@@ -62,7 +62,7 @@ let package = Package(
         .target(name: "Proximity"),
         .target(
             name: "Events",
-            dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
+            dependencies: ["StreamIO", .product(name: "SystemPackage", package: "swift-system")]),
         .target(
             name: "Bridge",
             dependencies: [

@@ -1,4 +1,5 @@
 import Glibc
+import StreamIO
 
 /// The bounded queue between the nodes and a slow output (stdout into a pipe), drained by its own
 /// POSIX thread so a blocking `write` never holds up a node.
@@ -187,23 +188,16 @@ final class LineBuffer: @unchecked Sendable {
     }
 
     private func startWriter() {
-        let box = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { raw in
-            LineBuffer.nameThisThread("stdout-writer")
-            Unmanaged<LineBuffer>.fromOpaque(raw!).takeRetainedValue().writeLoop()
-            return nil
-        }, box)
-        precondition(status == 0, "pthread_create failed: \(status)")
-        pthread_detach(thread)
+        IOThread.detach(name: "stdout-writer") { [self] in writeLoop() }
     }
 
-    /// Names the calling thread (for `top -H`, `perf`); Glibc's module lacks `pthread_setname_np`.
-    private static func nameThisThread(_ name: StaticString) {
-        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        _ = name.withUTF8Buffer { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
+    deinit {
+        pthread_cond_destroy(progress)
+        pthread_cond_destroy(work)
+        pthread_mutex_destroy(mutex)
+        progress.deallocate()
+        work.deallocate()
+        mutex.deallocate()
     }
 
     /// Takes everything queued and writes it, in writes of at most `atomicBytes` (whole lines;

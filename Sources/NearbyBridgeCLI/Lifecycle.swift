@@ -1,4 +1,5 @@
 import ArgumentParser
+import Doctor
 import Events
 import Foundation
 import Logging
@@ -178,6 +179,8 @@ struct CommandContext: Sendable {
                 // Reported below, with what the drain says.
             }
         } catch {
+            // What happened is the error's own text; how to fix it is doctor's (`nearby-bridge doctor`).
+            if let remedy = Doctor.remedy(for: error) { logger.error("\(remedy)") }
             events.stopWaiting(within: Self.drainTimeout)
             let drained = events.drain()
             if drained.unwritten > 0 { logger.error("\(drained.unwritten) event lines were not written to stdout") }
