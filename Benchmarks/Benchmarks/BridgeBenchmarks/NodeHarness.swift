@@ -144,17 +144,10 @@ final class SocketUWBS: @unchecked Sendable {
 
     init(fd: Int32) {
         self.fd = fd
-        let box = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        precondition(pthread_create(&thread, nil, { raw in
-            Unmanaged<SocketUWBS>.fromOpaque(raw!).takeRetainedValue().serve()
-            return nil
-        }, box) == 0)
-        pthread_detach(thread)
+        IOThread.detach(name: "nb-uwbs-commands") { [self] in serve() }
     }
 
     private func serve() {
-        nameThisThread("nb-uwbs-commands")
         var decoder = UCIStreamDecoder()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {

@@ -3,6 +3,7 @@ import Bridge
 import Events
 import Foundation
 import Glibc
+import StreamIO
 import Synchronization
 import UCI
 
@@ -115,13 +116,6 @@ func nameThread(_ tid: Int32, _ name: String) {
     close(fd)
 }
 
-func nameThisThread(_ name: String) {
-    let fd = open("/proc/thread-self/comm", O_WRONLY)
-    guard fd >= 0 else { return }
-    _ = name.withCString { write(fd, $0, strlen($0)) }
-    close(fd)
-}
-
 /// CPU per notification by thread name between two `threadTimes()` snapshots, largest first;
 /// Swift's cooperative pool threads (Dispatch's "…qos…" workers) and the unnamed main thread
 /// are summed as "pool/other", named threads (the transport's reader, the stdout writer, the
@@ -170,7 +164,6 @@ private func board(count: Int, warmup: Int, measure: @escaping @Sendable () -> V
             init(_ run: @escaping () -> Void) { self.run = run }
         }
         let job = Job {
-            nameThisThread("nb-board")
             var start = timespec()
             clock_gettime(CLOCK_MONOTONIC, &start)
             var cpuAtWarmup = 0.0
@@ -186,13 +179,7 @@ private func board(count: Int, warmup: Int, measure: @escaping @Sendable () -> V
             }
             done.resume(returning: threadCPUSeconds() - cpuAtWarmup)
         }
-        var thread = pthread_t()
-        let box = Unmanaged.passRetained(job).toOpaque()
-        precondition(pthread_create(&thread, nil, { raw in
-            Unmanaged<Job>.fromOpaque(raw!).takeRetainedValue().run()
-            return nil
-        }, box) == 0)
-        pthread_detach(thread)
+        IOThread.detach(name: "nb-board") { job.run() }
     }
 }
 
@@ -301,17 +288,10 @@ final class MinimalReader: @unchecked Sendable {
     }
 
     func start() {
-        var thread = pthread_t()
-        let box = Unmanaged.passRetained(self).toOpaque()
-        precondition(pthread_create(&thread, nil, { raw in
-            Unmanaged<MinimalReader>.fromOpaque(raw!).takeRetainedValue().loop()
-            return nil
-        }, box) == 0)
-        pthread_detach(thread)
+        IOThread.detach(name: "nb-baseline-reader") { [self] in loop() }
     }
 
     private func loop() {
-        nameThisThread("nb-baseline-reader")
         let input = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 8)
         let line = UnsafeMutableRawBufferPointer.allocate(byteCount: 128, alignment: 8)
         var filled = 0
