@@ -52,7 +52,7 @@ enum Remedy {
         "sudo install -m 0644 udev/70-nearby-bridge.rules /etc/udev/rules.d/ && sudo udevadm control --reload && sudo udevadm trigger"
     static let joinGroup = "sudo usermod -aG nearby $USER, then log in again"
     static let boardAccess =
-        "permission denied: install udev/70-nearby-bridge.rules (\(udevRules)) and join the `nearby` group (\(joinGroup)); see udev/README.md"
+        "install the udev rules (udev/70-nearby-bridge.rules: \(udevRules)) and join the `nearby` group (\(joinGroup)); see udev/README.md"
     static let plugTheBoardIn = "is the board plugged in? `ls /dev/ttyACM*` lists its port"
     static let portBusy = "another program holds the port (a serial terminal, ModemManager, another nearby-bridge?): stop it and retry"
     static let boardBusy = "another program holds the board (a serial terminal, ModemManager, another nearby-bridge?): stop it and retry"

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BLEBlueZ
+import Doctor
 import Logging
 import UCI
 import UCIHost
@@ -53,7 +54,7 @@ struct Devices: AsyncParsableCommand {
         let access = USBAccess.inspect(board)
         print("    kernel driver: " + (access.kernelDriver ?? "none bound"))
         if let error = access.openError {
-            print("    access: no — \(error)")
+            print("    access: no — \(error)" + (Doctor.remedy(for: error).map { "; \($0)" } ?? ""))
             return
         }
         print("    access: yes")
