@@ -125,7 +125,8 @@ public final class BridgeNode: Sendable {
     /// the registry together, everything else one by one, all in arrival order. Ends with the
     /// graceful stop: goodbye to peers, their UWB sessions deinitialised, radios closed.
     public func run() async {
-        await withTaskExecutorPreference(loop) { await loopOverInputs() }
+        let registry = self.registry
+        await withTaskExecutorPreference(loop) { await loopOverInputs(in: registry) }
         let waiters = stopWaiters.withLock { s in
             s.done = true
             defer { s.waiters = [] }
@@ -134,7 +135,9 @@ public final class BridgeNode: Sendable {
         waiters.forEach { $0.resume() }
     }
 
-    private func loopOverInputs() async {
+    /// Runs isolated to the registry, which only this loop calls: handing it a batch is a plain
+    /// call, not an actor hop (on an `EventLoop`, a hop would be one more job per batch).
+    private func loopOverInputs(in registry: isolated PeerRegistry) async {
         var lastDeviceState: DeviceState? = .ready
         var ranges: [RangeData] = []
         loop: while let batch = await inbox.next() {
@@ -148,11 +151,11 @@ public final class BridgeNode: Sendable {
                     ranges = []
                 }
                 if case .stop = input {
-                    await shutDown()
+                    await shutDown(registry)
                     inbox.handled(batch)
                     break loop
                 }
-                await handle(input, lastDeviceState: &lastDeviceState)
+                await handle(input, lastDeviceState: &lastDeviceState, registry: registry)
             }
             if !ranges.isEmpty {
                 await registry.handle(ranges)
@@ -162,7 +165,7 @@ public final class BridgeNode: Sendable {
         }
     }
 
-    private func handle(_ input: NodeInput, lastDeviceState: inout DeviceState?) async {
+    private func handle(_ input: NodeInput, lastDeviceState: inout DeviceState?, registry: isolated PeerRegistry) async {
         switch input {
         case .ble(.adapterPowered(let on)):
             events.emit(
@@ -248,7 +251,7 @@ public final class BridgeNode: Sendable {
         }
     }
 
-    private func shutDown() async {
+    private func shutDown(_ registry: isolated PeerRegistry) async {
         await registry.closeAll()
         uwbSessions.finish()
         await sessionsWorker.withLock { $0 }?.value

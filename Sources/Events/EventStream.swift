@@ -106,9 +106,15 @@ public final class EventStream: Sendable {
 /// `OutputError`, which `JSONLinesSink` reports once through its failure handler.
 public struct StandardOutputEvents: EventOutput {
     private let fd: FileDescriptor
+    /// A regular file or a device such as /dev/null, which `poll` always reports writable: no
+    /// need to ask before each line.
+    private let neverFull: Bool
 
     public init(fileDescriptor: Int32 = 1) {
         fd = FileDescriptor(rawValue: fileDescriptor)
+        var status = stat()
+        let kind = fstat(fileDescriptor, &status) == 0 ? status.st_mode & S_IFMT : 0
+        neverFull = kind == S_IFREG || (kind == S_IFCHR && isatty(fileDescriptor) == 0)
     }
 
     public func write(line: String) throws {
@@ -134,6 +140,7 @@ public struct StandardOutputEvents: EventOutput {
 
     /// A pipe with room for `PIPE_BUF` bytes, a socket with room, a regular file, /dev/null.
     public func isWritableWithoutWaiting() -> Bool {
+        if neverFull { return true }
         var request = pollfd(fd: fd.rawValue, events: Int16(POLLOUT), revents: 0)
         return poll(&request, 1, 0) == 1 && request.revents & Int16(POLLOUT) != 0
     }

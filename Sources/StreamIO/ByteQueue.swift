@@ -6,13 +6,22 @@ import Synchronization
 ///
 /// A read takes every chunk waiting, like `read(2)` on a stream: a consumer that fell behind
 /// catches up in one wake-up, and the UCI host hands on what it decoded as one batch.
+///
+/// A consumer that can take bytes on the producer's thread asks for them with `deliver(to:)`
+/// instead: each push then calls it directly, with no task to resume, which on an `EventLoop`
+/// takes a notification from `read(2)` to its handling without a single job hop.
 public final class ByteQueue: Sendable {
+    /// What a delivering queue hands its consumer: bytes, then once the end of the stream (nil)
+    /// or why it failed.
+    public typealias Receiver = @Sendable (Result<[UInt8]?, TransportError>) -> Void
+
     private struct State {
         var chunks: [[UInt8]] = []
         var bufferedBytes = 0
         var finished = false
         var failure: TransportError?
         var waiter: CheckedContinuation<[[UInt8]]?, any Error>?
+        var receiver: Receiver?
     }
     private let state = Mutex(State())
     public let limit: Int
@@ -25,36 +34,63 @@ public final class ByteQueue: Sendable {
     @discardableResult
     public func push(_ bytes: [UInt8]) -> Bool {
         guard !bytes.isEmpty else { return true }
-        let (waiter, accepted): (CheckedContinuation<[[UInt8]]?, any Error>?, Bool) = state.withLock { s in
-            guard !s.finished else { return (nil, false) }
+        let (waiter, receiver, accepted): (CheckedContinuation<[[UInt8]]?, any Error>?, Receiver?, Bool) = state.withLock { s in
+            guard !s.finished else { return (nil, nil, false) }
+            if let receiver = s.receiver { return (nil, receiver, true) }
             if let waiter = s.waiter {
                 s.waiter = nil
-                return (waiter, true)
+                return (waiter, nil, true)
             }
             guard s.bufferedBytes + bytes.count <= limit else {
                 s.finished = true
                 s.failure = .system(call: "queue", errno: 0, message: "device sent more than \(limit) unread bytes")
                 s.chunks = []
-                return (nil, false)
+                return (nil, nil, false)
             }
             s.chunks.append(bytes)
             s.bufferedBytes += bytes.count
-            return (nil, true)
+            return (nil, nil, true)
         }
         waiter?.resume(returning: [bytes])
+        receiver?(.success(bytes))
         return accepted
     }
 
     /// Ends the stream after the buffered chunks; with `failure`, the consumer sees that error instead.
     public func finish(failure: TransportError? = nil) {
-        let waiter: CheckedContinuation<[[UInt8]]?, any Error>? = state.withLock { s in
-            guard !s.finished else { return nil }
+        let (waiter, receiver): (CheckedContinuation<[[UInt8]]?, any Error>?, Receiver?) = state.withLock { s in
+            guard !s.finished else { return (nil, nil) }
             s.finished = true
             s.failure = failure
             defer { s.waiter = nil }
-            return s.waiter
+            return (s.waiter, s.receiver)
         }
         if let failure { waiter?.resume(throwing: failure) } else { waiter?.resume(returning: nil) }
+        receiver?(failure.map { .failure($0) } ?? .success(nil))
+    }
+
+    /// From now on hands every chunk to `receive` on the pushing thread, starting with those
+    /// already queued, then the end of the stream once; `next` is not to be called any more.
+    /// Calls never overlap: `receive` sees the stream in order, one chunk at a time.
+    public func deliver(to receive: @escaping Receiver) {
+        while true {
+            let (queued, end): ([[UInt8]], Result<[UInt8]?, TransportError>?) = state.withLock { s in
+                precondition(s.waiter == nil && s.receiver == nil, "ByteQueue has a single consumer")
+                let queued = s.chunks
+                s.chunks = []
+                s.bufferedBytes = 0
+                // Pushes queue until everything queued before them is handed over.
+                if !queued.isEmpty { return (queued, nil) }
+                s.receiver = receive
+                guard s.finished else { return ([], nil) }
+                return ([], s.failure.map { .failure($0) } ?? .success(nil))
+            }
+            for chunk in queued { receive(.success(chunk)) }
+            if queued.isEmpty {
+                if let end { receive(end) }
+                return
+            }
+        }
     }
 
     /// Every byte waiting, once there is some; nil once finished.

@@ -2,7 +2,7 @@ import CLinux
 import Glibc
 import Synchronization
 
-/// One thread that waits for descriptors to become readable and runs Swift jobs: a serial
+/// One thread that waits for descriptors to become readable and runs Swift jobs: a task
 /// executor that does its own I/O, in the manner of an event loop.
 ///
 /// Why: a range notification handed from a reader thread to an async task costs a thread wake-up
@@ -12,9 +12,11 @@ import Synchronization
 /// thread: the one wake-up is the kernel's, for the readable descriptor.
 ///
 /// Jobs enqueued from the loop's own thread run after the current one without any system call;
-/// from another thread they write an eventfd only when the loop is asleep in `poll`. As a task
-/// executor (`Task(executorPreference:)`), it also runs the default actors such a task calls.
-public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
+/// from another thread they write an eventfd only when the loop is asleep in `poll`. It is a
+/// task executor (`Task(executorPreference:)`), not an actor's serial executor: jobs run with no
+/// serial executor of their own, so a task on the loop enters the default actors it calls
+/// right there on the thread, instead of enqueuing a job for each actor hop.
+public final class EventLoop: TaskExecutor, Sendable {
     /// What a watched descriptor's handler asks for after running.
     public enum Watch: Sendable {
         case keep
@@ -34,13 +36,36 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         var jobs: [UnownedJob] = []
         var sources: [Int: Source] = [:]
         var nextSource = 0
+        /// Bumped whenever `sources` changes, so the loop rebuilds its poll set only then.
+        var sourcesVersion = 0
         /// The loop is in (or about to enter) `poll`: work from other threads must wake it.
         var sleeping = false
     }
 
+    /// What the loop's thread polls: its wake-up, then each watched descriptor and its end
+    /// signal. Rebuilt only when the watches change, since the loop polls once per wake-up.
+    private struct PollSet {
+        var version = -1
+        var ids: [Int] = []
+        var handlers: [Source] = []
+        var fds: [pollfd] = []
+
+        init() {}
+
+        init(_ sources: [Int: Source], version: Int, wake: Int32) {
+            self.version = version
+            fds.append(pollfd(fd: wake, events: Int16(POLLIN), revents: 0))
+            for (id, source) in sources {
+                ids.append(id)
+                handlers.append(source)
+                fds.append(pollfd(fd: source.fd, events: Int16(POLLIN), revents: 0))
+                fds.append(pollfd(fd: source.endSignal, events: Int16(POLLIN), revents: 0))
+            }
+        }
+    }
+
     private let state = Mutex(State())
     private let wake: Int32
-    private let thread = Mutex<pthread_t?>(nil)
     public let name: String
 
     /// Starts the loop's thread, named `name`.
@@ -48,10 +73,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         self.name = name
         wake = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
         precondition(wake >= 0, "eventfd failed: \(String(cString: strerror(errno)))")
-        IOThread.detach(name: name) { [self] in
-            thread.withLock { $0 = pthread_self() }
-            run()
-        }
+        IOThread.detach(name: name) { [self] in run() }
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
@@ -64,22 +86,8 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         if mustWake { signal() }
     }
 
-    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
-        UnownedSerialExecutor(ordinary: self)
-    }
-
     public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
         UnownedTaskExecutor(ordinary: self)
-    }
-
-    /// Whether the caller runs on the loop's thread.
-    public var isCurrent: Bool {
-        guard let loop = thread.withLock({ $0 }) else { return false }
-        return pthread_equal(loop, pthread_self()) != 0
-    }
-
-    public func checkIsolated() {
-        precondition(isCurrent, "not on event loop \(name)")
     }
 
     /// Calls `readable` on the loop's thread whenever `fd` has bytes (or has hung up) until it
@@ -91,6 +99,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
         let mustWake = state.withLock { s in
             s.sources[s.nextSource] = Source(fd: fd, endSignal: endSignal, readable: readable, ended: ended)
             s.nextSource += 1
+            s.sourcesVersion += 1
             defer { s.sleeping = false }
             return s.sleeping
         }
@@ -103,43 +112,47 @@ public final class EventLoop: SerialExecutor, TaskExecutor, Sendable {
     }
 
     private func run() {
-        let executor = asUnownedSerialExecutor()
+        let executor = asUnownedTaskExecutor()
+        // Two job buffers swapped under the lock, so a batch costs no allocation.
+        var jobs: [UnownedJob] = []
+        var pollSet = PollSet()
         while true {
-            let (jobs, sources) = state.withLock { s in
-                defer { s.jobs = [] }
-                s.sleeping = s.jobs.isEmpty
-                return (s.jobs, s.sleeping ? s.sources : [:])
+            jobs.removeAll(keepingCapacity: true)
+            let changedSources = state.withLock { s -> (sources: [Int: Source], version: Int)? in
+                swap(&s.jobs, &jobs)
+                s.sleeping = jobs.isEmpty
+                return s.sleeping && s.sourcesVersion != pollSet.version ? (s.sources, s.sourcesVersion) : nil
             }
             if !jobs.isEmpty {
                 for job in jobs { job.runSynchronously(on: executor) }
                 continue
             }
-            poll(sources)
+            if let changedSources { pollSet = PollSet(changedSources.sources, version: changedSources.version, wake: wake) }
+            poll(&pollSet)
         }
     }
 
     /// Waits for a watched descriptor, an end signal or the loop's own wake-up, and handles what
     /// is ready. Another thread's job or watch arriving meanwhile signals the wake-up.
-    private func poll(_ sources: [Int: Source]) {
-        let ids = Array(sources.keys)
-        var fds = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-        for id in ids {
-            fds.append(pollfd(fd: sources[id]!.fd, events: Int16(POLLIN), revents: 0))
-            fds.append(pollfd(fd: sources[id]!.endSignal, events: Int16(POLLIN), revents: 0))
-        }
-        let ready = Glibc.poll(&fds, nfds_t(fds.count), -1)
+    private func poll(_ set: inout PollSet) {
+        let ready = Glibc.poll(&set.fds, nfds_t(set.fds.count), -1)
         // Awake: jobs the handlers below enqueue need no wake-up.
         state.withLock { $0.sleeping = false }
         guard ready > 0 else { return }
-        if fds[0].revents != 0 {
+        if set.fds[0].revents != 0 {
             var value: UInt64 = 0
             _ = Glibc.read(wake, &value, MemoryLayout<UInt64>.size)
         }
-        for (index, id) in ids.enumerated() {
-            let (data, end) = (fds[1 + 2 * index].revents, fds[2 + 2 * index].revents)
-            guard data != 0 || end != 0, let source = sources[id] else { continue }
+        for index in set.ids.indices {
+            let (data, end) = (set.fds[1 + 2 * index].revents, set.fds[2 + 2 * index].revents)
+            guard data != 0 || end != 0 else { continue }
+            let source = set.handlers[index]
             if end != 0 || source.readable() == .end {
-                _ = state.withLock { $0.sources.removeValue(forKey: id) }
+                let id = set.ids[index]
+                _ = state.withLock { s in
+                    s.sourcesVersion += 1
+                    return s.sources.removeValue(forKey: id)
+                }
                 source.ended()
             }
         }

@@ -173,6 +173,13 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
 
     public func read() async throws -> [UInt8]? { try await incoming.next() }
 
+    /// Hands every read's bytes to `receive` on the thread that reads the descriptor (the
+    /// loop's, given one), instead of through `read`; always possible, so always true.
+    public func deliverReads(to receive: @escaping ByteQueue.Receiver) -> Bool {
+        incoming.deliver(to: receive)
+        return true
+    }
+
     /// Wakes the reader and any writer; the descriptor closes once they let go (at once if
     /// none holds it), and a pending `read` returns nil right after. A socket's peer is sent
     /// the end of the stream first.

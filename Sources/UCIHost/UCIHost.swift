@@ -47,6 +47,11 @@ public enum UCIHostEvent: Sendable, Equatable {
 /// control), response timeouts, session-state tracking, and notifications handed to `events`
 /// in the order the device sent them: everything decoded from one transport read in one call,
 /// so a busy board costs its consumer one hand-off per read rather than one per notification.
+///
+/// The reading side (decoder, the command awaiting its response, what the board reported) is
+/// behind one lock rather than the actor, so a transport that reads on its own thread hands each
+/// read straight to the decoder there (`UCITransport.deliverReads`): on a node's `EventLoop`,
+/// bytes go from `read(2)` to the node's inbox with no task hop.
 public actor UCIHost {
     private struct Pending {
         var id: UInt64
@@ -54,29 +59,44 @@ public actor UCIHost {
         var reply: ResponsePromise
     }
 
+    /// What the reading side owns.
+    private struct Link {
+        /// Bumped by `attach`, so a reader of a replaced transport cannot touch the new one.
+        var generation = 0
+        var decoder = UCIStreamDecoder()
+        var pending: Pending?
+        var failure: UCIHostError?
+        var deviceState: DeviceState?
+        var sessionStates: [UInt32: SessionState] = [:]
+    }
+
+    /// What one read led to, acted on once the lock is released.
+    private struct Outcome {
+        var replies: [(ResponsePromise, Result<UCIResponse, UCIHostError>)] = []
+        var events: [UCIHostEvent] = []
+        var logs: [(Logger.Level, Logger.Message, Logger.Metadata)] = []
+    }
+
     private var transport: any UCITransport
-    /// Bumped by `attach`, so a reader of a replaced transport cannot fail the new one.
-    private var generation = 0
+    private let link = Mutex(Link())
     private let commandTimeout: Duration
     private let clock: any Clock<Duration>
     private let logger: Logger
     private let events: @Sendable ([UCIHostEvent]) -> Void
-    /// Where the reader runs: a node's event loop, so that reading, decoding and the node's own
-    /// handling of a notification share one thread; nil for the global pool.
+    /// Where a reader task runs, for transports that cannot deliver their reads: a node's event
+    /// loop, so that reading, decoding and the node's own handling share one thread; nil for the
+    /// global pool.
     private let executor: (any TaskExecutor)?
 
-    private var decoder = UCIStreamDecoder()
-    private var pending: Pending?
     private var commandInFlight = false
     private var waitingSenders: [CheckedContinuation<Void, Never>] = []
     private var nextCommandID: UInt64 = 0
-    private var failure: UCIHostError?
-    private var reader: Task<Void, Never>?
+    private var started = false
 
     /// Last CORE_DEVICE_STATUS_NTF state.
-    public private(set) var deviceState: DeviceState?
+    public nonisolated var deviceState: DeviceState? { link.withLock { $0.deviceState } }
     /// Sessions the UWBS reported, by session token (UCI 2.0 handle or 1.x id).
-    public private(set) var sessionStates: [UInt32: SessionState] = [:]
+    public nonisolated var sessionStates: [UInt32: SessionState] { link.withLock { $0.sessionStates } }
 
     public init(
         transport: any UCITransport, commandTimeout: Duration = .seconds(2),
@@ -93,23 +113,33 @@ public actor UCIHost {
 
     /// Starts reading from the device. Call once, before the first command.
     public func start() {
-        guard reader == nil else { return }
-        let current = generation
-        reader = Task(executorPreference: executor) { await self.readLoop(generation: current) }
+        guard !started else { return }
+        started = true
+        startReading(transport, generation: link.withLock { $0.generation })
     }
 
     /// Continues on a new transport after the old one ended (the board was replugged, or the
     /// connection re-established). The UWBS is a fresh device: no sessions, state unknown.
     public func attach(_ transport: any UCITransport) {
         self.transport.close()
-        generation += 1
         self.transport = transport
-        decoder = UCIStreamDecoder()
-        failure = nil
-        deviceState = nil
-        sessionStates = [:]
-        let current = generation
-        reader = Task(executorPreference: executor) { await self.readLoop(generation: current) }
+        let generation = link.withLock { l in
+            l = Link(generation: l.generation + 1)
+            return l.generation
+        }
+        startReading(transport, generation: generation)
+    }
+
+    private func startReading(_ transport: any UCITransport, generation: Int) {
+        let delivered = transport.deliverReads { [self] result in
+            switch result {
+            case .success(let bytes?): receive(bytes, generation: generation)
+            case .success(nil): end(.closed, generation: generation)
+            case .failure(let error): end(.transport(TransportFailure(error)), generation: generation)
+            }
+        }
+        guard !delivered else { return }
+        Task(executorPreference: executor) { await self.readLoop(transport, generation: generation) }
     }
 
     /// Description of the current transport, e.g. `tcp:127.0.0.1:7000` or `usb:1-1.2`.
@@ -126,18 +156,21 @@ public actor UCIHost {
     public func send(_ command: UCICommand) async throws(UCIHostError) -> UCIResponse {
         await acquireCommandSlot()
         defer { releaseCommandSlot() }
-        if let failure { throw failure }
 
         nextCommandID += 1
         let id = nextCommandID
         // Registered before writing: the actor is free during the write, and a fast device's
         // response may be read before the write call returns.
         let reply = ResponsePromise()
-        pending = Pending(id: id, command: command, reply: reply)
+        let failure = link.withLock { l -> UCIHostError? in
+            if l.failure == nil { l.pending = Pending(id: id, command: command, reply: reply) }
+            return l.failure
+        }
+        if let failure { throw failure }
         do {
             try await transport.write(command.message.encoded())
         } catch {
-            if pending?.id == id { pending = nil }
+            link.withLock { l in if l.pending?.id == id { l.pending = nil } }
             throw .transport(TransportFailure(error))
         }
         let timeout = Task { [clock, commandTimeout] in
@@ -152,7 +185,7 @@ public actor UCIHost {
 
     /// DEVICE_RESET; the UWBS then reports READY through a device status notification.
     public func reset() async throws(UCIHostError) {
-        sessionStates = [:]
+        link.withLock { $0.sessionStates = [:] }
         try check(await send(.deviceReset), "CORE_DEVICE_RESET")
     }
 
@@ -217,7 +250,7 @@ public actor UCIHost {
 
     public func deinitSession(_ session: UInt32) async throws(UCIHostError) {
         try check(await send(.sessionDeinit(session: session)), "SESSION_DEINIT")
-        sessionStates[session] = nil
+        _ = link.withLock { $0.sessionStates.removeValue(forKey: session) }
     }
 
     private func check(_ response: UCIResponse, _ name: String) throws(UCIHostError) {
@@ -243,106 +276,124 @@ public actor UCIHost {
     }
 
     private func expire(_ id: UInt64) {
-        guard let current = pending, current.id == id else { return }
-        pending = nil
+        let expired = link.withLock { l -> Pending? in
+            guard let current = l.pending, current.id == id else { return nil }
+            l.pending = nil
+            return current
+        }
+        guard let current = expired else { return }
         logger.warning("UCI command timed out", metadata: ["command": "\(Self.name(current.command))"])
         current.reply.fulfil(.failure(.timeout(command: Self.name(current.command))))
     }
 
     // MARK: Reading
 
-    private func readLoop(generation reading: Int) async {
-        let transport = self.transport
+    /// For transports that cannot deliver their reads: reads until the stream ends.
+    private nonisolated func readLoop(_ transport: any UCITransport, generation: Int) async {
         while true {
-            let chunk: [UInt8]?
             do {
-                chunk = try await transport.read()
+                guard let chunk = try await transport.read() else { return end(.closed, generation: generation) }
+                guard receive(chunk, generation: generation) else { return }
             } catch {
-                if reading == generation { fail(.transport(TransportFailure(error))) }
-                return
+                return end(.transport(TransportFailure(error)), generation: generation)
             }
-            guard reading == generation else { return }
-            guard let chunk else {
-                fail(.closed)
-                return
-            }
-            decoder.append(chunk)
-            let notifications = drainDecoder()
-            if !notifications.isEmpty { events(notifications) }
         }
     }
 
-    /// Handles every complete message in the decoder; returns the notifications among them.
-    private func drainDecoder() -> [UCIHostEvent] {
-        var notifications: [UCIHostEvent] = []
+    /// Decodes a read's bytes: responses complete the pending command, notifications go to
+    /// `events` as one batch. False once the transport was replaced.
+    @discardableResult
+    private nonisolated func receive(_ chunk: [UInt8], generation: Int) -> Bool {
+        var outcome = Outcome()
+        let current = link.withLock { l in
+            guard l.generation == generation else { return false }
+            l.decoder.append(chunk)
+            Self.drain(&l, into: &outcome)
+            return true
+        }
+        act(on: outcome)
+        return current
+    }
+
+    /// The transport ended: the pending command and every later one fail with `error`.
+    private nonisolated func end(_ error: UCIHostError, generation: Int) {
+        var outcome = Outcome()
+        link.withLock { l in
+            guard l.generation == generation, l.failure == nil else { return }
+            l.failure = error
+            if let current = l.pending {
+                l.pending = nil
+                outcome.replies.append((current.reply, .failure(error)))
+            }
+            outcome.events.append(.closed(error))
+        }
+        act(on: outcome)
+    }
+
+    private nonisolated func act(on outcome: Outcome) {
+        for (level, message, metadata) in outcome.logs { logger.log(level: level, message, metadata: metadata) }
+        for (reply, result) in outcome.replies { reply.fulfil(result) }
+        if !outcome.events.isEmpty { events(outcome.events) }
+    }
+
+    /// Handles every complete message in the decoder.
+    private static func drain(_ link: inout Link, into outcome: inout Outcome) {
         while true {
             do {
-                guard let message = try decoder.next() else { return notifications }
-                if let notification = handle(message) { notifications.append(.notification(notification)) }
+                guard let message = try link.decoder.next() else { return }
+                handle(message, &link, into: &outcome)
             } catch {
                 // Garbage or a broken segment: the decoder has dropped it and resynchronised.
-                logger.warning("UCI stream error", metadata: ["error": "\(error)"])
+                outcome.logs.append((.warning, "UCI stream error", ["error": "\(error)"]))
             }
         }
     }
 
-    /// Completes the pending command with a response; returns a notification for `events`.
-    private func handle(_ message: UCIMessage) -> UCINotification? {
+    /// Completes the pending command with a response; a notification is tracked and reported.
+    private static func handle(_ message: UCIMessage, _ link: inout Link, into outcome: inout Outcome) {
         switch message.messageType {
         case .response:
-            guard let current = pending else {
-                logger.warning("unsolicited UCI response", metadata: ["gid": "\(message.groupID)", "oid": "\(message.opcodeID)"])
-                return nil
+            guard let current = link.pending else {
+                outcome.logs.append((.warning, "unsolicited UCI response", ["gid": "\(message.groupID)", "oid": "\(message.opcodeID)"]))
+                return
             }
-            pending = nil
+            link.pending = nil
             let expected = current.command.message
             let name = Self.name(current.command)
             guard expected.groupID == message.groupID, expected.opcodeID == message.opcodeID else {
-                current.reply.fulfil(.failure(.unexpectedResponse(command: name, got: "GID \(message.groupID) OID \(message.opcodeID)")))
-                return nil
+                outcome.replies.append(
+                    (current.reply, .failure(.unexpectedResponse(command: name, got: "GID \(message.groupID) OID \(message.opcodeID)"))))
+                return
             }
             do {
-                current.reply.fulfil(.success(try UCIResponse(message)))
+                outcome.replies.append((current.reply, .success(try UCIResponse(message))))
             } catch {
-                current.reply.fulfil(.failure(.malformedResponse(command: name, error)))
+                outcome.replies.append((current.reply, .failure(.malformedResponse(command: name, error))))
             }
-            return nil
         case .notification:
             do {
                 let notification = try UCINotification(message)
-                track(notification)
-                return notification
+                track(notification, &link)
+                outcome.events.append(.notification(notification))
             } catch {
-                logger.warning("undecodable UCI notification", metadata: ["error": "\(error)"])
-                return nil
+                outcome.logs.append((.warning, "undecodable UCI notification", ["error": "\(error)"]))
             }
         case .data, .command:
-            logger.debug("ignoring UCI message", metadata: ["type": "\(message.messageType)"])
-            return nil
+            outcome.logs.append((.debug, "ignoring UCI message", ["type": "\(message.messageType)"]))
         }
     }
 
-    private func track(_ notification: UCINotification) {
+    private static func track(_ notification: UCINotification, _ link: inout Link) {
         switch notification {
         case .deviceStatus(let state):
-            deviceState = state
+            link.deviceState = state
         case .sessionStatus(let session, .deinitialized, _):
-            sessionStates[session] = nil
+            link.sessionStates[session] = nil
         case .sessionStatus(let session, let state, _):
-            sessionStates[session] = state
+            link.sessionStates[session] = state
         case .genericError, .multicastListUpdate, .rangeData:
             break
         }
-    }
-
-    private func fail(_ error: UCIHostError) {
-        guard failure == nil else { return }
-        failure = error
-        if let current = pending {
-            pending = nil
-            current.reply.fulfil(.failure(error))
-        }
-        events([.closed(error)])
     }
 
     /// The command's name as FiRa UCI spells it, for logs and errors.

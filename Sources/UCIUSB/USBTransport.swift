@@ -145,6 +145,12 @@ package final class USBTransport: UCITransport, @unchecked Sendable {
         state.withLock { $0.inFlight -= 1 }
     }
 
+    /// Bytes go from libusb's event thread straight into the UCI host's decoder.
+    package func deliverReads(to receive: @escaping ByteQueue.Receiver) -> Bool {
+        incoming.deliver(to: receive)
+        return true
+    }
+
     package func read() async throws -> [UInt8]? {
         try await incoming.next()
     }

@@ -99,7 +99,7 @@ func makeHost(timeout: Duration = .seconds(5)) async -> (UCIHost, ScriptedDevice
                 .notification(.sessionStatus(session: 0x0100_0000, state: .initialized, reason: .stateChangeWithSessionManagementCommands)),
                 .notification(.sessionStatus(session: 0x0100_0000, state: .idle, reason: .stateChangeWithSessionManagementCommands)),
             ])
-        #expect(await host.sessionStates == [0x0100_0000: .idle])
+        #expect(host.sessionStates == [0x0100_0000: .idle])
     }
 
     @Test func uci1xSessionIDIsTheToken() async throws {

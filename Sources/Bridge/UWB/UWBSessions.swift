@@ -265,7 +265,7 @@ final class UWBSessions: Sendable {
     /// Ends a session in whatever state the board left it: an active one is stopped first, one
     /// the board already deinitialised is only forgotten.
     private func stopAndDeinit(_ token: UInt32) async {
-        let state = await uwb.sessionStates[token]
+        let state = uwb.sessionStates[token]
         if state == .deinitialized { return }
         if state == .active {
             do {

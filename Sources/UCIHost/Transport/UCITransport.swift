@@ -14,6 +14,13 @@ public protocol UCITransport: AnyObject, Sendable, CustomStringConvertible {
     func read() async throws -> [UInt8]?
     /// Ends the stream; a pending `read` returns nil.
     func close()
+    /// Hands every read's bytes to `receive` on the thread that read them, instead of through
+    /// `read` (no task hop per read); false if this transport cannot, and the host calls `read`.
+    func deliverReads(to receive: @escaping ByteQueue.Receiver) -> Bool
+}
+
+extension UCITransport {
+    public func deliverReads(to receive: @escaping ByteQueue.Receiver) -> Bool { false }
 }
 
 /// Sockets and ttys (StreamIO knows nothing of UCI; its API is exactly this protocol's).
