@@ -21,7 +21,8 @@ public final class BridgeNode: Sendable {
     public let bleBackend: String
     private let ble: any BLEAdapter
     private let inbox: NodeInbox
-    private let registry: PeerRegistry
+    /// Handed to `run`'s loop, its only user from then on (`start` sets its budget first).
+    private let registry: Mutex<PeerRegistry?>
     private let context: PeerContext
     private let events: NodeEmitter
     private let uwbSessions: UWBSessions
@@ -77,14 +78,16 @@ public final class BridgeNode: Sendable {
         self.context = context
         self.events = emitter
         self.uwbSessions = uwbSessions
-        self.registry = PeerRegistry(context: context, events: emitter, seed: seed)
+        self.registry = Mutex(PeerRegistry(context: context, events: emitter, seed: seed))
     }
 
     /// Brings both radios up and reports them as `device` events. Throws if the UWB radio does not
     /// answer; a BLE failure is reported and the node keeps running without discovery.
     public func start() async throws {
         await uwb.start()
-        await boardReady(try await uwbSessions.bringUpNow())
+        let board = try await uwbSessions.bringUpNow()
+        registry.withLock { $0?.learnBudget(from: board) }
+        await reportReady(board)
         let uwbSessions = self.uwbSessions
         let loop = self.loop
         sessionsWorker.withLock { $0 = Task(executorPreference: loop) { await uwbSessions.run() } }
@@ -104,12 +107,8 @@ public final class BridgeNode: Sendable {
         }
     }
 
-    /// Reports the board ready with what it says about itself; learns from its capabilities how
-    /// many ranging sessions it runs at once, unless the config says.
-    private func boardReady(_ board: BoardDescription) async {
-        if context.config.rangingSessions == nil {
-            await registry.setRangingBudget(board.maxRangingSessions ?? BridgeConfig.defaultRangingSessions)
-        }
+    /// Reports the board ready with what it says about itself.
+    private func reportReady(_ board: BoardDescription) async {
         let info = board.info
         events.emit(
             .device(
@@ -125,7 +124,7 @@ public final class BridgeNode: Sendable {
     /// the registry together, everything else one by one, all in arrival order. Ends with the
     /// graceful stop: goodbye to peers, their UWB sessions deinitialised, radios closed.
     public func run() async {
-        let registry = self.registry
+        guard let registry = registry.withLock({ $0.take() }) else { return }
         await withTaskExecutorPreference(loop) { await loopOverInputs(in: registry) }
         let waiters = stopWaiters.withLock { s in
             s.done = true
@@ -135,9 +134,9 @@ public final class BridgeNode: Sendable {
         waiters.forEach { $0.resume() }
     }
 
-    /// Runs isolated to the registry, which only this loop calls: handing it a batch is a plain
-    /// call, not an actor hop (on an `EventLoop`, a hop would be one more job per batch).
-    private func loopOverInputs(in registry: isolated PeerRegistry) async {
+    /// Owns the registry: handing it a batch is a plain call, not an actor hop (on an
+    /// `EventLoop`, a hop would be one more job per batch).
+    private func loopOverInputs(in registry: PeerRegistry) async {
         var lastDeviceState: DeviceState? = .ready
         var ranges: [RangeData] = []
         loop: while let batch = await inbox.next() {
@@ -165,7 +164,7 @@ public final class BridgeNode: Sendable {
         }
     }
 
-    private func handle(_ input: NodeInput, lastDeviceState: inout DeviceState?, registry: isolated PeerRegistry) async {
+    private func handle(_ input: NodeInput, lastDeviceState: inout DeviceState?, registry: PeerRegistry) async {
         switch input {
         case .ble(.adapterPowered(let on)):
             events.emit(
@@ -193,7 +192,8 @@ public final class BridgeNode: Sendable {
             uwbSessions.bringUp()
         case .uwbSessions(.boardReady(let board)):
             lastDeviceState = .ready
-            await boardReady(board)
+            registry.learnBudget(from: board)
+            await reportReady(board)
             await registry.resumeRanging()
         case .uwbSessions(.boardFailed(let error)):
             // The host reports the failed transport as closed, which starts another attempt.
@@ -251,7 +251,7 @@ public final class BridgeNode: Sendable {
         }
     }
 
-    private func shutDown(_ registry: isolated PeerRegistry) async {
+    private func shutDown(_ registry: PeerRegistry) async {
         await registry.closeAll()
         uwbSessions.finish()
         await sessionsWorker.withLock { $0 }?.value

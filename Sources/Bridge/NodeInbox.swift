@@ -77,9 +77,8 @@ final class NodeInbox: Sendable {
 
     /// Everything waiting, in order, once there is something; nil after `finish` once empty.
     /// One consumer only (the node's loop), which calls `handled` after each batch.
-    /// Runs on the caller's actor (the registry), so waiting costs no hop off it and back.
-    func next(isolation: isolated (any Actor)? = #isolation) async -> [NodeInput]? {
-        await withCheckedContinuation(isolation: isolation) { continuation in
+    func next() async -> [NodeInput]? {
+        await withCheckedContinuation { continuation in
             let ready: [NodeInput]?? = state.withLock { s in
                 if !s.queued.isEmpty { return .some(s.takeQueued()) }
                 if s.finished { return .some(nil) }

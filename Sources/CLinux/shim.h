@@ -1,5 +1,6 @@
 // Linux interfaces that Swift's Glibc module does not bring in.
 #include <pthread.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 
 // A GNU extension: Glibc's module is built without _GNU_SOURCE, so <pthread.h> does not declare

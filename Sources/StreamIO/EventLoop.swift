@@ -36,36 +36,17 @@ public final class EventLoop: TaskExecutor, Sendable {
         var jobs: [UnownedJob] = []
         var sources: [Int: Source] = [:]
         var nextSource = 0
-        /// Bumped whenever `sources` changes, so the loop rebuilds its poll set only then.
-        var sourcesVersion = 0
-        /// The loop is in (or about to enter) `poll`: work from other threads must wake it.
+        /// The loop is in (or about to enter) `epoll_wait`: work from other threads must wake it.
         var sleeping = false
-    }
-
-    /// What the loop's thread polls: its wake-up, then each watched descriptor and its end
-    /// signal. Rebuilt only when the watches change, since the loop polls once per wake-up.
-    private struct PollSet {
-        var version = -1
-        var ids: [Int] = []
-        var handlers: [Source] = []
-        var fds: [pollfd] = []
-
-        init() {}
-
-        init(_ sources: [Int: Source], version: Int, wake: Int32) {
-            self.version = version
-            fds.append(pollfd(fd: wake, events: Int16(POLLIN), revents: 0))
-            for (id, source) in sources {
-                ids.append(id)
-                handlers.append(source)
-                fds.append(pollfd(fd: source.fd, events: Int16(POLLIN), revents: 0))
-                fds.append(pollfd(fd: source.endSignal, events: Int16(POLLIN), revents: 0))
-            }
-        }
     }
 
     private let state = Mutex(State())
     private let wake: Int32
+    /// Watched descriptors stay registered between waits (one `epoll_wait` per wake-up, no poll
+    /// set to build and tear down each time); an event's data is the watch's id times two, plus
+    /// one for its end signal.
+    private let epoll: Int32
+    private static let wakeID = UInt64.max
     public let name: String
 
     /// Starts the loop's thread, named `name`.
@@ -73,6 +54,9 @@ public final class EventLoop: TaskExecutor, Sendable {
         self.name = name
         wake = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
         precondition(wake >= 0, "eventfd failed: \(String(cString: strerror(errno)))")
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        precondition(epoll >= 0, "epoll_create1 failed: \(String(cString: strerror(errno)))")
+        precondition(Self.register(wake, id: Self.wakeID, in: epoll), "epoll_ctl failed: \(String(cString: strerror(errno)))")
         IOThread.detach(name: name) { [self] in run() }
     }
 
@@ -92,18 +76,37 @@ public final class EventLoop: TaskExecutor, Sendable {
 
     /// Calls `readable` on the loop's thread whenever `fd` has bytes (or has hung up) until it
     /// returns `.end` or `endSignal` is signalled; then calls `ended` once. The descriptors stay
-    /// the caller's: the loop never closes them.
+    /// the caller's: the loop never closes them. A descriptor epoll cannot watch (a regular file)
+    /// ends at once.
     public func watch(
         _ fd: Int32, endSignal: Int32, readable: @escaping @Sendable () -> Watch, ended: @escaping @Sendable () -> Void
     ) {
-        let mustWake = state.withLock { s in
+        let id = state.withLock { s in
+            defer { s.nextSource += 1 }
             s.sources[s.nextSource] = Source(fd: fd, endSignal: endSignal, readable: readable, ended: ended)
-            s.nextSource += 1
-            s.sourcesVersion += 1
-            defer { s.sleeping = false }
-            return s.sleeping
+            return s.nextSource
         }
-        if mustWake { signal() }
+        guard Self.register(fd, id: UInt64(id) << 1, in: epoll), Self.register(endSignal, id: UInt64(id) << 1 | 1, in: epoll) else {
+            unregister(id)
+            ended()
+            return
+        }
+    }
+
+    private static func register(_ fd: Int32, id: UInt64, in epoll: Int32) -> Bool {
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.u64 = id
+        return epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event) == 0
+    }
+
+    /// Forgets watch `id`; returns it if it was still watched.
+    @discardableResult
+    private func unregister(_ id: Int) -> Source? {
+        guard let source = state.withLock({ $0.sources.removeValue(forKey: id) }) else { return nil }
+        epoll_ctl(epoll, EPOLL_CTL_DEL, source.fd, nil)
+        epoll_ctl(epoll, EPOLL_CTL_DEL, source.endSignal, nil)
+        return source
     }
 
     private func signal() {
@@ -115,46 +118,48 @@ public final class EventLoop: TaskExecutor, Sendable {
         let executor = asUnownedTaskExecutor()
         // Two job buffers swapped under the lock, so a batch costs no allocation.
         var jobs: [UnownedJob] = []
-        var pollSet = PollSet()
+        var events = [epoll_event](repeating: epoll_event(), count: 64)
         while true {
             jobs.removeAll(keepingCapacity: true)
-            let changedSources = state.withLock { s -> (sources: [Int: Source], version: Int)? in
+            state.withLock { s in
                 swap(&s.jobs, &jobs)
                 s.sleeping = jobs.isEmpty
-                return s.sleeping && s.sourcesVersion != pollSet.version ? (s.sources, s.sourcesVersion) : nil
             }
             if !jobs.isEmpty {
                 for job in jobs { job.runSynchronously(on: executor) }
                 continue
             }
-            if let changedSources { pollSet = PollSet(changedSources.sources, version: changedSources.version, wake: wake) }
-            poll(&pollSet)
+            wait(into: &events)
         }
     }
 
     /// Waits for a watched descriptor, an end signal or the loop's own wake-up, and handles what
     /// is ready. Another thread's job or watch arriving meanwhile signals the wake-up.
-    private func poll(_ set: inout PollSet) {
-        let ready = Glibc.poll(&set.fds, nfds_t(set.fds.count), -1)
+    private func wait(into events: inout [epoll_event]) {
+        let ready = epoll_wait(epoll, &events, Int32(events.count), -1)
         // Awake: jobs the handlers below enqueue need no wake-up.
         state.withLock { $0.sleeping = false }
         guard ready > 0 else { return }
-        if set.fds[0].revents != 0 {
-            var value: UInt64 = 0
-            _ = Glibc.read(wake, &value, MemoryLayout<UInt64>.size)
-        }
-        for index in set.ids.indices {
-            let (data, end) = (set.fds[1 + 2 * index].revents, set.fds[2 + 2 * index].revents)
-            guard data != 0 || end != 0 else { continue }
-            let source = set.handlers[index]
-            if end != 0 || source.readable() == .end {
-                let id = set.ids[index]
-                _ = state.withLock { s in
-                    s.sourcesVersion += 1
-                    return s.sources.removeValue(forKey: id)
-                }
-                source.ended()
+        // A watch whose end signal fired ends without reading; one with data runs its handler.
+        var readable: [Int] = []
+        var ending: [Int] = []
+        for event in events[0..<Int(ready)] {
+            let data = event.data.u64
+            if data == Self.wakeID {
+                var value: UInt64 = 0
+                _ = Glibc.read(wake, &value, MemoryLayout<UInt64>.size)
+            } else if data & 1 == 1 {
+                ending.append(Int(data >> 1))
+            } else {
+                readable.append(Int(data >> 1))
             }
+        }
+        for id in readable where !ending.contains(id) {
+            guard let source = state.withLock({ $0.sources[id] }) else { continue }
+            if source.readable() == .end { ending.append(id) }
+        }
+        for id in ending {
+            unregister(id)?.ended()
         }
     }
 }

@@ -35,7 +35,10 @@ struct NodeEmitter: Sendable {
 /// them: by link (peer messages), by UWB session and address (ranges), links still waiting for
 /// `hello`. Sessions never hand state back; they answer each input with outputs (`PeerAction`)
 /// that the registry applies in order: routes, events, removal.
-actor PeerRegistry {
+///
+/// Not an actor: the node's loop owns it (`BridgeNode.run`) and is its only caller, so it needs no
+/// isolation of its own, and handing it a batch is a call rather than a job on the loop.
+final class PeerRegistry {
     private let context: PeerContext
     private let events: NodeEmitter
     private var sessions: [PeerID: PeerSession] = [:]
@@ -74,9 +77,11 @@ actor PeerRegistry {
 
     var peerCount: Int { sessions.count }
 
-    /// Ranging sessions the radio allows (from its capabilities when the config names none).
-    func setRangingBudget(_ sessions: Int) {
-        scheduler.budget = max(1, sessions)
+    /// Ranging sessions the radio allows: as many as the board says it runs at once, unless the
+    /// config names a number.
+    func learnBudget(from board: BoardDescription) {
+        guard context.config.rangingSessions == nil else { return }
+        scheduler.budget = max(1, board.maxRangingSessions ?? BridgeConfig.defaultRangingSessions)
     }
 
     private var now: Int64 { context.time.nowMilliseconds() }
