@@ -55,7 +55,7 @@ public final class BridgeNode: Sendable {
         let inbox = NodeInbox(tracker: tracker, limit: config.inputQueueLimit)
         var logger = logger
         logger[metadataKey: "node"] = "\(identity.name)"
-        let uwb = UCIHost(transport: uwbTransport, clock: uwbClock, logger: logger, executor: loop) { inbox.post($0.map(NodeInput.uwb)) }
+        let uwb = UCIHost(transport: uwbTransport, clock: uwbClock, logger: logger, executor: loop) { inbox.post($0.lazy.map(NodeInput.uwb)) }
         let tag = identity.tag
         let uwbSessions = UWBSessions(
             uwb: uwb, dialect: config.uwbDialect.dialect, profile: config.uwb, ownAddress: identity.uwbShortAddress, controleesPerSession: config.controleesPerSession,
@@ -147,7 +147,7 @@ public final class BridgeNode: Sendable {
                 }
                 if !ranges.isEmpty {
                     await registry.handle(ranges)
-                    ranges = []
+                    ranges.removeAll(keepingCapacity: true)
                 }
                 if case .stop = input {
                     await shutDown(registry)
@@ -158,7 +158,7 @@ public final class BridgeNode: Sendable {
             }
             if !ranges.isEmpty {
                 await registry.handle(ranges)
-                ranges = []
+                ranges.removeAll(keepingCapacity: true)
             }
             inbox.handled(batch)
         }

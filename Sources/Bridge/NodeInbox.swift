@@ -31,7 +31,9 @@ final class NodeInbox: Sendable {
         var inHand = 0
         var dropped = 0
         var finished = false
-        var waiter: CheckedContinuation<[NodeInput]?, Never>?
+        /// Unsafe rather than checked: one is made per batch on the range path, and the checked
+        /// kind allocates; `next` and `finish` resume it exactly once, under the lock's rules.
+        var waiter: UnsafeContinuation<[NodeInput]?, Never>?
 
         mutating func takeQueued() -> [NodeInput] {
             defer { queued = [] }
@@ -49,13 +51,13 @@ final class NodeInbox: Sendable {
     }
 
     func post(_ input: NodeInput) {
-        post([input])
+        post(CollectionOfOne(input))
     }
 
     /// Queues `inputs` in order (what one UWB transport read decoded to), dropping the sheddable
     /// ones that find the queue full.
-    func post(_ inputs: [NodeInput]) {
-        let wake = state.withLock { s -> (CheckedContinuation<[NodeInput]?, Never>, [NodeInput])? in
+    func post(_ inputs: some Sequence<NodeInput>) {
+        let wake = state.withLock { s -> (UnsafeContinuation<[NodeInput]?, Never>, [NodeInput])? in
             guard !s.finished else { return nil }
             var accepted = 0
             for input in inputs {
@@ -78,7 +80,7 @@ final class NodeInbox: Sendable {
     /// Everything waiting, in order, once there is something; nil after `finish` once empty.
     /// One consumer only (the node's loop), which calls `handled` after each batch.
     func next() async -> [NodeInput]? {
-        await withCheckedContinuation { continuation in
+        await withUnsafeContinuation { continuation in
             let ready: [NodeInput]?? = state.withLock { s in
                 if !s.queued.isEmpty { return .some(s.takeQueued()) }
                 if s.finished { return .some(nil) }
