@@ -33,42 +33,10 @@ struct BySide<Value> {
     }
 }
 
-/// A `PeerAction` other than a log line, comparable in expectations.
-enum Act: Equatable {
-    case send(PeerMessage, on: LinkID)
-    case connect(BLEAddress)
-    case disconnect(LinkID)
-    case openUWB(UWBSessionRequest)
-    case closeUWB
-    case reserveSharedPlace(controlee: UInt16)
-    case emit(Event.Body)
-    case bindLink(LinkID)
-    case unbindLink(LinkID)
-    case route(UWBRoute?)
-    case consumeContact
-    case report(SessionReport)
-    case end(Event.PeerLost.Reason)
-
-    init?(_ action: PeerAction) {
-        switch action {
-        case .send(let message, let link): self = .send(message, on: link)
-        case .connect(let address): self = .connect(address)
-        case .disconnect(let link): self = .disconnect(link)
-        case .openUWB(let request): self = .openUWB(request)
-        case .closeUWB: self = .closeUWB
-        case .reserveSharedPlace(let controlee): self = .reserveSharedPlace(controlee: controlee)
-        case .log: return nil
-        case .emit(let body): self = .emit(body)
-        case .bindLink(let link): self = .bindLink(link)
-        case .unbindLink(let link): self = .unbindLink(link)
-        case .route(let route): self = .route(route)
-        case .consumeContact: self = .consumeContact
-        case .report(let report): self = .report(report)
-        case .end(let reason): self = .end(reason)
-        }
-    }
-
+/// Expectations leave out log lines, and the scheduler reports unless they ask for them.
+extension PeerAction {
     var isReport: Bool { if case .report = self { true } else { false } }
+    var isLog: Bool { if case .log = self { true } else { false } }
 }
 
 enum MessageKind: Hashable, Sendable {
@@ -212,8 +180,8 @@ final class PeerPair {
     var mark: Int { records.count }
 
     /// What `side` asked for since `mark` (logs left out; reports only if asked).
-    func acts(_ side: Side, since mark: Int = 0, reports: Bool = false) -> [Act] {
-        records[mark...].filter { $0.side == side }.compactMap { Act($0.action) }.filter { reports || !$0.isReport }
+    func acts(_ side: Side, since mark: Int = 0, reports: Bool = false) -> [PeerAction] {
+        records[mark...].filter { $0.side == side }.map(\.action).filter { !$0.isLog && (reports || !$0.isReport) }
     }
     /// The messages `side` sent since `mark`, with when.
     func sent(_ side: Side, since mark: Int = 0) -> [(at: Int64, message: PeerMessage)] {
@@ -237,7 +205,7 @@ final class PeerPair {
         }
     }
     func lastReport(_ side: Side) -> SessionReport? {
-        records.last { $0.side == side && Act($0.action)?.isReport == true }.flatMap { record in
+        records.last { $0.side == side && $0.action.isReport }.flatMap { record in
             if case .report(let report) = record.action { report } else { nil }
         }
     }
@@ -250,10 +218,10 @@ final class PeerPair {
 
     /// Feeds one input to one side, then runs everything it sets off. Returns that input's own actions.
     @discardableResult
-    func feed(_ side: Side, _ input: PeerInput) -> [Act] {
+    func feed(_ side: Side, _ input: PeerInput) -> [PeerAction] {
         let actions = apply(side, input)
         drain()
-        return actions.compactMap(Act.init).filter { !$0.isReport }
+        return actions.filter { !$0.isLog && !$0.isReport }
     }
 
     /// Feeds inputs that happen at the same moment, before anything they set off.
@@ -264,7 +232,7 @@ final class PeerPair {
 
     /// `side` hears the other side's advert.
     @discardableResult
-    func heard(_ side: Side, rssi: Int? = nil) -> [Act] {
+    func heard(_ side: Side, rssi: Int? = nil) -> [PeerAction] {
         let other = side.other
         return feed(
             side, .heard(Self.advert(other), name: Self.name(other), address: Self.bleAddress(other), rssi: rssi ?? advertRSSI[side]))
@@ -272,7 +240,7 @@ final class PeerPair {
 
     /// `side` receives `message` from its peer on its current link (not through `network`).
     @discardableResult
-    func inject(_ message: PeerMessage, to side: Side) -> [Act] {
+    func inject(_ message: PeerMessage, to side: Side) -> [PeerAction] {
         feed(side, .message(message, on: link(side) ?? 0, views[side]))
     }
 
@@ -283,14 +251,14 @@ final class PeerPair {
 
     /// Proximity on `side` saw a contact.
     @discardableResult
-    func contact(_ side: Side, distance: Double = 0.12) -> [Act] {
+    func contact(_ side: Side, distance: Double = 0.12) -> [PeerAction] {
         contactAt = contactAt ?? now
         return feed(side, .contact(distance: distance))
     }
 
     /// Answers the last `.openUWB` of `side` (for `UWBOutcome.waits`).
     @discardableResult
-    func answerUWB(_ side: Side, starts: Bool = true) -> [Act] {
+    func answerUWB(_ side: Side, starts: Bool = true) -> [PeerAction] {
         guard let session = uwbRequests[side].last?.parameters.sessionID else {
             Issue.record("\(side) never asked for a UWB session")
             return []
@@ -435,7 +403,7 @@ final class PeerPair {
     static func card(_ side: Side, _ bumpID: UInt32) -> PeerMessage { .card(bumpID: bumpID, cardJSON: Pair.card(side).json) }
 
     /// The acts that follow the loss of a ranging link on `side`: the link is unbound and the UWB session closed.
-    static func linkLost(_ link: LinkID) -> [Act] { [.unbindLink(link), .route(nil), .closeUWB] }
+    static func linkLost(_ link: LinkID) -> [PeerAction] { [.unbindLink(link), .route(nil), .closeUWB] }
 
     // MARK: Roles
 
@@ -649,7 +617,7 @@ final class PeerPair {
         pair.contact(receiver.other)
         let answer = pair.acts(receiver, since: mark).prefix(while: { if case .emit = $0 { false } else { true } })
         if armed {
-            let joined: [Act] = [.consumeContact, .send(Self.card(receiver, 1), on: link)]
+            let joined: [PeerAction] = [.consumeContact, .send(Self.card(receiver, 1), on: link)]
             #expect(Array(answer) == joined + (receiver == .r ? [.send(.cardAck(bumpID: 1), on: link)] : []))
             #expect(pair.bumps(.c).count == 1 && pair.bumps(.r).count == 1)
             #expect(!pair.views[receiver].contactArmed)

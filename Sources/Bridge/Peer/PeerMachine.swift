@@ -56,7 +56,7 @@ struct UWBSessionRequest: Sendable, Equatable {
 
 /// What the machine wants done. The peer's actor runs the radio effects; the registry applies the
 /// rest (routes, events, removal), in order.
-enum PeerAction: Sendable {
+enum PeerAction: Sendable, Equatable {
     // Effects, run by `PeerSession`.
     case send(PeerMessage, on: LinkID)
     case connect(BLEAddress)
