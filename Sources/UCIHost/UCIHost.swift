@@ -357,14 +357,16 @@ public actor UCIHost {
                 outcome.logs.append((.warning, "unsolicited UCI response", ["gid": "\(message.groupID)", "oid": "\(message.opcodeID)"]))
                 return
             }
-            link.pending = nil
             let expected = current.command.message
             let name = Self.name(current.command)
+            // A response to another command is a duplicate or a late one (its command timed
+            // out): taking it as this command's answer would put every later one out of step.
             guard expected.groupID == message.groupID, expected.opcodeID == message.opcodeID else {
-                outcome.replies.append(
-                    (current.reply, .failure(.unexpectedResponse(command: name, got: "GID \(message.groupID) OID \(message.opcodeID)"))))
+                outcome.logs.append(
+                    (.warning, "stray UCI response", ["gid": "\(message.groupID)", "oid": "\(message.opcodeID)", "waiting": "\(name)"]))
                 return
             }
+            link.pending = nil
             do {
                 outcome.replies.append((current.reply, .success(try UCIResponse(message))))
             } catch {

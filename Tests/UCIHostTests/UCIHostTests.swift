@@ -82,6 +82,21 @@ func makeHost(timeout: Duration = .seconds(5)) async -> (UCIHost, ScriptedDevice
         try await start
     }
 
+    /// A response the device sent twice (or too late) answers no later command: a duplicated
+    /// SESSION_SET_APP_CONFIG_RSP arriving while SESSION_START waits is dropped, and SESSION_START
+    /// takes its own response (issue: one duplicate used to fail the start and every session
+    /// after it).
+    @Test func aStrayResponseDoesNotAnswerTheCommandWaiting() async throws {
+        let (host, scripted, _) = await makeHost()
+        var device = scripted
+        async let start = host.startRanging(session: 7)
+        #expect(try await device.nextCommand() == [0x22, 0x00, 0x00, 0x04, 0x07, 0x00, 0x00, 0x00])
+        // SESSION_SET_APP_CONFIG_RSP (GID 1, OID 3): status OK, no failed parameters.
+        try await device.send([0x41, 0x03, 0x00, 0x02, 0x00, 0x00])
+        try await device.send([0x42, 0x00, 0x00, 0x01, 0x00])
+        try await start
+    }
+
     @Test func notificationsArriveInOrderAndSessionStateIsTracked() async throws {
         let (host, scripted, recorder) = await makeHost()
         var device = scripted
