@@ -19,10 +19,18 @@ public struct RangeProcessor: Sendable {
         self.proximity = ProximityTracker(config: config.proximity)
     }
 
+    /// Readings a board flags OK that no FiRa board can measure: the distance field's all-ones
+    /// value (what firmwares put where they have no distance), and anything beyond 300 m (DW3000
+    /// boards range to 100–200 m at best in line of sight). Such a round counts as failed.
+    public static let impossibleDistanceCentimetres: UInt16 = 0xFFFF
+    public static let maximumDistanceCentimetres: UInt16 = 30_000
+
     /// What one measurement gave: the `range` event, and proximity's decisions.
     public struct Outcome: Sendable {
         public var range: Event.Range
         public var changes: [ProximityChange]
+        /// The board said OK with a distance it cannot have measured (reported as a failed round).
+        public var invalid = false
         public var azimuth: Double? { range.azimuth }
         /// Whether the round carried a distance (the peer is alive).
         public var measured: Bool { range.distance != nil }
@@ -31,8 +39,12 @@ public struct RangeProcessor: Sendable {
     public mutating func process(_ measurement: TwoWayMeasurement, of data: RangeData, hostTime: Int64) -> Outcome {
         // With OK_NEGATIVE_DISTANCE_REPORT the unsigned distance field is read as the magnitude
         // of a negative reading (unverified on hardware; see firmware-notes/README.md).
+        let invalid =
+            (measurement.status == .ok || measurement.status == .okNegativeDistanceReport)
+            && measurement.distanceCentimetres > Self.maximumDistanceCentimetres
         let distance: Double? =
             switch measurement.status {
+            case _ where invalid: nil
             case .ok: Double(measurement.distanceCentimetres) / 100
             case .okNegativeDistanceReport: -Double(measurement.distanceCentimetres) / 100
             default: nil
@@ -52,7 +64,7 @@ public struct RangeProcessor: Sendable {
         let range = Event.Range(
             peer: peer, status: measurement.status.description, distance: distance, filtered: proximity.filtered,
             rate: proximity.rate, nlos: nlos, azimuth: azimuth, elevation: elevation)
-        return Outcome(range: range, changes: changes)
+        return Outcome(range: range, changes: changes, invalid: invalid)
     }
 
     /// See `ProximityTracker.consumeContact`.

@@ -183,7 +183,10 @@ public struct Event: Sendable, Equatable {
         public var shedInputs: Int
         /// Peers evicted (the least recently heard) since the last `stats` to stay within the cap.
         public var evicted: Int
-        public init(peers: Int, ranging: Int, budget: Int, shedRanges: Int, shedInputs: Int, evicted: Int) {
+        /// Rounds the board flagged OK with an impossible distance since the last `stats`.
+        public var invalidReadings: Int
+        public init(peers: Int, ranging: Int, budget: Int, shedRanges: Int, shedInputs: Int, evicted: Int, invalidReadings: Int = 0) {
+            self.invalidReadings = invalidReadings
             self.peers = peers
             self.ranging = ranging
             self.budget = budget

@@ -56,6 +56,8 @@ public enum JSONLine {
             out.number("shed_ranges", stats.shedRanges)
             out.number("shed_inputs", stats.shedInputs)
             out.number("evicted", stats.evicted)
+            // Written only when there were some: lines without it are those of schema v1 as it was.
+            if stats.invalidReadings > 0 { out.number("invalid_readings", stats.invalidReadings) }
         }
         return out.finish(suffix: "\n")
     }

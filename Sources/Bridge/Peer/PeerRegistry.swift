@@ -63,6 +63,8 @@ final class PeerRegistry {
     /// When each peer was last heard, as of the last tick or its discovery: for eviction.
     private var lastHeard: [PeerID: Int64] = [:]
     private var evicted = 0
+    /// Rounds flagged OK with an impossible distance since the last `stats`.
+    private var invalidReadings = 0
     private var lastStatsAt: Int64
 
     init(context: PeerContext, events: NodeEmitter, seed: UInt64) {
@@ -281,6 +283,7 @@ final class PeerRegistry {
         for reading in readings {
             let outcome = state.processor.process(reading.measurement, of: reading.round, hostTime: hostTime)
             if outcome.measured { state.lastMeasuredAt = hostTime }
+            if outcome.invalid { invalidReadings += 1 }
             bodies.append(.range(outcome.range))
             for change in outcome.changes {
                 switch change {
@@ -379,13 +382,13 @@ final class PeerRegistry {
         guard now - lastStatsAt >= context.config.statsIntervalMilliseconds else { return }
         lastStatsAt = now
         let shed = events.takeShed()
-        defer { evicted = 0 }
-        guard sessions.count > scheduler.budget || shed.ranges > 0 || shed.inputs > 0 || evicted > 0 else { return }
+        defer { (evicted, invalidReadings) = (0, 0) }
+        guard sessions.count > scheduler.budget || shed.ranges > 0 || shed.inputs > 0 || evicted > 0 || invalidReadings > 0 else { return }
         events.emit(
             .stats(
                 .init(
                     peers: sessions.count, ranging: ranging, budget: scheduler.budget, shedRanges: shed.ranges,
-                    shedInputs: shed.inputs, evicted: evicted)))
+                    shedInputs: shed.inputs, evicted: evicted, invalidReadings: invalidReadings)))
     }
 
     /// Writes a `nearest` event when the closest peer or its band differs from the last one written.
