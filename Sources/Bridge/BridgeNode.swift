@@ -34,13 +34,17 @@ public final class BridgeNode: Sendable {
     /// Opens the UWB board again after it went away; nil where a lost board cannot come back.
     private let reconnectUWB: (@Sendable () async throws -> any UCITransport)?
     private let reconnecting = Atomic<Bool>(false)
+    /// Waits between reopening attempts, and when the board was last opened (node time, ms).
+    private let backoff: Mutex<(policy: ReconnectBackoff, upSince: Int64)>
+    private let uwbClock: any Clock<Duration>
     private let loop: EventLoop?
 
     /// - Parameters:
     ///   - reconnectUWB: reopens the board after it disappeared (unplugged, connection lost);
     ///     retried every second until it succeeds.
     ///   - tracker: set by the simulation so it can wait for the node to go idle.
-    ///   - uwbClock: times the board's answers (UCI command timeouts); tests move it by hand.
+    ///   - uwbClock: times the board's answers (UCI command timeouts) and the waits before
+    ///     reopening it; tests move it by hand.
     ///   - loop: the thread the node's work runs on (the UCI host's reader, the loop, the
     ///     registry, the board's session worker); give the UWB transport the same loop, and a
     ///     notification goes from `read` to its event line without a thread hand-off. Nil runs
@@ -73,6 +77,8 @@ public final class BridgeNode: Sendable {
         self.bleBackend = ble.backendName
         self.reconnectUWB = reconnectUWB
         self.loop = loop
+        self.uwbClock = uwbClock
+        self.backoff = Mutex((ReconnectBackoff(seed: seed ^ 0xBAC0_FF), time.nowMilliseconds()))
         self.ble = ble
         self.inbox = inbox
         self.context = context
@@ -188,6 +194,7 @@ public final class BridgeNode: Sendable {
             await registry.uwbLost()
             startReconnecting()
         case .uwbReattached(let transport):
+            backoff.withLock { $0.upSince = context.time.nowMilliseconds() }
             await uwb.attach(transport)
             uwbSessions.bringUp()
         case .uwbSessions(.boardReady(let board)):
@@ -207,14 +214,20 @@ public final class BridgeNode: Sendable {
         }
     }
 
-    /// Reopens the UWB board in the background, once a second, until it answers or we stop.
+    /// Reopens the UWB board in the background until it answers or we stop, waiting as
+    /// `ReconnectBackoff` says: at once after a board that had been up a while, longer and longer
+    /// while it keeps failing or going away again.
     private func startReconnecting() {
         guard let reconnectUWB, !reconnecting.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let inbox = self.inbox
         let logger = context.logger
-        Task {
+        let now = context.time.nowMilliseconds()
+        var delay = backoff.withLock { $0.policy.delayAfterLoss(upFor: .milliseconds(now - $0.upSince)) }
+        Task { [uwbClock] in
             logger.notice("waiting for the UWB board to come back")
             while !self.stopping.load(ordering: .acquiring) {
+                if delay > .zero { try? await uwbClock.sleep(for: delay) }
+                guard !self.stopping.load(ordering: .acquiring) else { break }
                 do {
                     let transport = try await reconnectUWB()
                     logger.notice("UWB board is back", metadata: ["transport": "\(transport)"])
@@ -223,7 +236,7 @@ public final class BridgeNode: Sendable {
                     return
                 } catch {
                     logger.debug("UWB board not back yet", metadata: ["error": "\(error)"])
-                    try? await Task.sleep(for: .seconds(1))
+                    delay = self.backoff.withLock { $0.policy.delayAfterFailure() }
                 }
             }
         }
