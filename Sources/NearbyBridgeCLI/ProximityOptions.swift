@@ -4,13 +4,13 @@ import Proximity
 /// The proximity thresholds people tune (`demo`, `world`, `run`). Everything else keeps the
 /// measured defaults (docs/PROXIMITY.md, "Proximity quality").
 struct ProximityOptions: ParsableArguments {
-    @Option(help: "Enter the near zone at this filtered distance, metres.")
+    @Option(parsing: .unconditional, help: "Enter the near zone at this filtered distance, metres.")
     var near: Double = ProximityConfig.default.nearMetres
 
-    @Option(help: "Leave the near zone (a far event) at this filtered distance, metres; larger than --near.")
+    @Option(parsing: .unconditional, help: "Leave the near zone (a far event) at this filtered distance, metres; larger than --near.")
     var far: Double = ProximityConfig.default.farMetres
 
-    @Option(help: "Contact distance for a bump, metres (at most 0.2; earlier apps used 0.08).")
+    @Option(parsing: .unconditional, help: "Contact distance for a bump, metres (at most 0.2; earlier apps used 0.08).")
     var bump: Double = ProximityConfig.default.bumpMetres
 
     func validate() throws {

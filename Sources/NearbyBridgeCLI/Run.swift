@@ -89,7 +89,7 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Bluetooth backend: world:HOST:PORT/NODE or hciN.")
     var ble: BLEBackend?
 
-    @Option(help: "Only peers in the same group interact (0-65535, default 1).")
+    @Option(parsing: .unconditional, help: "Only peers in the same group interact (0-65535, default 1).")
     var group: UInt16?
 
     @Option(help: "Name shown to peers (default: the host name).")

@@ -11,13 +11,13 @@ struct ScenarioOptions: ParsableArguments {
     @Option(help: "Scenario JSON file (default: the command's built-in scenario).", completion: .file(extensions: ["json"]))
     var scenario: String?
 
-    @Option(help: "Scenario seconds per wall-clock second; 0 runs as fast as possible (demo only).")
+    @Option(parsing: .unconditional, help: "Scenario seconds per wall-clock second; 0 runs as fast as possible (demo only).")
     var speed: Double = 1
 
-    @Option(help: "Stop after this many scenario seconds (default: the scenario's duration).")
+    @Option(parsing: .unconditional, help: "Stop after this many scenario seconds (default: the scenario's duration).")
     var duration: Double?
 
-    @Option(help: "Seed for identities and radio noise; the same seed gives the same events.")
+    @Option(parsing: .unconditional, help: "Seed for identities and radio noise; the same seed gives the same events.")
     var seed: UInt64 = 1
 
     func validate() throws {
