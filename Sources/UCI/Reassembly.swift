@@ -104,6 +104,12 @@ public struct UCIStreamDecoder: Sendable {
     private let maxMessageSize: Int
     /// Bytes dropped while resynchronising on garbage.
     public private(set) var discardedByteCount = 0
+    /// Where in the stream the first unconsumed byte is: bytes consumed or dropped so far.
+    public private(set) var streamOffset = 0
+
+    /// Bytes received but not yet part of a returned message: the start of a packet whose rest
+    /// has not arrived.
+    public var pendingByteCount: Int { buffer.count - head }
 
     public init(maxMessageSize: Int = 4096) {
         self.maxMessageSize = maxMessageSize
@@ -130,6 +136,7 @@ public struct UCIStreamDecoder: Sendable {
                 while end < buffer.count, plausibility(at: end) == .no { end += 1 }
                 let skipped = end - head
                 head = end
+                streamOffset += skipped
                 discardedByteCount += skipped
                 compact()
                 throw .garbage(skipped: skipped)
@@ -139,12 +146,23 @@ public struct UCIStreamDecoder: Sendable {
                     return nil
                 }
                 head += consumed
+                streamOffset += consumed
                 if let message = try reassembler.push(packet) {
                     compact()
                     return message
                 }
             }
         }
+    }
+
+    /// Gives up on the packet that has been waiting for its rest: its first byte is dropped and
+    /// `next()` looks for a plausible header after it. For a header whose length was corrupted,
+    /// which would otherwise swallow the packets after it until that many bytes came.
+    public mutating func skipStalledPacket() {
+        guard head < buffer.count else { return }
+        head += 1
+        streamOffset += 1
+        discardedByteCount += 1
     }
 
     private enum Plausibility { case yes, no, needMore }

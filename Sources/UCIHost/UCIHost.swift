@@ -68,6 +68,8 @@ public actor UCIHost {
         var failure: UCIHostError?
         var deviceState: DeviceState?
         var sessionStates: [UInt32: SessionState] = [:]
+        /// The stream offset of the incomplete packet a stall watch runs for.
+        var watchedOffset: Int?
     }
 
     /// What one read led to, acted on once the lock is released.
@@ -305,14 +307,43 @@ public actor UCIHost {
     @discardableResult
     private nonisolated func receive(_ chunk: [UInt8], generation: Int) -> Bool {
         var outcome = Outcome()
-        let current = link.withLock { l in
-            guard l.generation == generation else { return false }
+        let (current, stalledAt) = link.withLock { l -> (Bool, Int?) in
+            guard l.generation == generation else { return (false, nil) }
             l.decoder.append(chunk)
             Self.drain(&l, into: &outcome)
-            return true
+            // Whole packets leave nothing behind; a part waits for its rest, but not for ever.
+            guard l.decoder.pendingByteCount > 0, l.watchedOffset != l.decoder.streamOffset else { return (true, nil) }
+            l.watchedOffset = l.decoder.streamOffset
+            return (true, l.decoder.streamOffset)
         }
         act(on: outcome)
+        if let stalledAt { watchForStall(at: stalledAt, generation: generation) }
         return current
+    }
+
+    /// How long the rest of a packet may take once its first bytes came: a 255-byte packet
+    /// takes 22 ms at 115 200 baud, far less over USB or TCP.
+    static let packetAssemblyLimit = Duration.milliseconds(250)
+
+    /// If the packet at `offset` is still incomplete after `packetAssemblyLimit`, its header was
+    /// most likely corrupted (a length too large): drop it and look for the next packet.
+    private nonisolated func watchForStall(at offset: Int, generation: Int) {
+        Task { [clock] in
+            try? await clock.sleep(for: Self.packetAssemblyLimit)
+            var outcome = Outcome()
+            let stillStalled = link.withLock { l -> Int? in
+                guard l.generation == generation, l.decoder.streamOffset == offset, l.decoder.pendingByteCount > 0 else { return nil }
+                outcome.logs.append(
+                    (.warning, "UCI packet incomplete, resynchronising", ["waited": "\(Self.packetAssemblyLimit)", "bytes": "\(l.decoder.pendingByteCount)"]))
+                l.decoder.skipStalledPacket()
+                Self.drain(&l, into: &outcome)
+                guard l.decoder.pendingByteCount > 0 else { return nil }
+                l.watchedOffset = l.decoder.streamOffset
+                return l.decoder.streamOffset
+            }
+            act(on: outcome)
+            if let stillStalled { watchForStall(at: stillStalled, generation: generation) }
+        }
     }
 
     /// The transport ended: the pending command and every later one fail with `error`.

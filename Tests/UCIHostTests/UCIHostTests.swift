@@ -97,6 +97,36 @@ func makeHost(timeout: Duration = .seconds(5)) async -> (UCIHost, ScriptedDevice
         try await start
     }
 
+    /// A header whose length was corrupted (a notification claiming 200 bytes) must not swallow
+    /// the response behind it until 200 more bytes trickle in (issue 16: ~36 s on a quiet link):
+    /// after `packetAssemblyLimit` the host drops it and finds the response, long before the
+    /// command's 5 s timeout.
+    @Test func aCorruptedLengthDoesNotHoldUpTheResponsesBehindIt() async throws {
+        let (host, scripted, _) = await makeHost()
+        var device = scripted
+        async let start = host.startRanging(session: 7)
+        #expect(try await device.nextCommand() == [0x22, 0x00, 0x00, 0x04, 0x07, 0x00, 0x00, 0x00])
+        try await device.send([0x60, 0x01, 0x00, 0xC8])
+        try await device.send([0x42, 0x00, 0x00, 0x01, 0x00])
+        try await start
+    }
+
+    @Test func aStreamDecoderGivesUpAStalledPacketAndFindsTheNextOne() throws {
+        var decoder = UCIStreamDecoder()
+        decoder.append([0x60, 0x01, 0x00, 0xC8, 0x42, 0x00, 0x00, 0x01, 0x00])
+        #expect(try decoder.next() == nil)
+        #expect(decoder.pendingByteCount == 9)
+        decoder.skipStalledPacket()
+        var found: UCIMessage?
+        while found == nil {
+            do { found = try decoder.next() } catch UCIError.garbage { continue }
+        }
+        #expect(found?.messageType == .response)
+        #expect(found?.groupID == 2)
+        #expect(decoder.streamOffset == 9)
+        #expect(decoder.discardedByteCount == 4)
+    }
+
     @Test func notificationsArriveInOrderAndSessionStateIsTracked() async throws {
         let (host, scripted, recorder) = await makeHost()
         var device = scripted
