@@ -206,15 +206,29 @@ final class UWBSessions: Sendable {
 
     private func openUnicast(_ peer: PeerID, _ request: UWBSessionRequest, on board: inout Board) async throws(UCIHostError) -> UInt32 {
         await close(peer, on: &board)
-        let token = try await startSession(request)
+        let token = try await startSession(request, on: board)
         board.unicast[peer] = token
         return token
     }
 
     /// SESSION_INIT, SET_APP_CONFIG and SESSION_START for `request`; a session that does not
-    /// start is deinitialised before the error is passed on.
-    private func startSession(_ request: UWBSessionRequest) async throws(UCIHostError) -> UInt32 {
-        let token = try await uwb.initSession(id: request.parameters.sessionID)
+    /// start is deinitialised before the error is passed on. A board that answers SESSION_INIT
+    /// with SESSION_DUPLICATE holds a session from an earlier SESSION_INIT whose answer never
+    /// came: the sessions it reported that are none of ours are deinitialised, and the
+    /// SESSION_INIT is sent once more.
+    private func startSession(_ request: UWBSessionRequest, on board: Board) async throws(UCIHostError) -> UInt32 {
+        let id = request.parameters.sessionID
+        let token: UInt32
+        do {
+            token = try await uwb.initSession(id: id)
+        } catch .commandFailed(_, .sessionDuplicate) {
+            let owned = Set(board.unicast.values).union(board.shared.values.map(\.token))
+            let orphans = uwb.sessionStates.keys.filter { !owned.contains($0) }.sorted()
+            logger.warning("the board already holds this session: deinitialising the ones it reported that are not ours",
+                metadata: ["session": "\(id)", "orphans": "\(orphans)"])
+            for orphan in orphans { await deinitialize(orphan) }
+            token = try await uwb.initSession(id: id)
+        }
         do {
             try await uwb.setAppConfig(session: token, appConfig(request))
             try await uwb.startRanging(session: token)
@@ -235,7 +249,7 @@ final class UWBSessions: Sendable {
         if let running = board.shared[id] {
             try await uwb.updateMulticastList(session: running.token, .add, [Controlee(shortAddress: controlee, subSessionID: 0)])
         } else {
-            board.shared[id] = (try await startSession(request), [])
+            board.shared[id] = (try await startSession(request, on: board), [])
         }
         board.shared[id]!.joined.append(controlee)
         board.joinedSession[peer] = (id, controlee)
