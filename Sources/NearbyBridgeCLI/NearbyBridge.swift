@@ -1,4 +1,5 @@
 import ArgumentParser
+import Bridge
 import Capture
 import Events
 import Foundation
@@ -48,7 +49,7 @@ struct CommonOptions: ParsableArguments {
         let level = logLevel ?? config.logLevel.flatMap(Logger.Level.init(rawValue:)) ?? .notice
         let ranges = self.ranges || config.ranges == true
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = RateLimitedLogHandler(StreamLogHandler.standardError(label: label), label: label)
             handler.logLevel = level
             return handler
         }
