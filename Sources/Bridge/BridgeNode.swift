@@ -145,7 +145,9 @@ public final class BridgeNode: Sendable {
     private func loopOverInputs(in registry: PeerRegistry) async {
         var lastDeviceState: DeviceState? = .ready
         var ranges: [RangeData] = []
+        var watch = BoardWatch(now: context.time.nowMilliseconds())
         loop: while let batch = await inbox.next() {
+            if batch.contains(where: \.isFromBoard) { watch.heard(at: context.time.nowMilliseconds()) }
             for input in batch {
                 if case .uwb(.notification(.rangeData(let data))) = input {
                     ranges.append(data)
@@ -155,6 +157,7 @@ public final class BridgeNode: Sendable {
                     await registry.handle(ranges)
                     ranges.removeAll(keepingCapacity: true)
                 }
+                if case .tick = input, watch.shouldProbe(at: context.time.nowMilliseconds()) { uwbSessions.probe() }
                 if case .stop = input {
                     await shutDown(registry)
                     inbox.handled(batch)
@@ -202,6 +205,13 @@ public final class BridgeNode: Sendable {
             registry.learnBudget(from: board)
             await reportReady(board)
             await registry.resumeRanging()
+        case .uwbSessions(.boardSilent(let error)):
+            context.logger.error("UWB board stopped answering; reopening it", metadata: ["error": "\(error)"])
+            events.emit(
+                .device(.init(radio: .uwb, state: .error, backend: await uwb.transportDescription, detail: ["error": "\(error)"])))
+            // Closing the transport reports it lost, and the usual path reopens the board, resets it
+            // and re-creates the sessions.
+            await uwb.shutdown()
         case .uwbSessions(.boardFailed(let error)):
             // The host reports the failed transport as closed, which starts another attempt.
             context.logger.error("UWB board came back but did not come up", metadata: ["error": "\(error)"])
@@ -286,5 +296,12 @@ public final class BridgeNode: Sendable {
 extension Array where Element == UInt8 {
     var hexString: String {
         map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+}
+
+extension NodeInput {
+    /// Something the board sent (a notification, a range): it is alive.
+    fileprivate var isFromBoard: Bool {
+        if case .uwb(.notification) = self { true } else { false }
     }
 }

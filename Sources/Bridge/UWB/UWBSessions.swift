@@ -11,6 +11,9 @@ public enum UWBSessionsEvent: Sendable {
     /// A board that came back answered its bring-up.
     case boardReady(BoardDescription)
     case boardFailed(UCIHostError)
+    /// Sessions were running, the board had said nothing for a while, and it did not answer a
+    /// probe either.
+    case boardSilent(UCIHostError)
 }
 
 /// The one owner of the board's ranging sessions, unicast and one-to-many.
@@ -32,6 +35,7 @@ final class UWBSessions: Sendable {
         case close(PeerID)
         case boardLost
         case bringUp
+        case probe
     }
 
     /// Places in one-to-many sessions, as booked: what `reserve` decides from.
@@ -142,6 +146,12 @@ final class UWBSessions: Sendable {
         enqueue(.bringUp)
     }
 
+    /// Asks the board something cheap (CORE_GET_DEVICE_INFO) if sessions run on it; reports
+    /// `.boardSilent` when it does not answer. For a board that has gone quiet while ranging.
+    func probe() {
+        enqueue(.probe)
+    }
+
     private func enqueue(_ operation: Operation) {
         tracker?.begin()
         if case .dropped = operations.yield(operation) { tracker?.end() }
@@ -188,6 +198,13 @@ final class UWBSessions: Sendable {
                 report(.boardReady(try await bringUpNow()))
             } catch {
                 report(.boardFailed(error))
+            }
+        case .probe:
+            guard !board.unicast.isEmpty || !board.shared.isEmpty else { return }
+            do {
+                _ = try await uwb.deviceInfo()
+            } catch {
+                report(.boardSilent(error))
             }
         }
     }
