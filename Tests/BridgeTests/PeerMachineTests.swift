@@ -539,7 +539,9 @@ final class PeerPair {
         #expect(pair.sent(.r, .parametersAccepted).isEmpty)
         #expect(pair.link(.r) != nil)  // a failed start does not close the link
         pair.uwbOutcome.r = .starts
-        pair.run(Self.retransmit)
+        pair.run(PeerMachine.uwbRetryDelay(afterFailures: 1) - Self.retransmit)
+        #expect(pair.uwbRequests.r.count == 1, "the controller's repeats are not taken while backing off")
+        pair.run(2 * Self.retransmit)
         try #require(pair.uwbRequests.r.count == 2)
         #expect(pair.uwbRequests.r[0] == pair.uwbRequests.r[1])
         #expect(pair.isRanging(.r) && pair.isRanging(.c))
@@ -553,6 +555,8 @@ final class PeerPair {
         #expect(pair.isRanging(.r) && !pair.isRanging(.c))
         pair.uwbOutcome.c = .starts
         let mark = pair.mark
+        pair.run(PeerMachine.uwbRetryDelay(afterFailures: 1) - Self.retransmit)
+        #expect(pair.sent(.c, since: mark).isEmpty, "no new proposal while backing off")
         pair.run(Self.retransmit)
         let parameters = try #require(pair.proposed)
         #expect(pair.sent(.c, since: mark).map(\.message) == [Pair.hello(.c), .rangingParameters(parameters)])
@@ -561,6 +565,26 @@ final class PeerPair {
         #expect(pair.uwbRequests.c[0] == pair.uwbRequests.c[1])
         #expect(pair.uwbRequests.r.count == 1)
         #expect(pair.isRanging(.c))
+    }
+
+    /// A board that refuses every start (issue 16: SESSION_INIT five times a second for over a
+    /// minute): the controller proposes again after 1, 2, 4, 8, 16 and then every 30 s, and
+    /// once the board works, the next attempt ranges and the back-off starts over.
+    @Test func failedStartsAreRetriedWithBackOff() throws {
+        let pair = Pair()
+        pair.uwbOutcome.c = .fails
+        pair.heard(.c)
+        pair.run(120_000, step: 100)
+        let attempts = pair.records.filter { $0.side == .c && { if case .openUWB = $0.action { true } else { false } }($0) }.map(\.at)
+        let gaps = zip(attempts.dropFirst(), attempts).map { $0 - $1 }
+        #expect(attempts.count == 8, "\(attempts)")
+        for (gap, delay) in zip(gaps, [1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000] as [Int64]) {
+            #expect(gap >= delay && gap < delay + 2 * Self.retransmit, "gaps \(gaps)")
+        }
+        pair.uwbOutcome.c = .starts
+        pair.run(31_000, step: 100)
+        #expect(pair.isRanging(.c) && pair.isRanging(.r))
+        #expect(PeerMachine.uwbRetryDelay(afterFailures: 1) == 1_000)
     }
 
     // MARK: Profile drop

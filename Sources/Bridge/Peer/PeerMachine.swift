@@ -145,6 +145,9 @@ struct PeerMachine: Sendable {
     private var random: SplitMix64
     private var uwb = UWB.idle
     private var exchange: Exchange?
+    /// UWB sessions that failed to start in a row, and when the next attempt may be made.
+    private var uwbFailures = 0
+    private var uwbRetryAt: Int64 = 0
     /// Parameters we proposed as controller, until the peer accepts them, and when they last went out.
     private var pendingParameters: PeerMessage.RangingParameters?
     private var parametersSentAt: Int64 = 0
@@ -392,6 +395,8 @@ struct PeerMachine: Sendable {
                 send(.parametersAccepted(sessionID: parameters.sessionID), on: link)
             case .opening(let request) where request.parameters.sessionID == parameters.sessionID:
                 break  // accepted once the session runs
+            case _ where now < uwbRetryAt:
+                break  // backing off after failed starts: a later repeat is accepted
             default:
                 // A new proposal replaces the session.
                 stopUWB()
@@ -460,6 +465,7 @@ struct PeerMachine: Sendable {
     private mutating func uwbStarted(sessionID: UInt32, token: UInt32) {
         guard case .opening(let request) = uwb, request.parameters.sessionID == sessionID else { return }  // given up since
         uwb = .running(request, token: token)
+        uwbFailures = 0
         let parameters = request.parameters
         actions.append(
             .route(UWBRoute(token: token, peerAddress: request.asController ? parameters.controleeAddress : parameters.controllerAddress)))
@@ -469,13 +475,22 @@ struct PeerMachine: Sendable {
         if !request.asController { send(.parametersAccepted(sessionID: sessionID), on: link) }
     }
 
+    /// How long to wait after `failures` failed starts in a row before trying again: 1 s, then
+    /// doubling up to 30 s. A board that refuses every SESSION_INIT is asked a few times a
+    /// minute, not five times a second; ranging resumes at the next attempt once it works again.
+    static func uwbRetryDelay(afterFailures failures: Int) -> Int64 {
+        min(30_000, 1_000 << min(max(failures - 1, 0), 5))
+    }
+
     private mutating func uwbFailed(sessionID: UInt32, error: String) {
         guard case .opening(let request) = uwb, request.parameters.sessionID == sessionID else { return }
-        log(.error, "could not start the UWB session", ["error": "\(error)"])
+        uwbFailures += 1
+        uwbRetryAt = now + Self.uwbRetryDelay(afterFailures: uwbFailures)
+        log(.error, "could not start the UWB session", ["error": "\(error)", "retry in ms": "\(uwbRetryAt - now)"])
         uwb = .idle
         switch stage {
         case .negotiating where request.asController:
-            // Propose again at the next repeat: the controlee's answer restarts the attempt.
+            // Propose again once the back-off allows: the controlee's answer restarts the attempt.
             pendingParameters = request.parameters
         case .negotiating:
             break  // the controller repeats its proposal until we accept
@@ -589,7 +604,9 @@ struct PeerMachine: Sendable {
             actions.append(.disconnect(link))
             actions.append(.unbindLink(link))
         }
-        if case .negotiating(let link) = stage, pendingParameters != nil, now - parametersSentAt >= config.retransmitMilliseconds {
+        if case .negotiating(let link) = stage, pendingParameters != nil, now - parametersSentAt >= config.retransmitMilliseconds,
+            now >= uwbRetryAt
+        {
             proposeParameters(on: link)
         }
         if let current = exchange, let link {
