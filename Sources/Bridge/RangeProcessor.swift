@@ -59,12 +59,19 @@ public struct RangeProcessor: Sendable {
             ofRound: data.sequenceNumber, reportedInterval: data.rangingIntervalMilliseconds,
             fallbackInterval: fallbackIntervalMilliseconds, hostTime: hostTime)
         let changes = proximity.update(RangeSample(time: time, distance: distance, nonLineOfSight: nlos ?? false))
-        let azimuth = measurement.azimuth.figureOfMerit > 0 ? measurement.azimuth.degrees : nil
-        let elevation = measurement.elevation.figureOfMerit > 0 ? measurement.elevation.degrees : nil
+        let azimuth = Self.angle(measurement.azimuth, within: 180)
+        let elevation = Self.angle(measurement.elevation, within: 90)
         let range = Event.Range(
             peer: peer, status: measurement.status.description, distance: distance, filtered: proximity.filtered,
             rate: proximity.rate, nlos: nlos, azimuth: azimuth, elevation: elevation)
         return Outcome(range: range, changes: changes, invalid: invalid)
+    }
+
+    /// An angle the board measured (figure of merit 1-100, FiRa's percentage) and could have
+    /// (azimuth within ±180°, elevation within ±90°); nil otherwise.
+    static func angle(_ measurement: AngleMeasurement, within limit: Double) -> Double? {
+        guard (1...100).contains(measurement.figureOfMerit), abs(measurement.degrees) <= limit else { return nil }
+        return measurement.degrees
     }
 
     /// See `ProximityTracker.consumeContact`.

@@ -42,6 +42,16 @@ import UCI
         #expect(outcome.range.distance == 300)
     }
 
+    /// Q9.7 degrees: 180° is 0x5A00; FiRa's figure of merit is a percentage.
+    @Test func anglesOutsideWhatABoardCanMeasureAreLeftOut() {
+        #expect(RangeProcessor.angle(AngleMeasurement(rawQ9_7: 0x5A00, figureOfMerit: 90), within: 180) == 180)
+        #expect(RangeProcessor.angle(AngleMeasurement(rawQ9_7: 0x5A01, figureOfMerit: 90), within: 180) == nil)
+        #expect(RangeProcessor.angle(AngleMeasurement(rawQ9_7: -0x2D00, figureOfMerit: 50), within: 90) == -90)
+        #expect(RangeProcessor.angle(AngleMeasurement(rawQ9_7: 0x3000, figureOfMerit: 50), within: 90) == nil)
+        #expect(RangeProcessor.angle(AngleMeasurement(rawQ9_7: 0x0100, figureOfMerit: 0), within: 180) == nil)
+        #expect(RangeProcessor.angle(AngleMeasurement(rawQ9_7: 0x0100, figureOfMerit: 101), within: 180) == nil)
+    }
+
     @Test func statsCountThemOnlyWhenThereAreSome() {
         let quiet = JSONLine.render(
             Event(node: "1", body: .stats(.init(peers: 1, ranging: 1, budget: 4, shedRanges: 0, shedInputs: 0, evicted: 0))), seq: 1,
