@@ -46,7 +46,7 @@ import Testing
     /// The rig's board goes away and its port then accepts and closes every connection at once.
     /// Time (the node's UWB clock) stands still at first: one attempt, no busy loop; then a
     /// minute passes and the attempts follow the back-off, not the speed of `connect`.
-    @Test(.timeLimit(.minutes(1))) func aPortThatAcceptsAndClosesIsReopenedAtTheBackOffsPace() async throws {
+    @Test(.timeLimit(.minutes(3))) func aPortThatAcceptsAndClosesIsReopenedAtTheBackOffsPace() async throws {
         let driver = SimulationDriver(
             scenario: try Scenario.builtIn("world"), options: { var o = SimulationDriver.Options(); o.speed = 5; o.duration = 120; return o }(),
             events: EventStream(output: CollectedEvents(), includesRanges: false), logger: quietLogger)
@@ -87,8 +87,9 @@ import Testing
         }
         let attempts = accepts.load(ordering: .relaxed)
         // Waits of 1, 2, 4, 8 and then 10 s (±20 %) fit 6 to 9 attempts into a minute; fewer
-        // when a slow machine (a sanitizer) lets the clock run ahead of an attempt.
-        #expect(attempts >= 3 && attempts <= 10, "\(attempts) attempts in a minute")
+        // when a loaded machine (a sanitizer, parallel suites) lets the clock run ahead of an
+        // attempt, never more.
+        #expect(attempts >= 2 && attempts <= 10, "\(attempts) attempts in a minute")
         await node.stop()
         await loop.value
 
