@@ -118,7 +118,7 @@ struct Run: AsyncParsableCommand {
         uwb: UWBEndpoint, ble: BLEBackend, settings: RunConfig, capture: CaptureDirectory?, context: CommandContext
     ) async throws -> any Service {
         let (events, logger) = (context.events, context.logger)
-        let group = self.group ?? settings.group ?? 1
+        let group = self.group ?? settings.group.map(UInt16.init) ?? 1
         let name = self.name ?? settings.name
         let profile = self.profile ?? settings.profile
         let transport: any UCITransport
@@ -226,7 +226,8 @@ struct NodeService: Service {
 struct RunConfig: Decodable {
     var uwb: String?
     var ble: String?
-    var group: UInt16?
+    /// 0-65535; read as any whole number so that one out of range gets its own message.
+    var group: Int?
     var name: String?
     var profile: String?
     var ranges: Bool?
@@ -245,10 +246,48 @@ struct RunConfig: Decodable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ValidationError("cannot read --config \(path)")
         }
+        let config: RunConfig
         do {
-            return try JSONDecoder().decode(RunConfig.self, from: data)
+            config = try JSONDecoder().decode(RunConfig.self, from: data)
+        } catch let error as DecodingError {
+            throw ValidationError("--config \(path): \(Self.describe(error))")
         } catch {
             throw ValidationError("--config \(path) is not a valid settings file: \(error)")
+        }
+        if let group = config.group, !(0...65535).contains(group) {
+            throw ValidationError("--config \(path): \"group\" must be a whole number from 0 to 65535, not \(group)")
+        }
+        return config
+    }
+
+    /// One line naming the setting and what is wrong with it, instead of the decoder's dump.
+    static func describe(_ error: DecodingError) -> String {
+        func key(_ path: [any CodingKey]) -> String {
+            path.isEmpty ? "the file" : "\"" + path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".") + "\""
+        }
+        switch error {
+        case .typeMismatch(let type, let context):
+            return "\(key(context.codingPath)) must be \(Self.kind(of: type))"
+        case .valueNotFound(let type, let context):
+            return "\(key(context.codingPath)) must be \(Self.kind(of: type)), not null"
+        case .keyNotFound(let missing, let context):
+            return "\(key(context.codingPath + [missing])) is missing"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty
+                ? "not valid JSON (\((context.underlyingError as NSError?)?.localizedDescription ?? context.debugDescription))"
+                : "\(key(context.codingPath)): \(context.debugDescription)"
+        @unknown default:
+            return "\(error)"
+        }
+    }
+
+    private static func kind(of type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Bool.Type: "true or false"
+        case is Int.Type, is UInt64.Type: "a whole number"
+        case is Double.Type: "a number"
+        default: "a \(type)"
         }
     }
 
