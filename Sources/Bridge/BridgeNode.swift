@@ -41,7 +41,7 @@ public final class BridgeNode: Sendable {
 
     /// - Parameters:
     ///   - reconnectUWB: reopens the board after it disappeared (unplugged, connection lost);
-    ///     retried every second until it succeeds.
+    ///     retried as `ReconnectBackoff` says until it succeeds.
     ///   - tracker: set by the simulation so it can wait for the node to go idle.
     ///   - uwbClock: times the board's answers (UCI command timeouts) and the waits before
     ///     reopening it; tests move it by hand.

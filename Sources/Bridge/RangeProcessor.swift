@@ -19,10 +19,9 @@ public struct RangeProcessor: Sendable {
         self.proximity = ProximityTracker(config: config.proximity)
     }
 
-    /// Readings a board flags OK that no FiRa board can measure: the distance field's all-ones
-    /// value (what firmwares put where they have no distance), and anything beyond 300 m (DW3000
-    /// boards range to 100–200 m at best in line of sight). Such a round counts as failed.
-    public static let impossibleDistanceCentimetres: UInt16 = 0xFFFF
+    /// A reading a board flags OK beyond this is one it cannot have measured (DW3000 boards range
+    /// to 100–200 m at best in line of sight), and so is the field's all-ones value 0xFFFF, what
+    /// firmwares put where they have no distance. Such a round counts as failed.
     public static let maximumDistanceCentimetres: UInt16 = 30_000
 
     /// What one measurement gave: the `range` event, and proximity's decisions.

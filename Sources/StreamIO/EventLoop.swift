@@ -12,7 +12,7 @@ import Synchronization
 /// thread: the one wake-up is the kernel's, for the readable descriptor.
 ///
 /// Jobs enqueued from the loop's own thread run after the current one without any system call;
-/// from another thread they write an eventfd only when the loop is asleep in `poll`. It is a
+/// from another thread they write an eventfd only when the loop is asleep in `epoll_wait`. It is a
 /// task executor (`Task(executorPreference:)`), not an actor's serial executor: jobs run with no
 /// serial executor of their own, so a task on the loop enters the default actors it calls
 /// right there on the thread, instead of enqueuing a job for each actor hop.
@@ -134,7 +134,8 @@ public final class EventLoop: TaskExecutor, Sendable {
     }
 
     /// Waits for a watched descriptor, an end signal or the loop's own wake-up, and handles what
-    /// is ready. Another thread's job or watch arriving meanwhile signals the wake-up.
+    /// is ready. Another thread's job arriving meanwhile signals the wake-up; a new watch needs
+    /// none, epoll reports it in the wait already under way.
     private func wait(into events: inout [epoll_event]) {
         let ready = epoll_wait(epoll, &events, Int32(events.count), -1)
         // Awake: jobs the handlers below enqueue need no wake-up.

@@ -70,6 +70,13 @@ public actor UCIHost {
         var sessionStates: [UInt32: SessionState] = [:]
         /// The stream offset of the incomplete packet a stall watch runs for.
         var watchedOffset: Int?
+
+        /// Where an incomplete packet starts that no stall watch runs for yet (marked watched).
+        mutating func unwatchedStall() -> Int? {
+            guard decoder.pendingByteCount > 0, watchedOffset != decoder.streamOffset else { return nil }
+            watchedOffset = decoder.streamOffset
+            return decoder.streamOffset
+        }
     }
 
     /// What one read led to, acted on once the lock is released.
@@ -312,9 +319,7 @@ public actor UCIHost {
             l.decoder.append(chunk)
             Self.drain(&l, into: &outcome)
             // Whole packets leave nothing behind; a part waits for its rest, but not for ever.
-            guard l.decoder.pendingByteCount > 0, l.watchedOffset != l.decoder.streamOffset else { return (true, nil) }
-            l.watchedOffset = l.decoder.streamOffset
-            return (true, l.decoder.streamOffset)
+            return (true, l.unwatchedStall())
         }
         act(on: outcome)
         if let stalledAt { watchForStall(at: stalledAt, generation: generation) }
@@ -337,9 +342,7 @@ public actor UCIHost {
                     (.warning, "UCI packet incomplete, resynchronising", ["waited": "\(Self.packetAssemblyLimit)", "bytes": "\(l.decoder.pendingByteCount)"]))
                 l.decoder.skipStalledPacket()
                 Self.drain(&l, into: &outcome)
-                guard l.decoder.pendingByteCount > 0 else { return nil }
-                l.watchedOffset = l.decoder.streamOffset
-                return l.decoder.streamOffset
+                return l.unwatchedStall()
             }
             act(on: outcome)
             if let stillStalled { watchForStall(at: stillStalled, generation: generation) }

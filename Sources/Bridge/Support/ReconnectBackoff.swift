@@ -25,7 +25,7 @@ public struct ReconnectBackoff: Sendable {
     /// The wait before the first attempt after a loss, given how long the board had been up.
     public mutating func delayAfterLoss(upFor: Duration) -> Duration {
         if upFor >= Self.stableAfter { step = 0 }
-        return step == 0 ? advance(immediately: true) : advance(immediately: false)
+        return advance(immediately: step == 0)
     }
 
     /// The wait before the next attempt after one failed.
@@ -36,8 +36,8 @@ public struct ReconnectBackoff: Sendable {
     private mutating func advance(immediately: Bool) -> Duration {
         defer { step += 1 }
         guard !immediately else { return .zero }
-        let doublings = max(0, step - 1)
-        let base = doublings >= 4 ? Self.cap : min(Self.cap, Self.first * (1 << doublings))
+        // Four doublings already pass the cap; more would only overflow the shift.
+        let base = min(Self.cap, Self.first * (1 << min(max(0, step - 1), 4)))
         return base * (1 + Self.jitter * (2 * random.unit() - 1))
     }
 }
