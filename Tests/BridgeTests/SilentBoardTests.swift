@@ -1,12 +1,9 @@
-import Logging
 import PeerProtocol
-import StreamIO
 import Synchronization
 import Testing
 import UCI
 
 @testable import Bridge
-@testable import UCIHost
 
 /// A board that stops talking with its connection open (issue 16: 60 s of silence, no event,
 /// no log, no probe).
@@ -28,47 +25,25 @@ import UCI
     /// With a session running, a board that answers nothing gets a CORE_GET_DEVICE_INFO and is
     /// reported silent when that goes unanswered; without sessions nothing is asked.
     @Test(.timeLimit(.minutes(1))) func anUnansweredProbeReportsTheBoardSilent() async throws {
-        let (hostEnd, deviceEnd) = MemoryTransport.pair()
-        let host = UCIHost(transport: hostEnd, commandTimeout: .milliseconds(200), logger: quietLogger) { _ in }
-        await host.start()
-        let outcomes = Mutex<[UWBSessionsEvent]>([])
-        let sessions = UWBSessions(
-            uwb: host, dialect: QorvoDialect(), profile: UWBProfile(), ownAddress: 0x0001, controleesPerSession: 1, logger: quietLogger,
-            seed: 1, tracker: nil) { event in outcomes.withLock { $0.append(event) } }
-        let worker = Task { await sessions.run() }
-        defer { worker.cancel() }
         let silent = Atomic<Bool>(false)
-        let commands = Mutex<[String]>([])
-        let device = Task {
-            var decoder = UCIStreamDecoder()
-            while let chunk = try await deviceEnd.read() {
-                decoder.append(chunk)
-                while let message = try decoder.next() {
-                    commands.withLock { $0.append("\(message.groupID):\(message.opcodeID)") }
-                    guard !silent.load(ordering: .relaxed) else { continue }
-                    // SESSION_INIT: a handle; SET_APP_CONFIG: no failed parameters; the rest: status only.
-                    let payload: [UInt8] =
-                        switch (message.groupID, message.opcodeID) {
-                        case (1, 0): [0x00, 0x56, 0, 0, 0]
-                        case (1, 3): [0x00, 0x00]
-                        default: [0x00]
-                        }
-                    try await deviceEnd.write(UCIMessage(messageType: .response, groupID: message.groupID, opcodeID: message.opcodeID, payload: payload).encoded())
-                }
+        let board = await ScriptedBoard { command in
+            guard !silent.load(ordering: .relaxed) else { return [] }
+            // SESSION_INIT: a handle; SET_APP_CONFIG: no failed parameters; the rest: status only.
+            switch (command.groupID, command.opcodeID) {
+            case (1, 0): return [ScriptedBoard.response(to: command, [0x00, 0x56, 0, 0, 0])]
+            case (1, 3): return [ScriptedBoard.response(to: command, [0x00, 0x00])]
+            default: return [ScriptedBoard.response(to: command, [0x00])]
             }
         }
-        defer { device.cancel() }
 
-        sessions.probe()
-        sessions.open(peer: PeerID(7), HalfCreatedSessionTests.request)
-        while outcomes.withLock({ $0.count }) < 1 { try await Task.sleep(for: .milliseconds(5)) }
-        guard case .started = outcomes.withLock({ $0[0] }) else { Issue.record("\(outcomes.withLock { $0 })"); return }
-        #expect(commands.withLock { $0.first } == "1:0", "no probe while no session runs")
+        board.sessions.probe()
+        board.sessions.open(peer: PeerID(7), HalfCreatedSessionTests.request)
+        guard case .started = try await board.outcome(0) else { Issue.record("\(try await board.outcome(0))"); return }
+        #expect(board.commands.first == "1:0", "no probe while no session runs")
 
         silent.store(true, ordering: .relaxed)
-        sessions.probe()
-        while outcomes.withLock({ $0.count }) < 2 { try await Task.sleep(for: .milliseconds(5)) }
-        guard case .boardSilent(.timeout(let command)) = outcomes.withLock({ $0[1] }) else { Issue.record("\(outcomes.withLock { $0 })"); return }
+        board.sessions.probe()
+        guard case .boardSilent(.timeout(let command)) = try await board.outcome(1) else { Issue.record("\(try await board.outcome(1))"); return }
         #expect(command == "CORE_GET_DEVICE_INFO")
     }
 }

@@ -76,8 +76,14 @@ func makeHost(timeout: Duration = .seconds(5)) async -> (UCIHost, ScriptedDevice
         var device = scripted
         await #expect(throws: UCIHostError.timeout(command: "CORE_DEVICE_RESET")) { try await host.reset() }
         _ = try await device.nextCommand()
+        try await Self.startSession7(on: host, &device)
+    }
+
+    /// SESSION_START for session 7, which the device answers OK after first sending `before`.
+    static func startSession7(on host: UCIHost, _ device: inout ScriptedDevice, answeringAfter before: [UInt8] = []) async throws {
         async let start = host.startRanging(session: 7)
         #expect(try await device.nextCommand() == [0x22, 0x00, 0x00, 0x04, 0x07, 0x00, 0x00, 0x00])
+        if !before.isEmpty { try await device.send(before) }
         try await device.send([0x42, 0x00, 0x00, 0x01, 0x00])
         try await start
     }
@@ -89,12 +95,8 @@ func makeHost(timeout: Duration = .seconds(5)) async -> (UCIHost, ScriptedDevice
     @Test func aStrayResponseDoesNotAnswerTheCommandWaiting() async throws {
         let (host, scripted, _) = await makeHost()
         var device = scripted
-        async let start = host.startRanging(session: 7)
-        #expect(try await device.nextCommand() == [0x22, 0x00, 0x00, 0x04, 0x07, 0x00, 0x00, 0x00])
         // SESSION_SET_APP_CONFIG_RSP (GID 1, OID 3): status OK, no failed parameters.
-        try await device.send([0x41, 0x03, 0x00, 0x02, 0x00, 0x00])
-        try await device.send([0x42, 0x00, 0x00, 0x01, 0x00])
-        try await start
+        try await Self.startSession7(on: host, &device, answeringAfter: [0x41, 0x03, 0x00, 0x02, 0x00, 0x00])
     }
 
     /// A header whose length was corrupted (a notification claiming 200 bytes) must not swallow
@@ -104,11 +106,7 @@ func makeHost(timeout: Duration = .seconds(5)) async -> (UCIHost, ScriptedDevice
     @Test func aCorruptedLengthDoesNotHoldUpTheResponsesBehindIt() async throws {
         let (host, scripted, _) = await makeHost()
         var device = scripted
-        async let start = host.startRanging(session: 7)
-        #expect(try await device.nextCommand() == [0x22, 0x00, 0x00, 0x04, 0x07, 0x00, 0x00, 0x00])
-        try await device.send([0x60, 0x01, 0x00, 0xC8])
-        try await device.send([0x42, 0x00, 0x00, 0x01, 0x00])
-        try await start
+        try await Self.startSession7(on: host, &device, answeringAfter: [0x60, 0x01, 0x00, 0xC8])
     }
 
     @Test func aStreamDecoderGivesUpAStalledPacketAndFindsTheNextOne() throws {
