@@ -205,7 +205,7 @@ public final class BridgeNode: Sendable {
             registry.learnBudget(from: board)
             await reportReady(board)
             await registry.resumeRanging()
-        case .uwbSessions(.boardSilent(let error)):
+        case .uwbSessions(.boardUnresponsive(let error)):
             context.logger.error("UWB board stopped answering; reopening it", metadata: ["error": "\(error)"])
             events.emit(
                 .device(.init(radio: .uwb, state: .error, backend: await uwb.transportDescription, detail: ["error": "\(error)"])))
@@ -213,8 +213,14 @@ public final class BridgeNode: Sendable {
             // and re-creates the sessions.
             await uwb.shutdown()
         case .uwbSessions(.boardFailed(let error)):
-            // The host reports the failed transport as closed, which starts another attempt.
             context.logger.error("UWB board came back but did not come up", metadata: ["error": "\(error)"])
+            // A failed transport is reported closed, which starts another attempt. A board that
+            // is connected but left its bring-up unanswered (a reset answer lost, however often
+            // it was sent) is closed here, so that the same path reopens it after a back-off.
+            guard error != .closed, error.underlying == nil else { return }
+            events.emit(
+                .device(.init(radio: .uwb, state: .error, backend: await uwb.transportDescription, detail: ["error": "\(error)"])))
+            await uwb.shutdown()
         case .uwbSessions(let event):
             await registry.handle(event)
         case .tick:

@@ -10,6 +10,9 @@ public enum UCIHostError: Error, Equatable, Sendable, CustomStringConvertible {
     case multicastListRefused(address: UInt16, status: UInt8)
     case malformedResponse(command: String, UCIError)
     case unexpectedResponse(command: String, got: String)
+    /// The UWBS answered the command with CORE_GENERIC_ERROR_NTF STATUS_COMMAND_RETRY (it
+    /// received the command damaged) each time it was sent.
+    case retryRequested(command: String)
     /// The transport failed; the error it threw, whole.
     case transport(TransportFailure)
     case closed
@@ -24,6 +27,7 @@ public enum UCIHostError: Error, Equatable, Sendable, CustomStringConvertible {
             "UWBS refused controlee \(String(address, radix: 16)) in the multicast list (status \(status))"
         case .malformedResponse(let command, let error): "malformed response to \(command): \(error)"
         case .unexpectedResponse(let command, let got): "expected a response to \(command), got \(got)"
+        case .retryRequested(let command): "UWBS asked for \(command) again each time it was sent"
         case .transport(let failure): "UWB transport failed: \(failure)"
         case .closed: "the UWB device is gone"
         }
@@ -44,7 +48,7 @@ public enum UCIHostEvent: Sendable, Equatable {
 }
 
 /// Drives one UWBS over any `UCITransport`: one outstanding command at a time (FiRa UCI flow
-/// control), response timeouts, session-state tracking, and notifications handed to `events`
+/// control), response timeouts with bounded resending, session-state tracking, and notifications handed to `events`
 /// in the order the device sent them: everything decoded from one transport read in one call,
 /// so a busy board costs its consumer one hand-off per read rather than one per notification.
 ///
@@ -89,6 +93,10 @@ public actor UCIHost {
     private var transport: any UCITransport
     private let link = Mutex(Link())
     private let commandTimeout: Duration
+    private let commandAttempts: Int
+    /// Commands that went unanswered however often they were sent: a session manager asks
+    /// whether the board is still there when this grows (never reset, unlike `link`).
+    private let unanswered = Atomic<Int>(0)
     private let clock: any Clock<Duration>
     private let logger: Logger
     private let events: @Sendable ([UCIHostEvent]) -> Void
@@ -106,15 +114,24 @@ public actor UCIHost {
     public nonisolated var deviceState: DeviceState? { link.withLock { $0.deviceState } }
     /// Sessions the UWBS reported, by session token (UCI 2.0 handle or 1.x id).
     public nonisolated var sessionStates: [UInt32: SessionState] { link.withLock { $0.sessionStates } }
+    /// How many commands have failed for want of an answer, after every attempt.
+    public nonisolated var unansweredCommands: Int { unanswered.load(ordering: .relaxed) }
 
+    /// - Parameters:
+    ///   - commandTimeout: how long one attempt waits for the response.
+    ///   - commandAttempts: how often a command is sent before a timeout is final. Like the
+    ///     UCI stacks on phones (AOSP's uwb_core), a command whose answer was lost or that the
+    ///     UWBS asked for again (STATUS_COMMAND_RETRY) is sent again, the same bytes; a late
+    ///     answer to an earlier attempt answers it, and the ones after it are dropped as strays.
     public init(
-        transport: any UCITransport, commandTimeout: Duration = .seconds(2),
+        transport: any UCITransport, commandTimeout: Duration = .seconds(2), commandAttempts: Int = 3,
         clock: any Clock<Duration> = ContinuousClock(), logger: Logger, executor: (any TaskExecutor)? = nil,
         events: @escaping @Sendable ([UCIHostEvent]) -> Void
     ) {
         self.executor = executor
         self.transport = transport
         self.commandTimeout = commandTimeout
+        self.commandAttempts = max(1, commandAttempts)
         self.clock = clock
         self.logger = logger
         self.events = events
@@ -161,11 +178,31 @@ public actor UCIHost {
 
     // MARK: Commands
 
-    /// Sends `command` and waits for its response (queued behind any command in flight).
+    /// Sends `command` and waits for its response (queued behind any command in flight), sending
+    /// it again while it goes unanswered, up to `commandAttempts` times.
     public func send(_ command: UCICommand) async throws(UCIHostError) -> UCIResponse {
         await acquireCommandSlot()
         defer { releaseCommandSlot() }
+        var attempt = 1
+        while true {
+            let result = await exchange(command)
+            switch result {
+            case .failure(.timeout), .failure(.retryRequested):
+                guard attempt < commandAttempts else {
+                    unanswered.add(1, ordering: .relaxed)
+                    logger.warning("UCI command went unanswered", metadata: ["command": "\(Self.name(command))", "attempts": "\(attempt)"])
+                    return try result.get()
+                }
+                attempt += 1
+                logger.warning("UCI command not answered; sending it again", metadata: ["command": "\(Self.name(command))", "attempt": "\(attempt)"])
+            default:
+                return try result.get()
+            }
+        }
+    }
 
+    /// One attempt: writes `command` and waits for its response or its timeout.
+    private func exchange(_ command: UCICommand) async -> Result<UCIResponse, UCIHostError> {
         nextCommandID += 1
         let id = nextCommandID
         // Registered before writing: the actor is free during the write, and a fast device's
@@ -175,12 +212,12 @@ public actor UCIHost {
             if l.failure == nil { l.pending = Pending(id: id, command: command, reply: reply) }
             return l.failure
         }
-        if let failure { throw failure }
+        if let failure { return .failure(failure) }
         do {
             try await transport.write(command.message.encoded())
         } catch {
             link.withLock { l in if l.pending?.id == id { l.pending = nil } }
-            throw .transport(TransportFailure(error))
+            return .failure(.transport(TransportFailure(error)))
         }
         let timeout = Task { [clock, commandTimeout] in
             do {
@@ -189,7 +226,7 @@ public actor UCIHost {
             } catch {}  // cancelled: the response came first
         }
         defer { timeout.cancel() }
-        return try await reply.value.get()
+        return await reply.value
     }
 
     /// DEVICE_RESET; the UWBS then reports READY through a device status notification.
@@ -291,7 +328,6 @@ public actor UCIHost {
             return current
         }
         guard let current = expired else { return }
-        logger.warning("UCI command timed out", metadata: ["command": "\(Self.name(current.command))"])
         current.reply.fulfil(.failure(.timeout(command: Self.name(current.command))))
     }
 
@@ -410,6 +446,11 @@ public actor UCIHost {
             do {
                 let notification = try UCINotification(message)
                 track(notification, &link)
+                // The UWBS received the command damaged and asks for it again.
+                if case .genericError(.commandRetry) = notification, let current = link.pending {
+                    link.pending = nil
+                    outcome.replies.append((current.reply, .failure(.retryRequested(command: Self.name(current.command)))))
+                }
                 outcome.events.append(.notification(notification))
             } catch {
                 outcome.logs.append((.warning, "undecodable UCI notification", ["error": "\(error)"]))

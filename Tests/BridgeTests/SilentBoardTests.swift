@@ -43,7 +43,7 @@ import UCI
 
         silent.store(true, ordering: .relaxed)
         board.sessions.probe()
-        guard case .boardSilent(.timeout(let command)) = try await board.outcome(1) else { Issue.record("\(try await board.outcome(1))"); return }
+        guard case .boardUnresponsive(.timeout(let command)) = try await board.outcome(1) else { Issue.record("\(try await board.outcome(1))"); return }
         #expect(command == "CORE_GET_DEVICE_INFO")
     }
 }

@@ -33,10 +33,12 @@ final class Recorder: Sendable {
     }
 }
 
-func makeHost(timeout: Duration = .seconds(5)) async -> (UCIHost, ScriptedDevice, Recorder) {
+func makeHost(timeout: Duration = .seconds(5), attempts: Int = 3) async -> (UCIHost, ScriptedDevice, Recorder) {
     let (hostEnd, deviceEnd) = MemoryTransport.pair()
     let recorder = Recorder()
-    let host = UCIHost(transport: hostEnd, commandTimeout: timeout, logger: Logger(label: "test")) { recorder.record($0) }
+    let host = UCIHost(transport: hostEnd, commandTimeout: timeout, commandAttempts: attempts, logger: Logger(label: "test")) {
+        recorder.record($0)
+    }
     await host.start()
     return (host, ScriptedDevice(transport: deviceEnd), recorder)
 }
@@ -71,12 +73,58 @@ func makeHost(timeout: Duration = .seconds(5)) async -> (UCIHost, ScriptedDevice
         #expect(try await second.status == .ok)
     }
 
+    /// Sent three times, never answered: the command fails with a timeout, is counted, and the
+    /// next command works.
     @Test func timeoutFailsTheCommandAndTheNextOneWorks() async throws {
         let (host, scripted, _) = await makeHost(timeout: .milliseconds(50))
         var device = scripted
         await #expect(throws: UCIHostError.timeout(command: "CORE_DEVICE_RESET")) { try await host.reset() }
-        _ = try await device.nextCommand()
+        for _ in 1...3 { #expect(try await device.nextCommand() == Self.deviceReset) }
+        #expect(host.unansweredCommands == 1)
         try await Self.startSession7(on: host, &device)
+    }
+
+    /// CORE_DEVICE_RESET_CMD (GID 0, OID 0, reset config 0) and its OK response, as FiRa UCI lays them out.
+    static let deviceReset: [UInt8] = [0x20, 0x00, 0x00, 0x01, 0x00]
+    static let deviceResetOK: [UInt8] = [0x40, 0x00, 0x00, 0x01, 0x00]
+
+    /// A command whose answer was lost goes out again, byte for byte, and the answer to the
+    /// second copy completes it (issue 16: a CORE_DEVICE_RESET answer lost after a reconnect
+    /// left the board unused for 40 s and more).
+    @Test func aCommandWhoseAnswerWasLostIsSentAgain() async throws {
+        let (host, scripted, _) = await makeHost(timeout: .milliseconds(100))
+        var device = scripted
+        async let reset: Void = host.reset()
+        #expect(try await device.nextCommand() == Self.deviceReset)
+        #expect(try await device.nextCommand() == Self.deviceReset)
+        try await device.send(Self.deviceResetOK)
+        try await reset
+        #expect(host.unansweredCommands == 0)
+    }
+
+    /// CORE_GENERIC_ERROR_NTF with STATUS_COMMAND_RETRY (0x0A): the UWBS received the command
+    /// damaged and asks for it again; the host resends it at once, without waiting out the timeout.
+    @Test func aRetryRequestSendsTheCommandAgain() async throws {
+        let (host, scripted, _) = await makeHost(timeout: .seconds(60))
+        var device = scripted
+        async let start: Void = host.startRanging(session: 7)
+        let first = try await device.nextCommand()
+        try await device.send([0x60, 0x07, 0x00, 0x01, 0x0A])
+        #expect(try await device.nextCommand() == first)
+        try await device.send([0x42, 0x00, 0x00, 0x01, 0x00])
+        try await start
+    }
+
+    /// A UWBS that asks for the command again every time: after the attempts, a clear error.
+    @Test func endlessRetryRequestsFailTheCommand() async throws {
+        let (host, scripted, _) = await makeHost(timeout: .seconds(60), attempts: 2)
+        var device = scripted
+        let start = Task { try await host.startRanging(session: 7) }
+        for _ in 1...2 {
+            _ = try await device.nextCommand()
+            try await device.send([0x60, 0x07, 0x00, 0x01, 0x0A])
+        }
+        await #expect(throws: UCIHostError.retryRequested(command: "SESSION_START")) { try await start.value }
     }
 
     /// SESSION_START for session 7, which the device answers OK after first sending `before`.

@@ -315,7 +315,7 @@ final class PeerRegistry {
         switch event {
         case .started(let peer, let sessionID, let token): await feed(peer, .uwbStarted(sessionID: sessionID, token: token))
         case .failed(let peer, let sessionID, let error): await feed(peer, .uwbFailed(sessionID: sessionID, error: "\(error)"))
-        case .boardReady, .boardFailed, .boardSilent: break  // the node's
+        case .boardReady, .boardFailed, .boardUnresponsive: break  // the node's
         }
     }
 

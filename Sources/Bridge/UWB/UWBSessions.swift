@@ -11,9 +11,10 @@ public enum UWBSessionsEvent: Sendable {
     /// A board that came back answered its bring-up.
     case boardReady(BoardDescription)
     case boardFailed(UCIHostError)
-    /// Sessions were running, the board had said nothing for a while, and it did not answer a
-    /// probe either.
-    case boardSilent(UCIHostError)
+    /// The board is connected but has stopped working: it left a command unanswered however
+    /// often it was sent (or had sessions running and said nothing for a while), and then did
+    /// not answer a probe either.
+    case boardUnresponsive(UCIHostError)
 }
 
 /// The one owner of the board's ranging sessions, unicast and one-to-many.
@@ -23,6 +24,12 @@ public enum UWBSessionsEvent: Sendable {
 /// UCI allows one command in flight), reporting each outcome as an input to the node. A board
 /// that is slow to answer one peer's SESSION_INIT delays the next peer's session set-up, never
 /// the node, its ranges or its ticks.
+///
+/// A command the board leaves unanswered (after the UCI host has sent it again) fails only the
+/// request it belongs to, as long as the board still answers a probe: a board that keeps
+/// ranging everyone else is not reset for one peer's sake, and that peer's start is retried
+/// with back-off. When the probe goes unanswered too, the board is reported unresponsive and
+/// the node reopens, resets and re-creates everything.
 ///
 /// One-to-many sessions (`BridgeConfig.controleesPerSession` > 1): a peer we control reserves a
 /// place while it negotiates (its proposal carries the session's parameters), joins when the
@@ -36,6 +43,15 @@ final class UWBSessions: Sendable {
         case boardLost
         case bringUp
         case probe
+
+        /// Whether a command left unanswered in this operation calls for a probe: bring-up
+        /// failures are the node's to handle, and a probe that went unanswered has said enough.
+        var mayProbe: Bool {
+            switch self {
+            case .open, .close: true
+            case .boardLost, .bringUp, .probe: false
+            }
+        }
     }
 
     /// Places in one-to-many sessions, as booked: what `reserve` decides from.
@@ -147,7 +163,7 @@ final class UWBSessions: Sendable {
     }
 
     /// Asks the board something cheap (CORE_GET_DEVICE_INFO) if sessions run on it; reports
-    /// `.boardSilent` when it does not answer. For a board that has gone quiet while ranging.
+    /// `.boardUnresponsive` when it does not answer. For a board that has gone quiet while ranging.
     func probe() {
         enqueue(.probe)
     }
@@ -164,7 +180,9 @@ final class UWBSessions: Sendable {
         guard let stream = queue.withLock({ q in defer { q = nil }; return q }) else { return }
         var board = Board()
         for await operation in stream {
+            let unanswered = uwb.unansweredCommands
             await perform(operation, on: &board)
+            if uwb.unansweredCommands > unanswered, operation.mayProbe { await probeNow() }
             tracker?.end()
         }
     }
@@ -201,11 +219,16 @@ final class UWBSessions: Sendable {
             }
         case .probe:
             guard !board.unicast.isEmpty || !board.shared.isEmpty else { return }
-            do {
-                _ = try await uwb.deviceInfo()
-            } catch {
-                report(.boardSilent(error))
-            }
+            await probeNow()
+        }
+    }
+
+    /// Asks the board something cheap; reports it unresponsive if that goes unanswered.
+    private func probeNow() async {
+        do {
+            _ = try await uwb.deviceInfo()
+        } catch {
+            report(.boardUnresponsive(error))
         }
     }
 
