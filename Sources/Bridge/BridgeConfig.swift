@@ -64,6 +64,10 @@ public struct BridgeConfig: Sendable, Equatable {
     public var inputQueueLimit = 8192
     /// How often a busy node writes a `stats` event.
     public var statsIntervalMilliseconds: Int64 = 10_000
+    /// Whether a Bluetooth adapter that cannot be used when the node starts ends the start with
+    /// an error (a rig named its adapter: a typo or a missing dongle must not pass for a working
+    /// rig) rather than letting it range over UWB alone.
+    public var bluetoothRequired = false
 
     public init() {}
 }

@@ -91,7 +91,13 @@ public final class BridgeNode: Sendable {
     /// answer; a BLE failure is reported and the node keeps running without discovery.
     public func start() async throws {
         await uwb.start()
-        let board = try await uwbSessions.bringUpNow()
+        let board: BoardDescription
+        do {
+            board = try await uwbSessions.bringUpNow()
+        } catch {
+            await uwb.shutdown()
+            throw NodeStartError.uwbDidNotComeUp(board: await uwb.transportDescription, error)
+        }
         registry.withLock { $0?.learnBudget(from: board) }
         await reportReady(board)
         let uwbSessions = self.uwbSessions
@@ -110,6 +116,11 @@ public final class BridgeNode: Sendable {
         } catch {
             context.logger.error("Bluetooth unavailable", metadata: ["error": "\(error)"])
             events.emit(.device(.init(radio: .ble, state: .unavailable, backend: ble.backendName, detail: ["error": "\(error)"])))
+            guard !context.config.bluetoothRequired else {
+                await ble.stop()
+                await uwb.shutdown()
+                throw NodeStartError.bluetoothUnavailable(adapter: ble.backendName, error)
+            }
         }
     }
 
@@ -297,6 +308,23 @@ public final class BridgeNode: Sendable {
         }
     }
 
+}
+
+/// Why a node did not start, naming the radio.
+public enum NodeStartError: Error, CustomStringConvertible {
+    case uwbDidNotComeUp(board: String, UCIHostError)
+    case bluetoothUnavailable(adapter: String, any Error)
+
+    public var description: String {
+        switch self {
+        case .uwbDidNotComeUp(let board, .closed):
+            "the UWB board on \(board) ended the stream before answering CORE_DEVICE_RESET: is it a UWB board running FiRa UCI firmware?"
+        case .uwbDidNotComeUp(let board, let error):
+            "the UWB board on \(board) did not come up: \(error)"
+        case .bluetoothUnavailable(let adapter, let error):
+            "Bluetooth adapter \(adapter) cannot be used: \(error)"
+        }
+    }
 }
 
 extension Array where Element == UInt8 {

@@ -37,7 +37,7 @@ public final class CaptureDirectory: Sendable {
     }
 
     private static func makeDirectory(_ path: String) throws {
-        if mkdir(path, 0o755) != 0, errno != EEXIST { throw CaptureError(path: path, errno: errno) }
+        if mkdir(path, 0o755) != 0, errno != EEXIST { throw CaptureError.cannotWrite(path: path, errno: errno) }
     }
 }
 
@@ -61,7 +61,7 @@ final class RotatingLineFile: Sendable {
 
     init(path: String, maxBytes: Int) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw CaptureError(path: path, errno: errno) }
+        guard fd >= 0 else { throw CaptureError.cannotWrite(path: path, errno: errno) }
         self.path = path
         self.maxBytes = maxBytes
         state = Mutex((fd, 0))

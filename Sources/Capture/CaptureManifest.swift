@@ -64,10 +64,12 @@ public struct CaptureManifest: Codable, Sendable, Equatable {
 
     public static func read(from directory: String) throws -> CaptureManifest {
         let url = URL(fileURLWithPath: directory).appendingPathComponent("capture.json")
-        guard let data = try? Data(contentsOf: url) else {
-            throw CaptureError(path: url.path, errno: ENOENT)
+        let data = try readFile(url.path)
+        do {
+            return try JSONDecoder().decode(CaptureManifest.self, from: data)
+        } catch {
+            throw CaptureError.malformed(path: url.path, reason: "\(error)")
         }
-        return try JSONDecoder().decode(CaptureManifest.self, from: data)
     }
 }
 
@@ -79,12 +81,13 @@ public enum PcapReader {
     }
 
     public static func read(_ path: String) throws -> (linkType: UInt32, records: [Record]) {
-        guard let data = FileManager.default.contents(atPath: path) else { throw CaptureError(path: path, errno: ENOENT) }
-        let bytes = [UInt8](data)
+        let bytes = [UInt8](try readFile(path))
         func u32(_ at: Int) -> UInt32 {
             UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
         }
-        guard bytes.count >= 24, u32(0) == 0xA1B2_C3D4 else { throw CaptureError(path: path, errno: EINVAL) }
+        guard bytes.count >= 24, u32(0) == 0xA1B2_C3D4 else {
+            throw CaptureError.malformed(path: path, reason: "no little-endian pcap header (magic A1B2C3D4)")
+        }
         var records: [Record] = []
         var offset = 24
         while offset + 16 <= bytes.count {
@@ -97,5 +100,23 @@ public enum PcapReader {
             offset += 16 + length
         }
         return (u32(20), records)
+    }
+}
+
+/// A whole file, or why it could not be read (the errno `open` or `read` set).
+func readFile(_ path: String) throws(CaptureError) -> Data {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw .cannotRead(path: path, errno: errno) }
+    defer { close(fd) }
+    var data = Data()
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count == 0 { return data }
+        if count < 0 {
+            if errno == EINTR { continue }
+            throw .cannotRead(path: path, errno: errno)
+        }
+        data.append(contentsOf: chunk[..<count])
     }
 }

@@ -72,7 +72,7 @@ public final class PcapWriter: Sendable {
 
     private static func open(_ path: String, linkType: UInt32) throws -> Int32 {
         let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw CaptureError(path: path, errno: errno) }
+        guard fd >= 0 else { throw CaptureError.cannotWrite(path: path, errno: errno) }
         writeAll(fd, globalHeader(linkType: linkType))
         return fd
     }
@@ -90,12 +90,22 @@ public final class PcapWriter: Sendable {
     }
 }
 
-public struct CaptureError: Error, CustomStringConvertible {
-    public var path: String
-    public var errno: Int32
-    public init(path: String, errno: Int32) {
-        self.path = path
-        self.errno = errno
+/// What went wrong with a capture directory, naming the file.
+public enum CaptureError: Error, CustomStringConvertible {
+    /// Recording: a file or the directory could not be created or written.
+    case cannotWrite(path: String, errno: Int32)
+    /// Replaying: a file the capture should hold could not be read.
+    case cannotRead(path: String, errno: Int32)
+    /// Replaying: a file is there but does not hold what a capture writes.
+    case malformed(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .cannotWrite(let path, let errno): "cannot write capture file \(path): \(String(cString: strerror(errno)))"
+        case .cannotRead(let path, let errno):
+            "cannot read \(path): \(String(cString: strerror(errno)))"
+                + (path.hasSuffix("/capture.json") ? " (not a --capture directory?)" : "")
+        case .malformed(let path, let reason): "\(path) is not a capture file nearby-bridge wrote: \(reason)"
+        }
     }
-    public var description: String { "cannot write capture file \(path): \(String(cString: strerror(errno)))" }
 }

@@ -21,6 +21,31 @@ struct NearbyBridge: AsyncParsableCommand {
             \(ExitStatus.help)
             """,
         subcommands: [Demo.self, Run.self, WorldCommand.self, Devices.self, DoctorCommand.self, PlotCommand.self, ReplayCommand.self])
+
+    /// ArgumentParser's, except for a value found wrong while the command runs (in a config file,
+    /// a profile, a combination of options): that is one line on stderr and exit status 64,
+    /// without a usage hint (which would name the root command, not the one that ran).
+    static func main() async {
+        let command: any ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            exit(withError: error)
+        }
+        do {
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                var command = command
+                try command.run()
+            }
+        } catch let error as ValidationError {
+            FileHandle.standardError.write(Data("Error: \(error.message)\n".utf8))
+            exit(withError: ExitCode.validationFailure)
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// Options every subcommand shares.

@@ -121,6 +121,17 @@ struct Run: AsyncParsableCommand {
         let group = self.group ?? settings.group.map(UInt16.init) ?? 1
         let name = self.name ?? settings.name
         let profile = self.profile ?? settings.profile
+        // Files first: a bad profile is reported before any radio is opened.
+        let displayName = name ?? ProcessInfo.processInfo.hostName
+        let card = try profile.map { path in
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ValidationError("cannot read --profile \(path): \(whyUnreadable(path))")
+            }
+            guard let text = String(validating: data, as: UTF8.self) else {
+                throw ValidationError("--profile \(path) is not UTF-8 text (it must hold a JSON object)")
+            }
+            do { return try ProfileCard(json: text) } catch { throw ValidationError("--profile \(path): \(error)") }
+        } ?? ProfileCard(name: displayName)
         let transport: any UCITransport
         let reconnect: @Sendable () async throws -> any UCITransport
         // The node's thread: it reads a tcp or tty board itself, so a notification goes from
@@ -149,13 +160,6 @@ struct Run: AsyncParsableCommand {
             adapter = try BlueZAdapter(name: name, psm: BridgeConfig().psm, logger: logger)
         }
 
-        let displayName = name ?? ProcessInfo.processInfo.hostName
-        let card = try profile.map { path in
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                throw ValidationError("cannot read --profile \(path)")
-            }
-            do { return try ProfileCard(json: text) } catch { throw ValidationError("--profile \(path): \(error)") }
-        } ?? ProfileCard(name: displayName)
 
         var radios: (any UCITransport, any BLEAdapter) = (transport, adapter)
         var reopen = reconnect
@@ -178,6 +182,7 @@ struct Run: AsyncParsableCommand {
         if let maxPeers = settings.maxPeers { config.maxPeers = maxPeers }
         if let controlees = settings.controleesPerSession { config.controleesPerSession = max(1, controlees) }
         if let dialect = settings.uwbDialect { config.uwbDialect = dialect }
+        if case .bluez = ble { config.bluetoothRequired = true }
         let node = BridgeNode(
             identity: identity, config: config, uwbTransport: radios.0, ble: radios.1, events: events,
             time: WallClock(), logger: logger, seed: seed, reconnectUWB: reopen, loop: loop)
@@ -244,7 +249,7 @@ struct RunConfig: Decodable {
 
     static func load(_ path: String) throws -> RunConfig {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ValidationError("cannot read --config \(path)")
+            throw ValidationError("cannot read --config \(path): \(whyUnreadable(path))")
         }
         let config: RunConfig
         do {
@@ -297,4 +302,9 @@ struct RunConfig: Decodable {
         }
         return value
     }
+}
+
+/// Why a file could not be read, as the system says it (no such file, permission denied).
+func whyUnreadable(_ path: String) -> String {
+    String(cString: strerror(access(path, R_OK) == 0 ? EIO : errno))
 }

@@ -33,7 +33,7 @@ package final class ReplayDriver: Sendable {
             let tracker = WorkTracker()
             let transport = ReplayTransport(responses: captured.responses, tracker: tracker, description: spec.uwbBackend)
             let adapter = ReplayAdapter(localLinks: captured.localLinks, backendName: spec.bleBackend)
-            guard let id = UInt64(spec.peerID, radix: 16) else { throw CaptureError(path: "capture.json", errno: 22) }
+            guard let id = UInt64(spec.peerID, radix: 16) else { throw CaptureError.malformed(path: "\(directory)/capture.json", reason: "peer id \(spec.peerID) is not hexadecimal") }
             let identity = NodeIdentity(
                 peerID: PeerID(id), name: spec.name, group: spec.group, card: try ProfileCard(json: spec.card),
                 uwbShortAddress: spec.uwbShortAddress)
