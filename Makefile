@@ -1,5 +1,5 @@
 # Convenience targets; the scripts are the source of truth.
-.PHONY: test sanitize rig ble-bump vm-selftest
+.PHONY: test sanitize rig ble-bump vm-selftest e2e-repeat
 
 test:          ## everything CI runs (Swift tests, end-to-end checks, emulated USB, VM rigs)
 	scripts/test
@@ -17,3 +17,11 @@ ble-bump:      ## two bridges on kernel Bluetooth adapters (UWB over TCP)
 
 vm-selftest:   ## the VM rig itself, without the project's code
 	Tests/VMRig/selftest.sh
+
+N ?= 20
+e2e-repeat:    ## each end-to-end script N times in a row (default 20), stopping at the first failure
+	scripts/bootstrap --python
+	swift build
+	for i in $$(seq $(N)); do echo "== bridge-e2e $$i/$(N)" >&2; Tests/USBEmulation/bridge-e2e.sh .build/debug/nearby-bridge .venv/bin/python3 || exit 1; done
+	for i in $$(seq $(N)); do echo "== ble-bump $$i/$(N)" >&2; Tests/VMRig/ble-bump.sh .venv/bin/python3 || exit 1; done
+	for i in $$(seq $(N)); do echo "== two-rigs $$i/$(N)" >&2; Tests/VMRig/two-rigs.sh .venv/bin/python3 || exit 1; done

@@ -11,7 +11,10 @@ import Foundation
 ///              { "name": "field-rig", "external": true, "path": [[0, 2, 0]] } ] }
 /// ```
 /// A path is a list of `[t, x, y]` waypoints (seconds, metres), linearly interpolated and held
-/// after the last one. `external` nodes run in another process and reach the world over TCP.
+/// after the last one, or, with `"loop": true`, walked again from the first one for as long as the
+/// scenario lasts (a visitor who comes to touch the rig every few seconds, so that a rig that
+/// joins a world late still sees whole gestures). `external` nodes run in another process and
+/// reach the world over TCP.
 /// `crowd` nodes are visitors: they hear and are heard by the other nodes (the rigs) but not by
 /// each other, which keeps an event with a thousand visitors linear in size. `uwbSessions` sets how
 /// many ranging sessions a node's virtual UWB board runs at once (8 unless given).
@@ -37,13 +40,16 @@ public struct Scenario: Codable, Sendable, Equatable {
         public var external: Bool?
         public var crowd: Bool?
         public var uwbSessions: Int?
+        /// Whether the path starts over once its last waypoint is reached.
+        public var loop: Bool?
 
         public init(
             name: String, path: [Waypoint], card: JSONObjectText? = nil, external: Bool? = nil, crowd: Bool? = nil,
-            uwbSessions: Int? = nil
+            uwbSessions: Int? = nil, loop: Bool? = nil
         ) {
             self.name = name
             self.path = path
+            self.loop = loop
             self.card = card
             self.external = external
             self.crowd = crowd
@@ -137,6 +143,9 @@ public struct Scenario: Codable, Sendable, Equatable {
             for point in node.path where ![point.t, point.x, point.y].allSatisfy(\.isFinite) {
                 throw Invalid.rule("node \(node.name): waypoints must be finite numbers")
             }
+            if node.loop == true, node.path.count < 2 || node.path[node.path.count - 1].t <= node.path[0].t {
+                throw Invalid.rule("node \(node.name): a path that loops needs waypoints spanning some time")
+            }
         }
     }
 
@@ -157,6 +166,8 @@ extension Scenario.Node {
     /// Position at time `t` (seconds since the scenario started).
     public func position(at t: Double) -> (x: Double, y: Double) {
         guard let first = path.first, t > first.t else { return (path[0].x, path[0].y) }
+        let period = path[path.count - 1].t - first.t
+        let t = loop == true && period > 0 ? first.t + (t - first.t).truncatingRemainder(dividingBy: period) : t
         for (a, b) in zip(path, path.dropFirst()) where t <= b.t {
             let span = b.t - a.t
             let f = span > 0 ? (t - a.t) / span : 1

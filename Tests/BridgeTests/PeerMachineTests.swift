@@ -587,6 +587,20 @@ final class PeerPair {
         #expect(PeerMachine.uwbRetryDelay(afterFailures: 1) == 1_000)
     }
 
+    /// Starts that failed while the board was going bad say nothing about the board that comes
+    /// back after a reset: the peer tries at once, not after the rest of its 30 s back-off.
+    @Test func aBoardThatComesBackEndsTheBackOff() throws {
+        let pair = Pair()
+        pair.uwbOutcome.c = .fails
+        pair.heard(.c)
+        pair.run(40_000, step: 100)  // six failures: the next attempt is 30 s away
+        pair.uwbOutcome.c = .starts
+        _ = pair.feed(.c, .uwbLost)
+        _ = pair.feed(.c, .uwbBack)
+        pair.run(1_000, step: 100)
+        #expect(pair.isRanging(.c) && pair.isRanging(.r))
+    }
+
     // MARK: Profile drop
 
     @Test func happyPath() throws {

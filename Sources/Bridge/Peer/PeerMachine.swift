@@ -231,7 +231,12 @@ struct PeerMachine: Sendable {
                 uwb = .opening(request)
                 actions.append(.route(nil))
             }
-        case .uwbBack: resumeUWB()
+        case .uwbBack:
+            // A board that was reset is a fresh start: starts that failed before it went away
+            // say nothing about it, so a peer backing off tries again now.
+            uwbFailures = 0
+            uwbRetryAt = now
+            resumeUWB()
         case .tick(let proximity): tick(proximity)
         case .close(let sayGoodbye): close(sayGoodbye: sayGoodbye)
         }
