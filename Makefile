@@ -1,8 +1,11 @@
 # Convenience targets; the scripts are the source of truth.
-.PHONY: test sanitize rig ble-bump vm-selftest e2e-repeat
+.PHONY: test sanitize rig ble-bump vm-selftest e2e-repeat fuzz-long
 
 test:          ## everything CI runs (Swift tests, end-to-end checks, emulated USB, VM rigs)
 	scripts/test
+
+fuzz-long:     ## every libFuzzer target to 10^6 executions (about 25 min); corpus kept in .build-fuzz/corpus
+	scripts/fuzz long 1000000
 
 sanitize:      ## the Swift suites under ThreadSanitizer and AddressSanitizer (part of test)
 	scripts/sanitize

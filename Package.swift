@@ -1,6 +1,8 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+import class Foundation.ProcessInfo
+
 /// The tree mirrors the data flow (see docs and ../shared/DESIGN.md):
 /// radios -> transports -> pure codecs -> hosts -> peer sessions -> proximity -> events -> stdout.
 let package = Package(
@@ -143,3 +145,16 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// libFuzzer's entry point for every parser: only in `scripts/fuzz`'s builds, which compile it
+// with -sanitize=fuzzer and -parse-as-library (libFuzzer has the `main`; no other build could
+// link it).
+if ProcessInfo.processInfo.environment["NEARBY_BRIDGE_FUZZ"] == "1" {
+    package.targets.append(
+        .executableTarget(
+            name: "NearbyBridgeFuzz",
+            dependencies: [
+                "BLE", "Bridge", "BlueZMgmt", "Capture", "PeerProtocol", "Replay", "Simulation", "UCI", "UCIHost",
+                .product(name: "Logging", package: "swift-log"),
+            ]))
+}

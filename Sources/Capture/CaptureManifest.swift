@@ -64,11 +64,15 @@ public struct CaptureManifest: Codable, Sendable, Equatable {
 
     public static func read(from directory: String) throws -> CaptureManifest {
         let url = URL(fileURLWithPath: directory).appendingPathComponent("capture.json")
-        let data = try readFile(url.path)
+        return try decode(readFile(url.path), path: url.path)
+    }
+
+    /// A manifest from the bytes of a `capture.json` found at `path` (named in errors).
+    public static func decode(_ data: Data, path: String) throws(CaptureError) -> CaptureManifest {
         do {
             return try JSONDecoder().decode(CaptureManifest.self, from: data)
         } catch {
-            throw CaptureError.malformed(path: url.path, reason: "\(error)")
+            throw .malformed(path: path, reason: "\(error)")
         }
     }
 }
@@ -80,13 +84,18 @@ public enum PcapReader {
         public var bytes: [UInt8]
     }
 
-    public static func read(_ path: String) throws -> (linkType: UInt32, records: [Record]) {
-        let bytes = [UInt8](try readFile(path))
+    public static func read(_ path: String) throws(CaptureError) -> (linkType: UInt32, records: [Record]) {
+        try parse([UInt8](readFile(path)), path: path)
+    }
+
+    /// The records in a pcap file's bytes (`path` is named in errors). A last record cut short
+    /// (the recorder was killed mid-write) is left out.
+    public static func parse(_ bytes: [UInt8], path: String) throws(CaptureError) -> (linkType: UInt32, records: [Record]) {
         func u32(_ at: Int) -> UInt32 {
             UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
         }
         guard bytes.count >= 24, u32(0) == 0xA1B2_C3D4 else {
-            throw CaptureError.malformed(path: path, reason: "no little-endian pcap header (magic A1B2C3D4)")
+            throw .malformed(path: path, reason: "no little-endian pcap header (magic A1B2C3D4)")
         }
         var records: [Record] = []
         var offset = 24

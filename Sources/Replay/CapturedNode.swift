@@ -16,7 +16,14 @@ struct CapturedNode {
     var localLinks: [LinkID] = []
 
     init(uciPcap: String, blePcap: String) throws {
-        for record in try PcapReader.read(uciPcap).records where !record.bytes.isEmpty {
+        try self.init(uci: PcapReader.read(uciPcap).records, ble: PcapReader.read(blePcap).records)
+    }
+
+    /// From the records of the node's `uci.pcap` and `ble.pcap` (H4 HCI packets with the
+    /// direction in front, as `CapturingBLEAdapter` writes them); records that are none of
+    /// what replay feeds back, or too short to be, are skipped.
+    init(uci: [PcapReader.Record], ble: [PcapReader.Record]) {
+        for record in uci where !record.bytes.isEmpty {
             switch record.bytes[0] >> 5 {
             case 2: responses.append(record.bytes)
             case 3: timeline.append((record.microseconds, .uci(record.bytes)))
@@ -31,7 +38,7 @@ struct CapturedNode {
                 pendingScanResponse = nil
             }
         }
-        for record in try PcapReader.read(blePcap).records {
+        for record in ble {
             let b = record.bytes
             guard b.count >= 5, b[3] == 1 else { continue }  // received only
             let h4 = Array(b.dropFirst(4))

@@ -27,6 +27,14 @@ wait_for() {
   return 1
 }
 line_of() { grep -n -- "$2" "$1" | tail -1 | cut -d: -f1; }
+# stop PID LOG: SIGTERM, then at most 10 s for the process to end (a lost signal must fail the
+# check, not hang it); sets $status to its exit status.
+stop() {
+  kill -TERM "$1"
+  for _ in $(seq 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$1" 2>/dev/null && { kill -KILL "$1"; fail "still running 10 s after SIGTERM" "$2"; }
+  status=0; wait "$1" || status=$?
+}
 
 # 1. No board at all.
 if "$bin" run --uwb usb --ble world:127.0.0.1:9/none >"$work/absent.out" 2>"$work/absent.err"; then
@@ -96,8 +104,7 @@ wait_for "$work/run.jsonl" '"status":"OK"' 10 "$resumed" || fail "ranging stoppe
 grep -q "UCI stream error" "$work/run.err" || fail "garbage was not noticed" "$work/run.err"
 pass "garbage on the wire skipped, ranging continued"
 
-kill -TERM "$run"
-status=0; wait "$run" || status=$?
+stop "$run" "$work/run.err"
 [ "$status" -eq 0 ] || fail "run exited with $status after SIGTERM" "$work/run.err"
 "$python" "$ROOT/scripts/validate-events.py" "$work/run.jsonl" || fail "schema" "$work/run.jsonl"
 grep -q "peer.lost" "$work/run.jsonl" && fail "a peer was lost while the board was away" "$work/run.jsonl"
@@ -110,6 +117,7 @@ wait_for "$work/tty.err" "tty_bridge:" 5 || fail "tty bridge did not start" "$wo
 tty_run=$!
 wait_for "$work/tty.jsonl" '"radio":"uwb","state":"ready","backend":"'"$work"'/ttyUWB"' 10 || fail "tty: board not ready" "$work/tty-run.err"
 wait_for "$work/tty.jsonl" '"status":"OK"' 20 || fail "tty: no ranges" "$work/tty-run.err"
-kill -TERM "$tty_run"; wait "$tty_run" || fail "tty: bad exit" "$work/tty-run.err"
+stop "$tty_run" "$work/tty-run.err"
+[ "$status" -eq 0 ] || fail "tty: exited with $status after SIGTERM" "$work/tty-run.err"
 "$python" "$ROOT/scripts/validate-events.py" "$work/tty.jsonl" || fail "tty: schema" "$work/tty.jsonl"
 pass "the same UCI through a serial port (raw mode set by nearby-bridge): ranges"

@@ -1540,7 +1540,18 @@ class Fixture:
 
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, forward)
-        rc = self.child.wait()
+        # Python runs signal handlers on the main thread only, and a signal the kernel hands to
+        # one of the other threads (GLib's, the UWBS relay's) does not interrupt a blocking
+        # waitpid here: the handler would wait until COMMAND exited on its own, and a SIGTERM
+        # meant for COMMAND was lost (the USB end-to-end check hung in `wait` about one run in
+        # seven). Waiting in short slices lets the handler run within 0.1 s whichever thread
+        # took the signal.
+        while True:
+            try:
+                rc = self.child.wait(timeout=0.1)
+                break
+            except subprocess.TimeoutExpired:
+                continue
         return 128 - rc if rc < 0 else rc
 
     def shutdown(self):

@@ -1,0 +1,295 @@
+// Coverage-guided fuzzing of everything that parses bytes from a radio, a peer, or a file
+// (libFuzzer: `scripts/fuzz`, docs/TESTING.md). One binary, one entry point; the target is
+// chosen by NEARBY_FUZZ_TARGET. Each target feeds the input to the real decoder or state
+// machine and requires only what every input must get: an error or a result, never a trap,
+// never unbounded work.
+//
+// The target exists only in `scripts/fuzz`'s builds (NEARBY_BRIDGE_FUZZ=1 adds it to the
+// package), compiled with `-sanitize=fuzzer,address`. It keeps its own `main` (SwiftPM renames
+// an executable's entry point, which rules out libFuzzer's) and hands control to libFuzzer's
+// driver, `LLVMFuzzerRunDriver`, with the same command line.
+
+import BLE
+@testable import Bridge
+import BlueZMgmt
+import Capture
+import Dispatch
+import Foundation
+import Logging
+import PeerProtocol
+@testable import Replay
+import Simulation
+import UCI
+import UCIHost
+
+/// What `LLVMFuzzerTestOneInput` feeds, by name.
+enum FuzzTarget: String, CaseIterable {
+    case uciStream = "uci-stream"
+    case uciHost = "uci-host"
+    case peerMessage = "peer-message"
+    case peerMachine = "peer-machine"
+    case mgmt
+    case advertisingData = "advertising-data"
+    case json
+    case capture
+
+    static let current: FuzzTarget = {
+        let name = ProcessInfo.processInfo.environment["NEARBY_FUZZ_TARGET"] ?? ""
+        guard let target = FuzzTarget(rawValue: name) else {
+            fatalError("set NEARBY_FUZZ_TARGET to one of: \(allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return target
+    }()
+
+    func run(_ data: [UInt8]) {
+        switch self {
+        case .uciStream: fuzzUCIStream(data)
+        case .uciHost: fuzzUCIHost(data)
+        case .peerMessage: fuzzPeerMessage(data)
+        case .peerMachine: fuzzPeerMachine(data)
+        case .mgmt: fuzzMgmt(data)
+        case .advertisingData: fuzzAdvertisingData(data)
+        case .json: fuzzJSON(data)
+        case .capture: fuzzCapture(data)
+        }
+    }
+}
+
+@_silgen_name("LLVMFuzzerRunDriver")
+func runFuzzerDriver(
+    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ test: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt
+
+/// One input, as libFuzzer calls it (its driver also refers to it by this name).
+@_cdecl("LLVMFuzzerTestOneInput")
+func fuzzOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    FuzzTarget.current.run(count == 0 ? [] : Array(UnsafeBufferPointer(start: start, count: count)))
+    return 0
+}
+
+var argc = CommandLine.argc
+var argv = CommandLine.unsafeArgv
+_ = FuzzTarget.current  // an unknown target stops here, before libFuzzer starts
+exit(runFuzzerDriver(&argc, &argv, fuzzOneInput))
+
+/// Splits an input into chunks: each starts with a length byte (1-64 bytes follow).
+func chunks(_ data: ArraySlice<UInt8>) -> [[UInt8]] {
+    var rest = data
+    var result: [[UInt8]] = []
+    while let size = rest.popFirst() {
+        let chunk = rest.prefix(Int(size % 64) + 1)
+        result.append(Array(chunk))
+        rest = rest.dropFirst(chunk.count)
+    }
+    return result
+}
+
+// MARK: UCI
+
+/// The stream decoder fed in arbitrary pieces, every message it yields decoded as what its
+/// type says; a bounded count of messages per input.
+func fuzzUCIStream(_ data: [UInt8]) {
+    var decoder = UCIStreamDecoder()
+    var messages = 0
+    for chunk in chunks(data[...]) {
+        decoder.append(chunk)
+        while true {
+            do {
+                guard let message = try decoder.next() else { break }
+                messages += 1
+                _ = try? UCIResponse(message)
+                _ = try? UCINotification(message)
+                _ = try? UCICommand(message)
+            } catch {
+                continue  // garbage skipped: the decoder resynchronises
+            }
+        }
+        if decoder.pendingByteCount > 0, chunk.first.map({ $0 & 1 == 0 }) == true { decoder.skipStalledPacket() }
+    }
+    precondition(messages <= data.count / 4 + 1, "more messages than 4-byte headers")
+}
+
+/// A clock whose sleepers wait until `open`, then every sleep returns at once: the board's
+/// bytes all arrive before any timeout, then every timeout fires (stall watches included).
+final class GateClock: Clock, @unchecked Sendable {
+    struct Instant: InstantProtocol {
+        var offset: Duration
+        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        func duration(to other: Instant) -> Duration { other.offset - offset }
+        static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
+    }
+    private let lock = NSLock()
+    private var isOpen = false
+    private var sleepers: [CheckedContinuation<Void, Never>] = []
+
+    var now: Instant { Instant(offset: .zero) }
+    var minimumResolution: Duration { .zero }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        await withCheckedContinuation { continuation in
+            lock.lock()
+            if isOpen {
+                lock.unlock()
+                continuation.resume()
+            } else {
+                sleepers.append(continuation)
+                lock.unlock()
+            }
+        }
+        try Task.checkCancellation()
+    }
+
+    func open() {
+        lock.lock()
+        isOpen = true
+        let waiting = sleepers
+        sleepers = []
+        lock.unlock()
+        waiting.forEach { $0.resume() }
+    }
+}
+
+/// Logs nothing below critical. (A static, not a top-level `let`: those are set in file order
+/// by the top-level code, which hands control to libFuzzer before reaching them.)
+enum Quiet {
+    static let logger: Logger = {
+        var logger = Logger(label: "fuzz")
+        logger.logLevel = .critical
+        return logger
+    }()
+}
+
+/// A UCI host with one command outstanding while the board sends the input, in pieces; then
+/// every timeout fires. The command must end (answered, refused, malformed or timed out) and
+/// the host must still take the next command.
+func fuzzUCIHost(_ data: [UInt8]) {
+    guard let selector = data.first else { return }
+    let (hostEnd, deviceEnd) = MemoryTransport.pair()
+    let clock = GateClock()
+    let host = UCIHost(transport: hostEnd, commandTimeout: .seconds(1), commandAttempts: 2, clock: clock, logger: Quiet.logger) { _ in }
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        await host.start()
+        let command = Task {
+            switch selector % 6 {
+            case 0: _ = try? await host.deviceInfo()
+            case 1: _ = try? await host.capabilities()
+            case 2: _ = try? await host.initSession(id: 0x0102_0304)
+            case 3: try? await host.setAppConfig(session: 1, [.channel(9)])
+            case 4: try? await host.updateMulticastList(session: 1, .add, [Controlee(shortAddress: 2, subSessionID: 0)])
+            default: try? await host.reset()
+            }
+        }
+        for chunk in chunks(data.dropFirst()) { try? await deviceEnd.write(chunk) }
+        clock.open()
+        await command.value
+        _ = try? await host.startRanging(session: 1)  // times out at once: the host is not stuck
+        await host.shutdown()
+        done.signal()
+    }
+    done.wait()
+}
+
+// MARK: Peers
+
+/// A frame from a peer and the advertising data of an advert.
+func fuzzPeerMessage(_ data: [UInt8]) {
+    if let message = try? PeerMessage(frame: data) {
+        // What decodes must encode to a frame that decodes to the same message.
+        precondition((try? PeerMessage(frame: message.encoded())) == message, "\(message) does not survive a round trip")
+    }
+    _ = try? Advertisement.find(in: data)
+}
+
+/// One peer's protocol state machine, either role, driven by a hostile script: adverts, links
+/// opening and closing, decoded frames from the input, UWB outcomes, contacts and ticks.
+func fuzzPeerMachine(_ data: [UInt8]) {
+    var script = data[...]
+    guard let role = script.popFirst() else { return }
+    let peer = PeerID(2)
+    let identity = NodeIdentity(
+        peerID: PeerID(role & 1 == 0 ? 1 : 3), name: "fuzz", group: 1, card: ProfileCard(name: "Fuzz"), uwbShortAddress: 0x0101)
+    var machine = PeerMachine(peer: peer, identity: identity, config: BridgeConfig(), seed: 1, granted: role & 2 == 0, now: 0)
+    var now: Int64 = 0
+    var session: UInt32 = 0
+    let link = LinkID(7)
+    while let op = script.popFirst() {
+        let view = ProximityView(contactArmed: op & 0x80 != 0, filtered: Double(op & 0x7F) / 50, isNear: op & 0x40 != 0, lastMeasuredAt: now)
+        let input: PeerInput
+        switch op % 13 {
+        case 0:
+            let advert = Advertisement(group: 1, peerID: peer, uwbShortAddress: 0x0202, capabilities: [.uwb], psm: 0x85)
+            input = .heard(advert, name: nil, address: BLEAddress(bytes: [1, 2, 3, 4, 5, 6]), rssi: -Int(op & 0x3F))
+        case 1: input = .connectStarted(link)
+        case 2: input = .outgoingLinkOpened(link)
+        case 3: input = .incomingHello(link, .init(peerID: peer, group: 1, name: "peer"), retryAfter: 5_000)
+        case 4, 5:
+            let size = Int(script.popFirst() ?? 0)
+            let frame = Array(script.prefix(size))
+            script = script.dropFirst(frame.count)
+            guard let message = try? PeerMessage(frame: frame) else { continue }
+            input = .message(message, on: link, view)
+        case 6: input = .linkClosed(link)
+        case 7: input = .contact(distance: Double(op & 0x3F) / 100)
+        case 8: input = .uwbStarted(sessionID: session, token: 1)
+        case 9: input = .uwbFailed(sessionID: session, error: "refused")
+        case 10: input = op & 0x10 == 0 ? .granted : .revoked(retryAfter: 1_000)
+        case 11: input = op & 0x10 == 0 ? .uwbLost : .uwbBack
+        default:
+            now += Int64(op) * 20
+            input = .tick(view)
+        }
+        let actions = machine.receive(input, now: now)
+        precondition(actions.count < 64, "\(actions.count) actions for one input")
+        for case .openUWB(let request) in actions { session = request.parameters.sessionID }
+    }
+    _ = machine.receive(.close(sayGoodbye: true), now: now)
+}
+
+// MARK: Bluetooth
+
+/// A datagram from the kernel's management channel, as an event and as each command's return
+/// parameters.
+func fuzzMgmt(_ data: [UInt8]) {
+    if let packet = try? MgmtPacket(datagram: data) {
+        _ = try? MgmtEvent(packet)
+    }
+    _ = try? ControllerInfo(returnParameters: data)
+    _ = try? AdvertisingFeatures(returnParameters: data)
+    _ = try? controllerIndexes(returnParameters: data)
+}
+
+/// Advertising data: every structure walked, the name read, an AD type removed.
+func fuzzAdvertisingData(_ data: [UInt8]) {
+    let advertising = AdvertisingData(data)
+    var covered = 0
+    for structure in advertising {
+        covered += structure.range.count
+        precondition(structure.range.upperBound <= data.count)
+    }
+    precondition(covered <= data.count)
+    _ = advertising.localName
+    _ = advertising.removing(AdvertisingData.completeLocalName)
+}
+
+// MARK: Files
+
+/// The JSON a user or a peer hands over: a profile card, a scenario.
+func fuzzJSON(_ data: [UInt8]) {
+    if let text = String(validating: data, as: UTF8.self) {
+        _ = try? ProfileCard(json: text)
+    }
+    _ = try? Scenario.decode(Data(data))
+    _ = try? CaptureManifest.decode(Data(data), path: "capture.json")
+}
+
+/// A capture's pcap files as `replay` reads them: after a little-endian 16-bit length, that
+/// many bytes of `uci.pcap`, the rest `ble.pcap`.
+func fuzzCapture(_ data: [UInt8]) {
+    guard data.count >= 2 else { return }
+    let cut = min(Int(data[0]) | Int(data[1]) << 8, data.count - 2) + 2
+    let uci = (try? PcapReader.parse(Array(data[2..<cut]), path: "uci.pcap"))?.records ?? []
+    let ble = (try? PcapReader.parse(Array(data[cut...]), path: "ble.pcap"))?.records ?? []
+    _ = CapturedNode(uci: uci, ble: ble)
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Seed corpora for scripts/fuzz, from real traffic: a short `nearby-bridge demo --capture`
+(UCI packets, HCI advertising reports, peer-protocol frames over L2CAP), the built-in scenarios
+and profile cards, and FiRa UCI / BlueZ mgmt byte layouts as the specs give them. Written at run
+time, so the repository holds no binary blobs.
+
+    scripts/fuzz-seeds.py CAPTURE-DIR OUT-DIR
+CAPTURE-DIR is a demo capture (one node directory is used); OUT-DIR gets one directory per target.
+"""
+import glob
+import hashlib
+import os
+import struct
+import sys
+
+capture, out = sys.argv[1], sys.argv[2]
+
+
+def records(path):
+    data = open(path, "rb").read()
+    offset = 24
+    while offset + 16 <= len(data):
+        incl = struct.unpack("<I", data[offset + 8:offset + 12])[0]
+        yield data[offset + 16:offset + 16 + incl]
+        offset += 16 + incl
+
+
+def chunked(data):
+    """The fuzz targets' chunk framing: a length byte (n - 1, n <= 64), then n bytes."""
+    result = b""
+    for i in range(0, len(data), 64):
+        piece = data[i:i + 64]
+        result += bytes([len(piece) - 1]) + piece
+    return result
+
+
+def write(target, data, limit=40):
+    directory = os.path.join(out, target)
+    os.makedirs(directory, exist_ok=True)
+    if len(os.listdir(directory)) >= limit:
+        return
+    with open(os.path.join(directory, hashlib.sha1(data).hexdigest()), "wb") as f:
+        f.write(data)
+
+
+node = sorted(glob.glob(os.path.join(capture, "*", "uci.pcap")))[0].rsplit("/", 1)[0]
+uci = list(records(os.path.join(node, "uci.pcap")))
+ble = list(records(os.path.join(node, "ble.pcap")))
+
+# UCI: every distinct kind of packet the demo exchanged, alone and in one stream; the host
+# target gets each response behind the command that asks for it (selector as fuzzUCIHost reads it).
+kinds = {}
+for packet in uci:
+    kinds.setdefault((packet[0] & 0xEF, packet[1]), packet)
+for packet in kinds.values():
+    write("uci-stream", chunked(packet))
+write("uci-stream", chunked(b"".join(kinds.values())))
+selectors = {(0x40, 0x02): 0, (0x40, 0x03): 1, (0x41, 0x00): 2, (0x41, 0x03): 3, (0x41, 0x07): 4, (0x40, 0x00): 5}
+notifications = b"".join(p for p in kinds.values() if p[0] >> 5 == 3)
+for (mt_gid, oid), selector in selectors.items():
+    for packet in kinds.values():
+        if (packet[0] & 0xEF, packet[1]) == (mt_gid, oid):
+            write("uci-host", bytes([selector]) + chunked(notifications[:200] + packet))
+# CORE_GENERIC_ERROR_NTF STATUS_COMMAND_RETRY, then the answer (FiRa UCI 2.0 table 13/17).
+write("uci-host", bytes([5]) + chunked(bytes.fromhex("6007000 10a".replace(" ", "")) + bytes.fromhex("4000000100")))
+
+# Bluetooth: advertising data from LE advertising reports, peer frames from LE CoC SDUs, and
+# mgmt Device Found events (BlueZ doc/mgmt-api.txt) wrapping the same advertising data.
+frames = []
+for record in ble:
+    h4 = record[4:]
+    if len(h4) >= 15 and h4[0] == 0x04 and h4[1] == 0x3E and h4[3] == 0x02:
+        length = h4[13]
+        ad = h4[14:14 + length]
+        write("advertising-data", ad)
+        write("peer-message", ad)
+        event = b"\x00\x00" + bytes(range(1, 7)) + b"\x01" + bytes([0xC4]) + b"\x00\x00\x00\x00" + struct.pack("<H", len(ad)) + ad
+        write("mgmt", struct.pack("<HHH", 0x0012, 0, len(event) - 2) + event[2:])
+    elif len(h4) > 11 and h4[0] == 0x02:
+        frames.append(h4[11:])
+        write("peer-message", h4[11:])
+# A mgmt Command Complete for Read Controller Information (opcode 0x0004), status success.
+info = bytes(6) + b"\x09\x02\x00" + struct.pack("<II", 0x1FFFF, 0x0AC1) + b"\x00\x00\x00" + b"hci0".ljust(249, b"\x00") + b"hci0".ljust(11, b"\x00")
+write("mgmt", struct.pack("<HHH", 0x0001, 0, 3 + len(info)) + struct.pack("<HB", 0x0004, 0) + info)
+
+# The peer machine: each role hears the advert, opens the link, then gets the demo's frames
+# (op 4: a frame of the next byte's length) with ticks (op 12) between them.
+for role in (0, 1):
+    script = bytes([role, 0, 1, 2])
+    for frame in frames[:12]:
+        if len(frame) < 256:
+            script += bytes([4, len(frame)]) + frame + bytes([12])
+    write("peer-machine", script)
+
+# JSON: the built-in scenarios, the example card and config, the capture's manifest.
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+for path in glob.glob(os.path.join(root, "Sources/Simulation/Scenarios/*.json")) + glob.glob(os.path.join(root, "packaging/*.json")) \
+        + [os.path.join(capture, "capture.json")]:
+    write("json", open(path, "rb").read())
+
+# The capture as replay reads it: the first records of both files.
+def head(path, count):
+    data = open(path, "rb").read()
+    offset = 24
+    for _ in range(count):
+        if offset + 16 > len(data):
+            break
+        offset += 16 + struct.unpack("<I", data[offset + 8:offset + 12])[0]
+    return data[:offset]
+uci_head, ble_head = head(os.path.join(node, "uci.pcap"), 30), head(os.path.join(node, "ble.pcap"), 30)
+write("capture", struct.pack("<H", len(uci_head)) + uci_head + ble_head)
