@@ -102,6 +102,20 @@ func makeHost(timeout: Duration = .seconds(5), attempts: Int = 3) async -> (UCIH
         #expect(host.unansweredCommands == 0)
     }
 
+    /// The answer comes late (issue 16: 3 s, past the 2 s timeout): the command has gone out
+    /// again, the late answer completes it, and the second copy's answer, coming after, answers
+    /// nothing: the next command still gets its own.
+    @Test func aLateAnswerCompletesTheCommandAndItsTwinAnswersNothing() async throws {
+        let (host, scripted, _) = await makeHost(timeout: .milliseconds(100))
+        var device = scripted
+        async let reset: Void = host.reset()
+        #expect(try await device.nextCommand() == Self.deviceReset)
+        #expect(try await device.nextCommand() == Self.deviceReset)  // sent again after 100 ms
+        try await device.send(Self.deviceResetOK)  // the first one's answer, late
+        try await reset
+        try await Self.startSession7(on: host, &device, answeringAfter: Self.deviceResetOK)  // the second one's
+    }
+
     /// CORE_GENERIC_ERROR_NTF with STATUS_COMMAND_RETRY (0x0A): the UWBS received the command
     /// damaged and asks for it again; the host resends it at once, without waiting out the timeout.
     @Test func aRetryRequestSendsTheCommandAgain() async throws {
