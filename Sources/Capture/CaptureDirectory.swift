@@ -7,18 +7,18 @@ import UCIHost
 /// `--capture DIR`: per node `DIR/<node>/uci.pcap` and `ble.pcap`, and `DIR/events.jsonl`, the
 /// complete event stream as JSON Lines (stdout's lines, less nothing it shed: without pressure on
 /// stdout both are the same bytes). Each file rotates at `maxBytes`, keeping 4 old ones.
-public final class CaptureDirectory: Sendable {
-    public let path: String
+package final class CaptureDirectory: Sendable {
+    package let path: String
     private let maxBytes: Int
 
-    public init(path: String, maxBytes: Int = 64 << 20) throws {
+    package init(path: String, maxBytes: Int = 64 << 20) throws {
         self.path = path
         self.maxBytes = maxBytes
         try Self.makeDirectory(path)
     }
 
     /// Opens one node's capture files (DIR/<node>/uci.pcap and ble.pcap).
-    public func recorder(node: String) throws -> NodeRecorder {
+    package func recorder(node: String) throws -> NodeRecorder {
         let directory = "\(path)/\(node)"
         try Self.makeDirectory(directory)
         return NodeRecorder(
@@ -30,7 +30,7 @@ public final class CaptureDirectory: Sendable {
     /// is appended before the emitter goes on) and it never sheds, so it keeps the `range` events
     /// a slow stdout drops; its `seq` counts its own lines. Use the same `includesRanges` as
     /// stdout's sink, so replay (which writes to stdout) can reproduce it.
-    public func eventSink(includesRanges: Bool) throws -> any EventSink {
+    package func eventSink(includesRanges: Bool) throws -> any EventSink {
         JSONLinesSink(
             output: EventsFile(file: try RotatingLineFile(path: "\(path)/events.jsonl", maxBytes: maxBytes)),
             includesRanges: includesRanges)
@@ -88,17 +88,17 @@ final class RotatingLineFile: Sendable {
 }
 
 /// One node's open capture files.
-public struct NodeRecorder: Sendable {
+package struct NodeRecorder: Sendable {
     let uci: PcapWriter
     let hci: PcapWriter
 
     /// Wraps the node's UWB transport so its traffic is recorded; `clock` gives microseconds
     /// since the Unix epoch (virtual time in the simulation).
-    public func wrap(uwb: any UCITransport, clock: @escaping @Sendable () -> Int64) -> any UCITransport {
+    package func wrap(uwb: any UCITransport, clock: @escaping @Sendable () -> Int64) -> any UCITransport {
         CapturingUCITransport(uwb, pcap: uci, clock: clock)
     }
 
-    public func wrap(ble: any BLEAdapter, clock: @escaping @Sendable () -> Int64) -> any BLEAdapter {
+    package func wrap(ble: any BLEAdapter, clock: @escaping @Sendable () -> Int64) -> any BLEAdapter {
         CapturingBLEAdapter(ble, pcap: hci, clock: clock)
     }
 }

@@ -3,19 +3,19 @@ import Foundation
 /// `capture.json`: what replay needs to rebuild each node exactly as it ran — its identity and
 /// the seed of its choices (session ids, STS values) — and how time advanced (the simulation's
 /// step, on which every node also ticked; nil for a rig, which ticks on the wall clock).
-public struct CaptureManifest: Codable, Sendable, Equatable {
-    public struct Node: Codable, Sendable, Equatable {
-        public var name: String
-        public var peerID: String
-        public var group: UInt16
-        public var uwbShortAddress: UInt16
-        public var card: String
-        public var seed: UInt64
+package struct CaptureManifest: Codable, Sendable, Equatable {
+    package struct Node: Codable, Sendable, Equatable {
+        package var name: String
+        package var peerID: String
+        package var group: UInt16
+        package var uwbShortAddress: UInt16
+        package var card: String
+        package var seed: UInt64
         /// The radios' names as the node's `device` events gave them.
-        public var uwbBackend: String
-        public var bleBackend: String
+        package var uwbBackend: String
+        package var bleBackend: String
 
-        public init(
+        package init(
             name: String, peerID: String, group: UInt16, uwbShortAddress: UInt16, card: String, seed: UInt64,
             uwbBackend: String, bleBackend: String
         ) {
@@ -31,44 +31,44 @@ public struct CaptureManifest: Codable, Sendable, Equatable {
     }
 
     /// The proximity thresholds the run used (`--near`, `--far`, `--bump`).
-    public struct Thresholds: Codable, Sendable, Equatable {
-        public var nearMetres: Double
-        public var farMetres: Double
-        public var bumpMetres: Double
-        public init(nearMetres: Double, farMetres: Double, bumpMetres: Double) {
+    package struct Thresholds: Codable, Sendable, Equatable {
+        package var nearMetres: Double
+        package var farMetres: Double
+        package var bumpMetres: Double
+        package init(nearMetres: Double, farMetres: Double, bumpMetres: Double) {
             self.nearMetres = nearMetres
             self.farMetres = farMetres
             self.bumpMetres = bumpMetres
         }
     }
 
-    public var version = 1
-    public var proximity: Thresholds
-    public var stepMilliseconds: Int64?
+    package var version = 1
+    package var proximity: Thresholds
+    package var stepMilliseconds: Int64?
     /// How long the run lasted after its first step (the simulation's duration).
-    public var durationMilliseconds: Int64?
-    public var nodes: [Node]
+    package var durationMilliseconds: Int64?
+    package var nodes: [Node]
 
-    public init(stepMilliseconds: Int64?, durationMilliseconds: Int64?, proximity: Thresholds, nodes: [Node]) {
+    package init(stepMilliseconds: Int64?, durationMilliseconds: Int64?, proximity: Thresholds, nodes: [Node]) {
         self.proximity = proximity
         self.stepMilliseconds = stepMilliseconds
         self.durationMilliseconds = durationMilliseconds
         self.nodes = nodes
     }
 
-    public func write(to directory: String) throws {
+    package func write(to directory: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try encoder.encode(self).write(to: URL(fileURLWithPath: directory).appendingPathComponent("capture.json"))
     }
 
-    public static func read(from directory: String) throws -> CaptureManifest {
+    package static func read(from directory: String) throws -> CaptureManifest {
         let url = URL(fileURLWithPath: directory).appendingPathComponent("capture.json")
         return try decode(readFile(url.path), path: url.path)
     }
 
     /// A manifest from the bytes of a `capture.json` found at `path` (named in errors).
-    public static func decode(_ data: Data, path: String) throws(CaptureError) -> CaptureManifest {
+    package static func decode(_ data: Data, path: String) throws(CaptureError) -> CaptureManifest {
         do {
             return try JSONDecoder().decode(CaptureManifest.self, from: data)
         } catch {
@@ -78,19 +78,19 @@ public struct CaptureManifest: Codable, Sendable, Equatable {
 }
 
 /// Reads back what `PcapWriter` wrote (current file only; rotated ones are older).
-public enum PcapReader {
-    public struct Record: Sendable, Equatable {
-        public var microseconds: Int64
-        public var bytes: [UInt8]
+package enum PcapReader {
+    package struct Record: Sendable, Equatable {
+        package var microseconds: Int64
+        package var bytes: [UInt8]
     }
 
-    public static func read(_ path: String) throws(CaptureError) -> (linkType: UInt32, records: [Record]) {
+    package static func read(_ path: String) throws(CaptureError) -> (linkType: UInt32, records: [Record]) {
         try parse([UInt8](readFile(path)), path: path)
     }
 
     /// The records in a pcap file's bytes (`path` is named in errors). A last record cut short
     /// (the recorder was killed mid-write) is left out.
-    public static func parse(_ bytes: [UInt8], path: String) throws(CaptureError) -> (linkType: UInt32, records: [Record]) {
+    package static func parse(_ bytes: [UInt8], path: String) throws(CaptureError) -> (linkType: UInt32, records: [Record]) {
         func u32(_ at: Int) -> UInt32 {
             UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
         }

@@ -9,19 +9,19 @@ import Synchronization
 /// (advertising data and scan response split at an AD boundary), LE Connection Complete and
 /// Disconnection Complete events, and one ACL/L2CAP LE K-frame per SDU (CID 0x0040; a real
 /// channel may segment an SDU into several PDUs). Handles are our link ids.
-public final class CapturingBLEAdapter: BLEAdapter {
+package final class CapturingBLEAdapter: BLEAdapter {
     private let inner: any BLEAdapter
     private let pcap: PcapWriter
     private let clock: @Sendable () -> Int64
-    public var backendName: String { inner.backendName }
+    package var backendName: String { inner.backendName }
 
-    public init(_ inner: any BLEAdapter, pcap: PcapWriter, clock: @escaping @Sendable () -> Int64) {
+    package init(_ inner: any BLEAdapter, pcap: PcapWriter, clock: @escaping @Sendable () -> Int64) {
         self.inner = inner
         self.pcap = pcap
         self.clock = clock
     }
 
-    public func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws {
+    package func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws {
         try await inner.start { [pcap, clock] event in
             let now = clock()
             for packet in HCIRendering.received(event) { pcap.write(packet, microseconds: now) }
@@ -29,29 +29,29 @@ public final class CapturingBLEAdapter: BLEAdapter {
         }
     }
 
-    public func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {
+    package func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {
         try await inner.advertise(data, scanResponse: scanResponse)
     }
 
-    public func startScanning() async throws {
+    package func startScanning() async throws {
         try await inner.startScanning()
     }
 
-    public func connect(to peer: BLEAddress) async throws -> LinkID {
+    package func connect(to peer: BLEAddress) async throws -> LinkID {
         try await inner.connect(to: peer)
     }
 
-    public func send(_ sdu: [UInt8], on link: LinkID) async throws {
+    package func send(_ sdu: [UInt8], on link: LinkID) async throws {
         pcap.write(HCIRendering.direction(sent: true) + HCIRendering.acl(link: link, sdu: sdu), microseconds: clock())
         try await inner.send(sdu, on: link)
     }
 
-    public func disconnect(_ link: LinkID) async {
+    package func disconnect(_ link: LinkID) async {
         pcap.write(HCIRendering.direction(sent: false) + HCIRendering.disconnectionComplete(link: link, reason: 0x16), microseconds: clock())
         await inner.disconnect(link)
     }
 
-    public func stop() async {
+    package func stop() async {
         await inner.stop()
     }
 }

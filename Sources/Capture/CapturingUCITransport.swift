@@ -5,34 +5,34 @@ import UCIHost
 /// Passes every byte through unchanged and records each UCI packet, both directions, as one
 /// pcap record (link type 299). Streams are re-framed per direction, because transports hand
 /// over arbitrary chunks; bytes that do not frame are recorded as they came, so nothing is lost.
-public final class CapturingUCITransport: UCITransport {
+package final class CapturingUCITransport: UCITransport {
     private let inner: any UCITransport
     private let pcap: PcapWriter
     private let clock: @Sendable () -> Int64
     private let toDevice = Mutex(Framer())
     private let fromDevice = Mutex(Framer())
 
-    public var description: String { inner.description }
+    package var description: String { inner.description }
 
     /// `clock` gives microseconds since the Unix epoch (virtual time in the simulation).
-    public init(_ inner: any UCITransport, pcap: PcapWriter, clock: @escaping @Sendable () -> Int64) {
+    package init(_ inner: any UCITransport, pcap: PcapWriter, clock: @escaping @Sendable () -> Int64) {
         self.inner = inner
         self.pcap = pcap
         self.clock = clock
     }
 
-    public func write(_ bytes: [UInt8]) async throws {
+    package func write(_ bytes: [UInt8]) async throws {
         record(bytes, toDevice)
         try await inner.write(bytes)
     }
 
-    public func read() async throws -> [UInt8]? {
+    package func read() async throws -> [UInt8]? {
         let chunk = try await inner.read()
         if let chunk { record(chunk, fromDevice) }
         return chunk
     }
 
-    public func close() {
+    package func close() {
         inner.close()
     }
 

@@ -5,11 +5,11 @@ import Synchronization
 /// Writes classic pcap files (tcpdump's format: 24-byte global header, 16-byte record headers,
 /// little-endian magic 0xA1B2C3D4 in our byte order) with size-based rotation for long runs:
 /// `name.pcap` is current, full files become `name.pcap.1`, `.2`, ... up to `keep`.
-public final class PcapWriter: Sendable {
+package final class PcapWriter: Sendable {
     /// LINKTYPE_FIRA_UCI: one raw UCI packet per record (Wireshark >= 4.2 decodes it).
-    public static let firaUCI: UInt32 = 299
+    package static let firaUCI: UInt32 = 299
     /// LINKTYPE_BLUETOOTH_HCI_H4_WITH_PHDR: 4-byte big-endian direction (0 sent, 1 received), H4.
-    public static let bluetoothH4WithDirection: UInt32 = 201
+    package static let bluetoothH4WithDirection: UInt32 = 201
 
     private struct State {
         var fd: Int32
@@ -21,7 +21,7 @@ public final class PcapWriter: Sendable {
     private let maxBytes: Int
     private let keep: Int
 
-    public init(path: String, linkType: UInt32, maxBytes: Int = 64 << 20, keep: Int = 4) throws {
+    package init(path: String, linkType: UInt32, maxBytes: Int = 64 << 20, keep: Int = 4) throws {
         self.path = path
         self.linkType = linkType
         self.maxBytes = maxBytes
@@ -30,7 +30,7 @@ public final class PcapWriter: Sendable {
         state = Mutex(State(fd: fd, size: 24))
     }
 
-    public static func globalHeader(linkType: UInt32) -> [UInt8] {
+    package static func globalHeader(linkType: UInt32) -> [UInt8] {
         var header: [UInt8] = []
         header.appendLE(UInt32(0xA1B2_C3D4))
         header.appendLE(UInt16(2))
@@ -42,7 +42,7 @@ public final class PcapWriter: Sendable {
         return header
     }
 
-    public static func record(_ packet: [UInt8], microseconds: Int64) -> [UInt8] {
+    package static func record(_ packet: [UInt8], microseconds: Int64) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.appendLE(UInt32(truncatingIfNeeded: microseconds / 1_000_000))
         bytes.appendLE(UInt32(truncatingIfNeeded: microseconds % 1_000_000))
@@ -51,7 +51,7 @@ public final class PcapWriter: Sendable {
         return bytes + packet
     }
 
-    public func write(_ packet: [UInt8], microseconds: Int64) {
+    package func write(_ packet: [UInt8], microseconds: Int64) {
         let bytes = Self.record(packet, microseconds: microseconds)
         state.withLock { s in
             if s.size + bytes.count > maxBytes, s.size > 24 { rotate(&s) }
@@ -91,7 +91,7 @@ public final class PcapWriter: Sendable {
 }
 
 /// What went wrong with a capture directory, naming the file.
-public enum CaptureError: Error, CustomStringConvertible {
+package enum CaptureError: Error, CustomStringConvertible {
     /// Recording: a file or the directory could not be created or written.
     case cannotWrite(path: String, errno: Int32)
     /// Replaying: a file the capture should hold could not be read.
@@ -99,7 +99,7 @@ public enum CaptureError: Error, CustomStringConvertible {
     /// Replaying: a file is there but does not hold what a capture writes.
     case malformed(path: String, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .cannotWrite(let path, let errno): "cannot write capture file \(path): \(String(cString: strerror(errno)))"
         case .cannotRead(let path, let errno):
