@@ -41,7 +41,7 @@ let package = Package(
         // I/O and protocol state.
         // Byte streams on descriptors (TCP, tty), the queue that hands their bytes to async code,
         // and IOThread, the one way to start a thread of our own.
-        .target(name: "StreamIO", dependencies: ["CLinux"]),
+        .target(name: "StreamIO", dependencies: ["CLinux", .product(name: "SystemPackage", package: "swift-system")]),
         .target(
             name: "UCIHost",
             dependencies: [
@@ -128,7 +128,7 @@ let package = Package(
         .testTarget(name: "ByteCodingTests", dependencies: ["ByteCoding"]),
         .testTarget(name: "UCITests", dependencies: ["UCI"]),
         .testTarget(name: "PeerProtocolTests", dependencies: ["PeerProtocol"]),
-        .testTarget(name: "StreamIOTests", dependencies: ["StreamIO"]),
+        .testTarget(name: "StreamIOTests", dependencies: ["StreamIO", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "UCIHostTests", dependencies: ["UCI", "StreamIO", "UCIHost"]),
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "BLEBlueZ", "BlueZMgmt", "CLibUSB", "StreamIO", "UCIHost", "UCIUSB"]),
         .testTarget(name: "ProximityTests", dependencies: ["Proximity", "Bridge", "PeerProtocol"]),

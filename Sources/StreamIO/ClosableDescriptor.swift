@@ -1,6 +1,7 @@
 import CLinux
 import Glibc
 import Synchronization
+import SystemPackage
 
 /// A file descriptor with exactly one owner record, so that it is closed once, and only when no
 /// thread is using it (a reader waiting in `poll`, a writer part-way through a send).
@@ -11,9 +12,9 @@ import Synchronization
 /// a newly opened file take the same number while the old user still holds it). The descriptor
 /// and the eventfd are closed by whoever lets go last, `close` itself when nobody holds a use.
 final class ClosableDescriptor: Sendable {
-    let fd: Int32
+    let fd: FileDescriptor
     /// Signalled by `close`: what a waiting user polls beside `fd`.
-    let wake: Int32
+    let wake: FileDescriptor
     private struct State {
         var users = 0
         var closing = false
@@ -25,15 +26,14 @@ final class ClosableDescriptor: Sendable {
     let failure: TransportError?
 
     /// Takes ownership of `fd`.
-    init(_ fd: Int32) {
+    init(_ fd: FileDescriptor) {
         let wake = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
         self.fd = fd
-        self.wake = wake
+        self.wake = FileDescriptor(rawValue: wake)
         if wake < 0 {
-            let code = errno
-            failure = .system(call: "eventfd", errno: code, message: String(cString: strerror(code)))
+            failure = .system("eventfd", Errno(rawValue: errno))
             state.withLock { $0.closing = true }
-            Glibc.close(fd)
+            try? fd.close()
         } else {
             failure = nil
         }
@@ -65,7 +65,7 @@ final class ClosableDescriptor: Sendable {
             guard s.users == 0 else {
                 // Signalled under the lock: the last user cannot close the eventfd before this.
                 var one: UInt64 = 1
-                _ = Glibc.write(wake, &one, MemoryLayout<UInt64>.size)
+                _ = withUnsafeBytes(of: &one) { try? wake.write($0) }
                 return false
             }
             return true
@@ -76,7 +76,7 @@ final class ClosableDescriptor: Sendable {
     /// Waits, holding a use, until the descriptor is ready for `events` (or has hung up or
     /// failed: the next call says why); false once closing was asked for.
     func wait(for events: Int16) -> Bool {
-        var fds = [pollfd(fd: fd, events: events, revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+        var fds = [pollfd(fd: fd.rawValue, events: events, revents: 0), pollfd(fd: wake.rawValue, events: Int16(POLLIN), revents: 0)]
         while true {
             let ready = poll(&fds, nfds_t(fds.count), -1)
             if ready < 0 {
@@ -89,7 +89,7 @@ final class ClosableDescriptor: Sendable {
     }
 
     private func closeNow() {
-        Glibc.close(fd)
-        Glibc.close(wake)
+        try? fd.close()
+        try? wake.close()
     }
 }

@@ -119,6 +119,7 @@ public final class EventLoop: TaskExecutor, Sendable {
         // Two job buffers swapped under the lock, so a batch costs no allocation.
         var jobs: [UnownedJob] = []
         var events = [epoll_event](repeating: epoll_event(), count: 64)
+        var ready = ReadyWatches()
         while true {
             jobs.removeAll(keepingCapacity: true)
             state.withLock { s in
@@ -129,37 +130,44 @@ public final class EventLoop: TaskExecutor, Sendable {
                 for job in jobs { job.runSynchronously(on: executor) }
                 continue
             }
-            wait(into: &events)
+            wait(into: &events, &ready)
         }
+    }
+
+    /// The watches one wake-up found readable or ending: kept across wake-ups, so a wake-up
+    /// allocates nothing.
+    private struct ReadyWatches {
+        var readable: [Int] = []
+        var ending: [Int] = []
     }
 
     /// Waits for a watched descriptor, an end signal or the loop's own wake-up, and handles what
     /// is ready. Another thread's job arriving meanwhile signals the wake-up; a new watch needs
     /// none, epoll reports it in the wait already under way.
-    private func wait(into events: inout [epoll_event]) {
+    private func wait(into events: inout [epoll_event], _ watches: inout ReadyWatches) {
         let ready = epoll_wait(epoll, &events, Int32(events.count), -1)
         // Awake: jobs the handlers below enqueue need no wake-up.
         state.withLock { $0.sleeping = false }
         guard ready > 0 else { return }
         // A watch whose end signal fired ends without reading; one with data runs its handler.
-        var readable: [Int] = []
-        var ending: [Int] = []
+        watches.readable.removeAll(keepingCapacity: true)
+        watches.ending.removeAll(keepingCapacity: true)
         for event in events[0..<Int(ready)] {
             let data = event.data.u64
             if data == Self.wakeID {
                 var value: UInt64 = 0
                 _ = Glibc.read(wake, &value, MemoryLayout<UInt64>.size)
             } else if data & 1 == 1 {
-                ending.append(Int(data >> 1))
+                watches.ending.append(Int(data >> 1))
             } else {
-                readable.append(Int(data >> 1))
+                watches.readable.append(Int(data >> 1))
             }
         }
-        for id in readable where !ending.contains(id) {
+        for id in watches.readable where !watches.ending.contains(id) {
             guard let source = state.withLock({ $0.sources[id] }) else { continue }
-            if source.readable() == .end { ending.append(id) }
+            if source.readable() == .end { watches.ending.append(id) }
         }
-        for id in ending {
+        for id in watches.ending {
             unregister(id)?.ended()
         }
     }

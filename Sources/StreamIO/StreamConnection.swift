@@ -1,5 +1,6 @@
 import Glibc
 import Synchronization
+import SystemPackage
 
 /// A byte stream on a file descriptor: a TCP socket (Google's pica, our world server: one
 /// connection = one UWBS; the world's virtual air) or a tty (`/dev/ttyACM0`, a board's CDC-ACM
@@ -38,7 +39,7 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
             let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.pointee.ai_protocol)
             if fd >= 0 {
                 if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
-                    return try StreamConnection(fd: fd, description: "tcp:\(host):\(port)", loop: loop).checked()
+                    return try StreamConnection(fd: FileDescriptor(rawValue: fd), description: "tcp:\(host):\(port)", loop: loop).checked()
                 }
                 lastErrno = errno
                 Glibc.close(fd)
@@ -53,13 +54,18 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
     /// Opens a serial device raw (no echo, no line discipline). Opening asserts DTR, which
     /// nRF52 CDC-ACM firmwares wait for before they send anything.
     public static func openTTY(_ path: String, loop: EventLoop? = nil) throws -> StreamConnection {
-        let fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else { throw TransportError.openDevice(path: path, errno: errno) }
+        let fd: FileDescriptor
+        do {
+            // O_NOCTTY: opening a tty must not make it this process's controlling terminal.
+            fd = try FileDescriptor.open(path, .readWrite, options: [FileDescriptor.OpenOptions(rawValue: O_NOCTTY), .closeOnExec])
+        } catch let error as Errno {
+            throw TransportError.openDevice(path: path, errno: error.rawValue)
+        }
         var settings = termios()
-        if tcgetattr(fd, &settings) == 0 {
+        if tcgetattr(fd.rawValue, &settings) == 0 {
             cfmakeraw(&settings)
             cfsetspeed(&settings, speed_t(B115200))
-            tcsetattr(fd, TCSANOW, &settings)
+            tcsetattr(fd.rawValue, TCSANOW, &settings)
         }
         return try StreamConnection(fd: fd, description: path, isSocket: false, loop: loop).checked()
     }
@@ -71,7 +77,7 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
     ///
     /// With a `loop`, the loop's thread reads the descriptor (no thread of its own): a consumer
     /// whose executor is the same loop gets the bytes without a thread hand-off.
-    public init(fd: Int32, description: String, isSocket: Bool = true, loop: EventLoop? = nil) {
+    public init(fd: FileDescriptor, description: String, isSocket: Bool = true, loop: EventLoop? = nil) {
         let descriptor = ClosableDescriptor(fd)
         self.descriptor = descriptor
         self.isSocket = isSocket
@@ -80,9 +86,9 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
             incoming.finish(failure: failure)
             return
         }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fd.rawValue, F_SETFL, fcntl(fd.rawValue, F_GETFL) | O_NONBLOCK)
         var one: Int32 = 1
-        if isSocket { setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size)) }
+        if isSocket { setsockopt(fd.rawValue, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size)) }
         // The reader's use, taken before anyone can ask to close; given back when it stops, and
         // only then is the queue finished: a `read` that returns nil after `close` means the
         // reader let go of the descriptor.
@@ -99,7 +105,7 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
         }
         let failure = Mutex<TransportError?>(nil)
         loop.watch(
-            descriptor.fd, endSignal: descriptor.wake,
+            descriptor.fd.rawValue, endSignal: descriptor.wake.rawValue,
             readable: {
                 failure.withLock { Self.readAvailable(descriptor, into: incoming, failure: &$0) } ? .keep : .end
             },
@@ -116,20 +122,18 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
     ) -> Bool {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16_384) { buffer in
             while true {
-                let count = Glibc.read(descriptor.fd, buffer.baseAddress, buffer.count)
-                if count > 0 {
-                    guard incoming.push(Array(buffer[0..<count])) else { return false }
-                    if count < buffer.count { return true }
-                } else if count == 0 {
-                    return false
-                } else if errno == EINTR {
-                    continue
-                } else if errno == EAGAIN || errno == EWOULDBLOCK {
+                let count: Int
+                do {
+                    count = try descriptor.fd.read(into: UnsafeMutableRawBufferPointer(buffer))
+                } catch Errno.resourceTemporarilyUnavailable {
                     return true
-                } else {
-                    failure = .system("read", errno: errno)
+                } catch {
+                    failure = .system("read", error as? Errno ?? .ioError)
                     return false
                 }
+                guard count > 0 else { return false }
+                guard incoming.push(Array(buffer[0..<count])) else { return false }
+                if count < buffer.count { return true }
             }
         }
     }
@@ -153,20 +157,26 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
         try writing.withLock { _ throws(TransportError) in
             var offset = 0
             while offset < bytes.count {
-                let sent = bytes.withUnsafeBytes { raw in
-                    isSocket
-                        ? send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-                        : Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                }
-                if sent > 0 {
-                    offset += sent
-                } else if sent < 0, errno == EINTR {
+                let sent: Int
+                do {
+                    sent = try bytes.withUnsafeBytes { raw in
+                        let rest = UnsafeRawBufferPointer(rebasing: raw[offset...])
+                        // A socket's peer may be gone: send without SIGPIPE (swift-system has no send).
+                        guard isSocket else { return try fd.write(rest) }
+                        let sent = send(fd.rawValue, rest.baseAddress, rest.count, Int32(MSG_NOSIGNAL))
+                        if sent < 0 { throw Errno(rawValue: errno) }
+                        return sent
+                    }
+                } catch Errno.interrupted {
                     continue
-                } else if sent < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                } catch Errno.resourceTemporarilyUnavailable {
                     guard descriptor.wait(for: Int16(POLLOUT)) else { throw .closed }
-                } else {
-                    throw .system("send", errno: errno)
+                    continue
+                } catch {
+                    throw .system(isSocket ? "send" : "write", error as? Errno ?? .ioError)
                 }
+                guard sent > 0 else { throw .system("send", Errno.ioError) }
+                offset += sent
             }
         }
     }
@@ -185,7 +195,7 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
     /// the end of the stream first.
     public func close() {
         if isSocket, descriptor.acquire() {
-            shutdown(descriptor.fd, Int32(SHUT_WR))
+            shutdown(descriptor.fd.rawValue, Int32(SHUT_WR))
             descriptor.release()
         }
         descriptor.close()

@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 /// Accepts TCP connections on a dedicated thread.
 public final class TCPListener: Sendable {
@@ -34,7 +35,7 @@ public final class TCPListener: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        let descriptor = ClosableDescriptor(fd)
+        let descriptor = ClosableDescriptor(FileDescriptor(rawValue: fd))
         if let failure = descriptor.failure { throw failure }
         self.descriptor = descriptor
         self.port = UInt16(bigEndian: actual.sin_port)
@@ -46,10 +47,10 @@ public final class TCPListener: Sendable {
         guard descriptor.acquire() else { return }
         IOThread.detach(name: "tcp-accept") { [descriptor] in
             while descriptor.wait(for: Int16(POLLIN)) {
-                let client = accept(descriptor.fd, nil, nil)
+                let client = accept(descriptor.fd.rawValue, nil, nil)
                 if client >= 0 {
                     _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-                    handler(StreamConnection(fd: client, description: "tcp-peer:\(port)"))
+                    handler(StreamConnection(fd: FileDescriptor(rawValue: client), description: "tcp-peer:\(port)"))
                 } else if errno != EINTR, errno != ECONNABORTED, errno != EAGAIN, errno != EWOULDBLOCK {
                     break
                 }

@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 /// Why a byte stream failed. Each case says what happened; what to do about it is
 /// `Doctor.remedy(for:)`'s business, which switches on these cases.
@@ -20,6 +21,11 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
 
     /// A failed system call, described by `errno`'s text.
     static func system(_ call: String, errno code: Int32) -> TransportError {
-        .system(call: call, errno: code, message: String(cString: strerror(code)))
+        .system(call, Errno(rawValue: code))
+    }
+
+    /// A failed system call, with the error swift-system reported.
+    static func system(_ call: String, _ error: Errno) -> TransportError {
+        .system(call: call, errno: error.rawValue, message: String(cString: strerror(error.rawValue)))
     }
 }

@@ -1,6 +1,7 @@
 import Glibc
 import StreamIO
 import Synchronization
+import SystemPackage
 import Testing
 
 /// An actor without an executor of its own: it runs wherever the calling task prefers.
@@ -32,7 +33,7 @@ private actor Counter {
         let loop = EventLoop(name: "test-loop-b")
         var pair: [Int32] = [0, 0]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
-        let connection = StreamConnection(fd: pair[0], description: "pair", loop: loop)
+        let connection = StreamConnection(fd: FileDescriptor(rawValue: pair[0]), description: "pair", loop: loop)
         let peer = pair[1]
         defer { Glibc.close(peer) }
         let received = Task(executorPreference: loop) { () -> ([UInt8], Set<String>) in

@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 import Testing
 
 @testable import StreamIO
@@ -36,7 +37,7 @@ import Testing
     @Test(arguments: [true, false]) func closingWhileThePeerIsSilentEndsTheReaderAndClosesTheDescriptorOnce(isSocket: Bool) async throws {
         let (fd, peer) = try Self.socketPair()
         defer { Glibc.close(peer) }
-        var connection: StreamConnection? = StreamConnection(fd: fd, description: "socketpair", isSocket: isSocket)
+        var connection: StreamConnection? = StreamConnection(fd: FileDescriptor(rawValue: fd), description: "socketpair", isSocket: isSocket)
         let reading = Task { [connection] in try await connection!.read() }
         try await Task.sleep(for: .milliseconds(50))  // the reader thread waits in poll, the read is pending
         #expect(Self.isOpen(fd))
@@ -66,7 +67,7 @@ import Testing
     @Test func closingWakesABlockedWriter() async throws {
         let (fd, peer) = try Self.socketPair()
         defer { Glibc.close(peer) }
-        let connection = StreamConnection(fd: fd, description: "socketpair")
+        let connection = StreamConnection(fd: FileDescriptor(rawValue: fd), description: "socketpair")
         let reading = Task { try await connection.read() }
         let writing = Task { try connection.writeNow([UInt8](repeating: 0x55, count: 8 << 20)) }
         try await Task.sleep(for: .milliseconds(100))  // far more than the socket buffers hold

@@ -1,11 +1,12 @@
 import BLE
-import Glibc
 import Bridge
 import Events
+import Glibc
 import Logging
 import PeerProtocol
 import StreamIO
 import Synchronization
+import SystemPackage
 import UCI
 import UCIHost
 
@@ -40,7 +41,7 @@ final class NodeHarness: Sendable {
             if eventLoop { nodeLoop = EventLoop(name: "nb-node-loop") }
             // Its reader thread gets a name for the per-thread figures: the one that appears.
             let before = Set(threadTimes().keys)
-            host = StreamConnection(fd: fds[0], description: "socketpair", loop: nodeLoop)
+            host = StreamConnection(fd: FileDescriptor(rawValue: fds[0]), description: "socketpair", loop: nodeLoop)
             for tid in Set(threadTimes().keys).subtracting(before) { nameThread(tid, "nb-uci-reader") }
             socketDevice = SocketUWBS(fd: fds[1])
             device = nil
