@@ -82,6 +82,10 @@ public struct UWBProfile: Sendable, Equatable {
     public var slotsPerRangingRound: UInt8 = 6
     /// 100 ms: twice the uwb_core default rate, so a bump is seen within a tenth of a second.
     public var rangingIntervalMilliseconds: UInt16 = 100
+    /// The regulatory region the board must keep (ISO 3166-1 alpha-2, e.g. "DE"), sent at
+    /// bring-up with Android's vendor command ANDROID_SET_COUNTRY_CODE; nil sends nothing and
+    /// the board keeps the region it was built or flashed for.
+    public var countryCode: String?
 
     public init() {}
 

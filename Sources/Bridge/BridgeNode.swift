@@ -127,14 +127,16 @@ public final class BridgeNode: Sendable {
     /// Reports the board ready with what it says about itself.
     private func reportReady(_ board: BoardDescription) async {
         let info = board.info
-        events.emit(
-            .device(
-                .init(
-                    radio: .uwb, state: .ready, backend: await uwb.transportDescription,
-                    detail: [
-                        "uci": info.uciVersion.description, "mac": info.macVersion.description,
-                        "phy": info.phyVersion.description, "vendor": info.vendorData.hexString,
-                    ])))
+        var detail = [
+            "uci": info.uciVersion.description, "mac": info.macVersion.description,
+            "phy": info.phyVersion.description, "vendor": info.vendorData.hexString,
+        ]
+        if let country = board.countryCode {
+            detail["country"] = country
+        } else if let asked = context.config.uwb.countryCode {
+            context.logger.warning("the UWB board refused the country code; it keeps its own region", metadata: ["country": "\(asked)"])
+        }
+        events.emit(.device(.init(radio: .uwb, state: .ready, backend: await uwb.transportDescription, detail: detail)))
     }
 
     /// Handles inputs until `stop`, a batch at a time: the range notifications in a row go to

@@ -182,6 +182,7 @@ struct Run: AsyncParsableCommand {
         if let maxPeers = settings.maxPeers { config.maxPeers = maxPeers }
         if let controlees = settings.controleesPerSession { config.controleesPerSession = max(1, controlees) }
         if let dialect = settings.uwbDialect { config.uwbDialect = dialect }
+        config.uwb.countryCode = settings.countryCode
         if case .bluez = ble { config.bluetoothRequired = true }
         let node = BridgeNode(
             identity: identity, config: config, uwbTransport: radios.0, ble: radios.1, events: events,
@@ -246,6 +247,9 @@ struct RunConfig: Decodable {
     /// How the board's firmware is driven: "qorvo" (the default: Qorvo's FiRa UCI firmware, the
     /// DWM3001CDK) or "fira" (plain FiRa UCI with AOSP's defaults, e.g. Google's pica).
     var uwbDialect: UWBDialectName?
+    /// The regulatory region the board must keep, two capital letters (ISO 3166-1 alpha-2), sent
+    /// to the board at bring-up (Android's ANDROID_SET_COUNTRY_CODE); absent: none is sent.
+    var countryCode: String?
 
     static func load(_ path: String) throws -> RunConfig {
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -261,6 +265,9 @@ struct RunConfig: Decodable {
         }
         if let group = config.group, !(0...65535).contains(group) {
             throw ValidationError("--config \(path): \"group\" must be a whole number from 0 to 65535, not \(group)")
+        }
+        if let code = config.countryCode, code.utf8.count != 2 || !code.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) {
+            throw ValidationError("--config \(path): \"countryCode\" must be two capital letters (ISO 3166-1 alpha-2, e.g. \"DE\"), not \"\(code)\"")
         }
         return config
     }

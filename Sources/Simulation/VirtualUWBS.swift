@@ -88,7 +88,7 @@ struct VirtualUWBS {
         do {
             command = try UCICommand(message)
         } catch .unknownOpcode(_, let gid, _) {
-            let known = [GroupID.core, .sessionConfig, .sessionControl].map(\.rawValue).contains(gid)
+            let known = [GroupID.core, .sessionConfig, .sessionControl, .vendorAndroid].map(\.rawValue).contains(gid)
             return [Self.statusOnly(message, known ? .unknownOID : .unknownGID)]
         } catch {
             return [Self.statusOnly(message, .syntaxError)]
@@ -112,6 +112,8 @@ struct VirtualUWBS {
         case .deviceReset:
             sessions = [:]
             return [.response(.deviceReset(.ok)), .notification(.deviceStatus(.ready))]
+        case .androidSetCountryCode:
+            return [.response(.androidSetCountryCode(.ok))]
         case .getDeviceInfo:
             let info = DeviceInfo(
                 uciVersion: UCIVersion(major: 2, minor: 0, maintenance: 0),

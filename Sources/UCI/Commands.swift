@@ -17,6 +17,10 @@ public enum UCICommand: Hashable, Sendable {
     case updateControllerMulticastList(session: UInt32, action: MulticastAction, [Controlee])
     case sessionStart(session: UInt32)
     case sessionStop(session: UInt32)
+    /// ANDROID_SET_COUNTRY_CODE (vendor group 0xC, OID 0x01): the regulatory region as two
+    /// ASCII letters (ISO 3166-1 alpha-2), e.g. `2C 01 00 02 44 45` for "DE". The UWBS may
+    /// reset itself to apply it.
+    case androidSetCountryCode(String)
 
     public var message: UCIMessage {
         var payload: [UInt8] = []
@@ -61,6 +65,9 @@ public enum UCICommand: Hashable, Sendable {
         case let .sessionStop(session):
             (gid, oid) = (0x2, 0x01)
             payload.appendLE(session)
+        case let .androidSetCountryCode(code):
+            (gid, oid) = (GroupID.vendorAndroid.rawValue, 0x01)
+            payload = Array(code.utf8.prefix(2))
         }
         return UCIMessage(messageType: .command, groupID: gid, opcodeID: oid, payload: payload)
     }
@@ -121,6 +128,13 @@ public enum UCICommand: Hashable, Sendable {
         case (0x2, 0x01):
             var r = try ByteReader(payload, context: "SESSION_STOP_CMD", exactly: 4)
             self = .sessionStop(session: try r.u32("session_token"))
+        case (GroupID.vendorAndroid.rawValue, 0x01):
+            var r = try ByteReader(payload, context: "ANDROID_SET_COUNTRY_CODE_CMD", exactly: 2)
+            let code = try r.bytes(2, "country_code")
+            guard code.allSatisfy({ (0x41...0x5A).contains($0) }) else {
+                throw .invalidValue(field: "country_code", value: UInt64(code[0]) << 8 | UInt64(code[1]))
+            }
+            self = .androidSetCountryCode(String(decoding: code, as: UTF8.self))
         case let (gid, oid):
             throw .unknownOpcode(messageType: .command, groupID: gid, opcodeID: oid)
         }

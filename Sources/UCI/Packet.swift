@@ -15,6 +15,9 @@ public struct GroupID: RawRepresentable, Hashable, Sendable {
     public static let sessionControl = GroupID(rawValue: 0x2)
     public static let dataControl = GroupID(rawValue: 0x3)
     public static let test = GroupID(rawValue: 0xD)
+    /// Android's vendor group (AOSP `uci_packets.pdl`, VENDOR_ANDROID), which Qorvo's firmware
+    /// and Google's pica also answer.
+    public static let vendorAndroid = GroupID(rawValue: 0xC)
 }
 
 /// Largest payload of one control packet: its length field is a single octet.

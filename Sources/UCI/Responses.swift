@@ -13,6 +13,7 @@ public enum UCIResponse: Hashable, Sendable {
     case updateControllerMulticastList(StatusCode, [ControleeStatus])
     case sessionStart(StatusCode)
     case sessionStop(StatusCode)
+    case androidSetCountryCode(StatusCode)
     /// A response that carries only a status where the success layout has more fields
     /// (a failed GET_DEVICE_INFO, or a SYNTAX_ERROR reply to an unknown or vendor command).
     /// Decoded for any GID/OID whose payload is exactly 1 octet with status != OK, unless the
@@ -24,7 +25,8 @@ public enum UCIResponse: Hashable, Sendable {
         case let .deviceReset(status), let .deviceInfo(status, _), let .capsInfo(status, _),
             let .sessionInit(status, _), let .sessionDeinit(status), let .setAppConfig(status, _),
             let .getAppConfig(status, _), let .updateControllerMulticastList(status, _),
-            let .sessionStart(status), let .sessionStop(status), let .statusOnly(_, _, status):
+            let .sessionStart(status), let .sessionStop(status), let .androidSetCountryCode(status),
+            let .statusOnly(_, _, status):
             status
         }
     }
@@ -44,6 +46,7 @@ public enum UCIResponse: Hashable, Sendable {
         case .updateControllerMulticastList: (0x1, 0x07)
         case .sessionStart: (0x2, 0x00)
         case .sessionStop: (0x2, 0x01)
+        case .androidSetCountryCode: (GroupID.vendorAndroid.rawValue, 0x01)
         case let .statusOnly(gid, oid, _): (gid, oid)
         }
     }
@@ -51,7 +54,7 @@ public enum UCIResponse: Hashable, Sendable {
     public var message: UCIMessage {
         var payload = [status.rawValue]
         switch self {
-        case .deviceReset, .sessionDeinit, .sessionStart, .sessionStop, .statusOnly:
+        case .deviceReset, .sessionDeinit, .sessionStart, .sessionStop, .androidSetCountryCode, .statusOnly:
             break
         case let .deviceInfo(_, info):
             payload += info.uciVersion.octets + info.macVersion.octets
@@ -100,6 +103,9 @@ public enum UCIResponse: Hashable, Sendable {
             return
         case (0x2, 0x01):
             self = .sessionStop(try Self.statusAlone(payload, "SESSION_STOP_RSP"))
+            return
+        case (GroupID.vendorAndroid.rawValue, 0x01):
+            self = .androidSetCountryCode(try Self.statusAlone(payload, "ANDROID_SET_COUNTRY_CODE_RSP"))
             return
         case (0x1, 0x00):
             var r = ByteReader(payload, context: "SESSION_INIT_RSP")

@@ -294,6 +294,11 @@ public actor UCIHost {
         try check(await send(.sessionStop(session: session)), "SESSION_STOP")
     }
 
+    /// ANDROID_SET_COUNTRY_CODE: the region whose rules the UWBS must keep (channels, power).
+    public func setCountryCode(_ code: String) async throws(UCIHostError) {
+        try check(await send(.androidSetCountryCode(code)), "ANDROID_SET_COUNTRY_CODE")
+    }
+
     public func deinitSession(_ session: UInt32) async throws(UCIHostError) {
         try check(await send(.sessionDeinit(session: session)), "SESSION_DEINIT")
         _ = link.withLock { $0.sessionStates.removeValue(forKey: session) }
@@ -486,6 +491,7 @@ public actor UCIHost {
         case .updateControllerMulticastList: "SESSION_UPDATE_CONTROLLER_MULTICAST_LIST"
         case .sessionStart: "SESSION_START"
         case .sessionStop: "SESSION_STOP"
+        case .androidSetCountryCode: "ANDROID_SET_COUNTRY_CODE"
         }
     }
 }

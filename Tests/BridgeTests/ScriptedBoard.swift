@@ -18,13 +18,13 @@ final class ScriptedBoard: Sendable {
     private let record = Record()
     private let tasks: [Task<Void, any Error>]
 
-    init(answer: @escaping @Sendable (UCIMessage) -> [UCIMessage]) async {
+    init(profile: UWBProfile = UWBProfile(), answer: @escaping @Sendable (UCIMessage) -> [UCIMessage]) async {
         let (hostEnd, deviceEnd) = MemoryTransport.pair()
         let host = UCIHost(transport: hostEnd, commandTimeout: .milliseconds(200), logger: quietLogger) { _ in }
         await host.start()
         let record = self.record
         let sessions = UWBSessions(
-            uwb: host, dialect: QorvoDialect(), profile: UWBProfile(), ownAddress: 0x0001, controleesPerSession: 1, logger: quietLogger,
+            uwb: host, dialect: QorvoDialect(), profile: profile, ownAddress: 0x0001, controleesPerSession: 1, logger: quietLogger,
             seed: 1, tracker: nil) { event in record.outcomes.withLock { $0.append(event) } }
         self.sessions = sessions
         tasks = [

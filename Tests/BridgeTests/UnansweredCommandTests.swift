@@ -25,6 +25,27 @@ import UCIHost
         }
     }
 
+    /// With a country code in the profile the bring-up sends ANDROID_SET_COUNTRY_CODE after the
+    /// reset and says the board took it; a board without Android's vendor group (UNKNOWN_GID)
+    /// still comes up, keeping its own region.
+    @Test(.timeLimit(.minutes(1)), arguments: [true, false]) func theBringUpSetsTheCountryCode(boardKnowsIt: Bool) async throws {
+        var profile = UWBProfile()
+        profile.countryCode = "DE"
+        let board = await ScriptedBoard(profile: profile) { command in
+            switch (command.groupID, command.opcodeID) {
+            case (0, 2): return [ScriptedBoard.response(to: command, Self.deviceInfo)]
+            case (0, 3): return [ScriptedBoard.response(to: command, [0x00, 0x00])]  // no capabilities
+            case (0xC, 1): return [ScriptedBoard.response(to: command, [boardKnowsIt ? 0x00 : StatusCode.unknownGID.rawValue])]
+            default: return [ScriptedBoard.response(to: command, [0x00])]
+            }
+        }
+        board.sessions.bringUp()
+        guard case .boardReady(let description) = try await board.outcome(0) else { Issue.record("\(try await board.outcome(0))"); return }
+        #expect(description.countryCode == (boardKnowsIt ? "DE" : nil))
+        #expect(board.commands == ["0:0", "12:1", "0:2", "0:3"])
+        #expect(board.payload(ofCommand: 1) == Array("DE".utf8))
+    }
+
     /// One SESSION_INIT goes unanswered three times while the board answers everything else:
     /// that request fails (the peer retries it with back-off), the board answers the probe that
     /// follows, so it is not reset, and the next peer's session starts.

@@ -19,6 +19,15 @@ struct PublishedCommandTests {
         try checkCommand(.getCapsInfo, "20 03 00 00")
     }
 
+    /// AOSP `uci_packets.pdl`: AndroidSetCountryCodeCmd is GID VENDOR_ANDROID (0xC), OID 0x1,
+    /// two octets of country code; Qorvo's UCI headers number the OID the same
+    /// (UCI_OID_ANDROID_SET_COUNTRY_CODE_CMD_RSP = 0x01). Its response is a status.
+    @Test func androidSetCountryCode() throws {
+        try checkCommand(.androidSetCountryCode("DE"), "2c 01 00 02 44 45")
+        try checkResponse(.androidSetCountryCode(.ok), "4c 01 00 01 00")
+        #expect(throws: UCIError.self) { try UCICommand(decodeWire(bytes("2c 01 00 02 64 65"))) }  // lower case: not a code
+    }
+
     @Test func sessionCommandsFromPicaPdl() throws {
         // pica pdl tests SessionInitCmd, SessionDeinitCmd, SessionSetAppConfigCmd,
         // SessionGetAppConfigCmd, SessionStartCmd, SessionStopCmd.

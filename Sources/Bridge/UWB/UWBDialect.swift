@@ -7,8 +7,9 @@ import UCIHost
 /// peer protocol, range notifications) is the same for every board. A new dialect is one type
 /// conforming to this protocol and one case in `UWBDialectName`.
 public protocol UWBDialect: Sendable {
-    /// Resets a board that was just opened (or came back) and reads what it says about itself.
-    func bringUp(_ uwb: UCIHost) async throws(UCIHostError) -> BoardDescription
+    /// Resets a board that was just opened (or came back), sends it the vendor commands the
+    /// dialect needs for `profile`, and reads what it says about itself.
+    func bringUp(_ uwb: UCIHost, profile: UWBProfile) async throws(UCIHostError) -> BoardDescription
     /// SET_APP_CONFIG TLVs for one side of the session `parameters` describe, on `board` (nil
     /// before it answered its bring-up); a one-to-many controller starts with this controlee
     /// and adds the others to its multicast list.
@@ -36,10 +37,14 @@ public enum UWBDialectName: String, Sendable, CaseIterable, Codable {
 public struct BoardDescription: Sendable, Equatable {
     public var info: DeviceInfo
     public var capabilities: [CapabilityTLV]
+    /// The regulatory region the board took at bring-up (nil: none was asked for, or the board
+    /// refused the command and keeps its own).
+    public var countryCode: String?
 
-    public init(info: DeviceInfo, capabilities: [CapabilityTLV]) {
+    public init(info: DeviceInfo, capabilities: [CapabilityTLV], countryCode: String? = nil) {
         self.info = info
         self.capabilities = capabilities
+        self.countryCode = countryCode
     }
 
     /// Ranging sessions it runs at once, from its capabilities (nil if it does not say).
@@ -54,12 +59,24 @@ public struct BoardDescription: Sendable, Equatable {
 }
 
 extension UWBDialect {
-    /// The FiRa bring-up, unless a dialect needs more: CORE_DEVICE_RESET, CORE_GET_DEVICE_INFO,
-    /// CORE_GET_CAPS_INFO (boards that do not answer the last one get no capabilities).
-    public func bringUp(_ uwb: UCIHost) async throws(UCIHostError) -> BoardDescription {
+    /// The FiRa bring-up, unless a dialect needs more: CORE_DEVICE_RESET, the country code if
+    /// the profile names one (Android's vendor ANDROID_SET_COUNTRY_CODE, which AOSP hosts send,
+    /// Qorvo's firmware and pica answer; a board that refuses it keeps its own region), then
+    /// CORE_GET_DEVICE_INFO and CORE_GET_CAPS_INFO (boards that do not answer the last one get
+    /// no capabilities).
+    public func bringUp(_ uwb: UCIHost, profile: UWBProfile) async throws(UCIHostError) -> BoardDescription {
         try await uwb.reset()
+        var countryCode: String?
+        if let code = profile.countryCode {
+            do {
+                try await uwb.setCountryCode(code)
+                countryCode = code
+            } catch .commandFailed {
+                countryCode = nil
+            }
+        }
         let info = try await uwb.deviceInfo()
-        return BoardDescription(info: info, capabilities: (try? await uwb.capabilities()) ?? [])
+        return BoardDescription(info: info, capabilities: (try? await uwb.capabilities()) ?? [], countryCode: countryCode)
     }
 
     /// The TLVs both dialects send alike: roles, DS-TWR deferred, static STS with the values

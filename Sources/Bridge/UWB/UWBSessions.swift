@@ -234,7 +234,7 @@ final class UWBSessions: Sendable {
 
     /// Brings the board up in the dialect's way and keeps what it said, for the app configs to come.
     func bringUpNow() async throws(UCIHostError) -> BoardDescription {
-        let description = try await dialect.bringUp(uwb)
+        let description = try await dialect.bringUp(uwb, profile: profile)
         board.withLock { $0 = description }
         return description
     }
