@@ -103,13 +103,16 @@ let package = Package(
             name: "NearbyBridgeCLI",
             dependencies: [
                 "StreamIO", "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "Bridge", "Capture", "Doctor", "Events", "Plot", "Proximity", "Replay",
-                "Simulation",
+                "Simulation", "Watch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]),
+
+        // The live view of event streams (`watch`): a pure model and its screens.
+        .target(name: "Watch"),
 
         // Proximity quality: trace generator, evaluator, and the two-sided handshake over a lossy air.
         .target(
@@ -138,6 +141,7 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Events", "UCI", "UCIHost", "BLE"]),
         .testTarget(name: "BlueZMgmtTests", dependencies: ["BLE", "BlueZMgmt", "BLEBlueZ", "PeerProtocol"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EventsTests", dependencies: ["Events"]),
+        .testTarget(name: "WatchTests", dependencies: ["Watch"]),
         .testTarget(
             name: "BridgeTests",
             dependencies: ["Bridge", "Simulation", "Events", "UCI", "StreamIO", "UCIHost", "PeerProtocol"],

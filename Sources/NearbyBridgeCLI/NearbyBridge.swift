@@ -20,7 +20,9 @@ struct NearbyBridge: AsyncParsableCommand {
 
             \(ExitStatus.help)
             """,
-        subcommands: [Demo.self, Run.self, WorldCommand.self, Devices.self, DoctorCommand.self, PlotCommand.self, ReplayCommand.self])
+        subcommands: [
+            Demo.self, Run.self, WorldCommand.self, WatchCommand.self, Devices.self, DoctorCommand.self, PlotCommand.self, ReplayCommand.self,
+        ])
 
     /// ArgumentParser's, except for a value found wrong while the command runs (in a config file,
     /// a profile, a combination of options): that is one line on stderr and exit status 64,

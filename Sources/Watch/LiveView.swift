@@ -1,0 +1,256 @@
+import Foundation
+
+/// What `nearby-bridge watch` shows, built from event lines alone (schema v1): per rig its
+/// radios and what is being shed, per peer what that rig last said about it. Pure: lines and
+/// times go in, screens come out, so the view is tested without a terminal.
+///
+/// Unknown event types and fields are ignored, as the schema asks of every consumer; a line
+/// that is not a JSON object is counted and skipped.
+public struct LiveView: Sendable {
+    public struct Peer: Sendable, Equatable {
+        public var id: String
+        public var name: String?
+        /// The filtered distance of the last ranged round (the raw one when unfiltered).
+        public var distance: Double?
+        /// The share of recent rounds that measured a distance (`range`'s `rate`).
+        public var rate: Double?
+        public var isNear = false
+        /// From `nearest` (UWB) or `rough` (RSSI only).
+        public var band: String?
+        /// Ranged over UWB (true) or only heard over Bluetooth (false).
+        public var ranged = false
+        public var lastBump: Bump?
+        /// Stream time (ms) of the last event about this peer.
+        public var lastHeard: Int64
+        public var lost: String?
+    }
+
+    public struct Bump: Sendable, Equatable {
+        public var id: Int
+        public var at: Int64
+        public var card: String?
+    }
+
+    public struct Rig: Sendable, Equatable {
+        public var node: String
+        public var uwb: String?
+        public var ble: String?
+        public var peers: [String: Peer] = [:]
+        public var shedRanges = 0
+        public var shedInputs = 0
+        public var lastBumpAt: Int64?
+    }
+
+    public private(set) var rigs: [String: Rig] = [:]
+    public private(set) var lines = 0
+    public private(set) var unreadable = 0
+    /// Stream time: the newest `ts` seen, in milliseconds since the epoch.
+    public private(set) var latest: Int64?
+    /// When each of the last lines came (stream time), for the rate in the footer.
+    private var recent: [Int64] = []
+
+    public init() {}
+
+    /// Takes one event line; false if it was not one (not JSON, no `type` or `node`).
+    @discardableResult
+    public mutating func apply(_ line: String) -> Bool {
+        lines += 1
+        guard let data = line.data(using: .utf8),
+            let event = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let type = event["type"] as? String, let node = event["node"] as? String
+        else {
+            unreadable += 1
+            return false
+        }
+        let ts = (event["ts"] as? String).flatMap(Self.milliseconds(iso8601:)) ?? latest ?? 0
+        latest = max(latest ?? ts, ts)
+        recent.append(ts)
+        if recent.count > 512 { recent.removeFirst(recent.count - 512) }
+        var rig = rigs[node] ?? Rig(node: node)
+        defer { rigs[node] = rig }
+        let peerID = event["peer"] as? String
+        func update(_ change: (inout Peer) -> Void) {
+            guard let peerID else { return }
+            var peer = rig.peers[peerID] ?? Peer(id: peerID, lastHeard: ts)
+            peer.lastHeard = max(peer.lastHeard, ts)
+            peer.lost = nil
+            change(&peer)
+            rig.peers[peerID] = peer
+        }
+        switch type {
+        case "device":
+            let state = [event["state"] as? String, (event["backend"] as? String).map { "(\($0))" }].compactMap { $0 }.joined(separator: " ")
+            if event["radio"] as? String == "uwb" { rig.uwb = state } else if event["radio"] as? String == "ble" { rig.ble = state }
+        case "peer.found":
+            update { $0.name = event["name"] as? String ?? $0.name }
+        case "range":
+            update { peer in
+                guard let distance = (event["filtered"] as? Double) ?? (event["distance"] as? Double) else { return }
+                peer.distance = distance
+                peer.rate = event["rate"] as? Double
+                peer.ranged = true
+            }
+        case "near", "far":
+            update { peer in
+                peer.isNear = type == "near"
+                if let distance = event["distance"] as? Double { peer.distance = distance }
+                peer.ranged = true
+            }
+        case "bump":
+            let card = (event["card"] as? [String: Any])?["name"] as? String
+            update { peer in
+                peer.lastBump = Bump(id: event["bump_id"] as? Int ?? 0, at: ts, card: card)
+                if let distance = event["distance"] as? Double { peer.distance = distance }
+            }
+            rig.lastBumpAt = ts
+        case "nearest":
+            update { $0.band = event["band"] as? String }
+        case "rough":
+            update { peer in
+                peer.band = event["band"] as? String
+                if !peer.ranged { peer.distance = nil }
+            }
+        case "peer.lost":
+            if let peerID { rig.peers[peerID]?.lost = event["reason"] as? String ?? "lost" }
+        case "stats":
+            rig.shedRanges += event["shed_ranges"] as? Int ?? 0
+            rig.shedInputs += event["shed_inputs"] as? Int ?? 0
+        default:
+            break  // a type this version does not know: ignored, as the schema asks
+        }
+        return true
+    }
+
+    /// Events per second over the last ten seconds of stream time.
+    public func rate(now: Int64) -> Double {
+        let window = recent.filter { $0 > now - 10_000 }
+        return Double(window.count) / 10
+    }
+
+    // MARK: Rendering
+
+    /// The screen at stream time `now`: at most `height` lines, none wider than `width`
+    /// characters. With `styled`, the row of a bump younger than `highlight` milliseconds is in
+    /// reverse video; the latest bump of each rig is marked `*` either way.
+    public func screen(width: Int, height: Int, now: Int64, highlight: Int64, styled: Bool) -> [String] {
+        var rows: [(text: String, reverse: Bool)] = []
+        let peerCount = rigs.values.reduce(0) { $0 + $1.peers.values.filter { $0.lost == nil }.count }
+        rows.append((Self.fit("nearby-bridge watch   \(rigs.count) rig\(rigs.count == 1 ? "" : "s"), \(peerCount) peer\(peerCount == 1 ? "" : "s"), \(String(format: "%.1f", rate(now: now))) events/s", width), false))
+        for rig in rigs.values.sorted(by: { $0.node < $1.node }) {
+            rows.append(("", false))
+            rows.append((Self.fit("rig \(rig.node)  uwb \(rig.uwb ?? "?")  ble \(rig.ble ?? "?")", width), false))
+            rows.append((Self.fit(Self.header(), width), false))
+            let peers = rig.peers.values.sorted { a, b in
+                if (a.lost == nil) != (b.lost == nil) { return a.lost == nil }
+                return (a.distance ?? .infinity, a.id) < (b.distance ?? .infinity, b.id)
+            }
+            for peer in peers {
+                let fresh = peer.lastBump.map { now - $0.at < highlight } ?? false
+                rows.append((Self.fit(row(peer, rig: rig, now: now), width), styled && fresh))
+            }
+        }
+        var screen = Array(rows.prefix(max(height - 1, 0)))
+        let shed = rigs.values.reduce((0, 0)) { ($0.0 + $1.shedRanges, $0.1 + $1.shedInputs) }
+        if rows.count > screen.count { screen[screen.count - 1] = (Self.fit("  … \(rows.count - screen.count + 1) more lines", width), false) }
+        while screen.count < height - 1 { screen.append(("", false)) }
+        screen.append((Self.fit("q quits   lines \(lines)   unreadable \(unreadable)   shed ranges \(shed.0) inputs \(shed.1)", width), false))
+        return screen.map { styled && $0.reverse ? "\u{1B}[7m" + $0.text + "\u{1B}[0m" : $0.text }
+    }
+
+    /// Column widths: 78 characters in all, so a row fits an 80-column terminal.
+    private static let columns = (name: 14, distance: 6, bar: 10, zone: 4, band: 9, rate: 4, radio: 3, bump: 13)
+
+    private static func header() -> String {
+        let c = columns
+        return "  " + [
+            pad("PEER", c.name), pad("DIST", c.distance), pad("0 ─── 2 m", c.bar), pad("ZONE", c.zone), pad("BAND", c.band),
+            pad("RATE", c.rate), pad("VIA", c.radio), pad("BUMP", c.bump), "SEEN",
+        ].joined(separator: " ")
+    }
+
+    private func row(_ peer: Peer, rig: Rig, now: Int64) -> String {
+        let c = Self.columns
+        let name = (peer.name.map { String($0.prefix(c.name - 9)) + " " } ?? "") + String(peer.id.prefix(8))
+        let mark = peer.lastBump != nil && peer.lastBump?.at == rig.lastBumpAt ? "*" : " "
+        return "  " + [
+            Self.pad(name, c.name),
+            Self.pad(peer.distance.map { String(format: "%.2fm", $0) } ?? "-", c.distance),
+            Self.pad(peer.distance.map(Self.bar) ?? "", c.bar),
+            Self.pad(peer.lost.map { _ in "lost" } ?? (peer.ranged ? (peer.isNear ? "near" : "far") : "-"), c.zone),
+            Self.pad(peer.band ?? "-", c.band),
+            Self.pad(peer.rate.map { String(format: "%.0f%%", $0 * 100) } ?? "-", c.rate),
+            Self.pad(peer.ranged ? "uwb" : "ble", c.radio),
+            Self.pad(peer.lastBump.map { "\(mark)#\($0.id) \(Self.age(now - $0.at)) \($0.card ?? "")" } ?? "-", c.bump),
+            peer.lost.map { "lost (\($0))" } ?? Self.age(now - peer.lastHeard),
+        ].joined(separator: " ")
+    }
+
+    /// A bar for 0 to 2 m in 10 cells of eighths.
+    static func bar(_ metres: Double) -> String {
+        let eighths = Int((min(max(metres, 0), 2) / 2 * 80).rounded())
+        let partial = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"][eighths % 8]
+        return String(repeating: "█", count: eighths / 8) + partial
+    }
+
+    static func age(_ milliseconds: Int64) -> String {
+        let seconds = max(milliseconds, 0) / 1000
+        if seconds < 60 { return "\(seconds)s" }
+        if seconds < 3600 { return "\(seconds / 60)m" }
+        return "\(seconds / 3600)h"
+    }
+
+    static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? String(text.prefix(width)) : text + String(repeating: " ", count: width - text.count)
+    }
+
+    static func fit(_ text: String, _ width: Int) -> String {
+        text.count > width ? String(text.prefix(width)) : text
+    }
+
+    // MARK: Plain lines
+
+    /// One line for an event worth a line when stdout is not a terminal (found, near, far,
+    /// bump, lost, device), nil for the others (range, nearest, rough, stats, unknown types).
+    public static func plainLine(_ line: String) -> String? {
+        guard let data = line.data(using: .utf8),
+            let event = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let type = event["type"] as? String, let node = event["node"] as? String
+        else { return nil }
+        let time = (event["ts"] as? String).map { String($0.dropFirst(11).prefix(12)) } ?? "-"
+        let peer = (event["peer"] as? String).map { " peer \($0)" } ?? ""
+        let distance = (event["distance"] as? Double).map { String(format: " %.2f m", $0) } ?? ""
+        switch type {
+        case "device":
+            return "\(time) rig \(node) \(event["radio"] as? String ?? "?") \(event["state"] as? String ?? "?")"
+        case "peer.found":
+            return "\(time) rig \(node) found\(peer) \(event["name"] as? String ?? "")"
+        case "near", "far":
+            return "\(time) rig \(node) \(type)\(peer)\(distance)"
+        case "bump":
+            let card = (event["card"] as? [String: Any])?["name"] as? String
+            return "\(time) rig \(node) BUMP #\(event["bump_id"] as? Int ?? 0)\(peer)\(distance)\(card.map { " card \($0)" } ?? "")"
+        case "peer.lost":
+            return "\(time) rig \(node) lost\(peer) (\(event["reason"] as? String ?? "?"))"
+        default:
+            return nil
+        }
+    }
+
+    /// Milliseconds since the epoch of an event's `ts` (`2026-01-01T00:00:00.123Z`).
+    static func milliseconds(iso8601 text: String) -> Int64? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count == 24, utf8[23] == UInt8(ascii: "Z") else { return nil }
+        func number(_ range: Range<Int>) -> Int? { Int(String(decoding: utf8[range], as: UTF8.self)) }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
+            let minute = number(14..<16), let second = number(17..<19), let millisecond = number(20..<23)
+        else { return nil }
+        // Days since 1970-01-01 (Howard Hinnant's days_from_civil).
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        let days = era * 146_097 + doe - 719_468
+        return Int64(((days * 24 + hour) * 60 + minute) * 60 + second) * 1000 + Int64(millisecond)
+    }
+}
