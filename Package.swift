@@ -112,7 +112,7 @@ let package = Package(
             ]),
 
         // The live view of event streams (`watch`): a pure model and its screens.
-        .target(name: "Watch"),
+        .target(name: "Watch", dependencies: ["Events"]),
 
         // Proximity quality: trace generator, evaluator, and the two-sided handshake over a lossy air.
         .target(
@@ -141,7 +141,7 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Events", "UCI", "UCIHost", "BLE"]),
         .testTarget(name: "BlueZMgmtTests", dependencies: ["BLE", "BlueZMgmt", "BLEBlueZ", "PeerProtocol"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EventsTests", dependencies: ["Events"]),
-        .testTarget(name: "WatchTests", dependencies: ["Watch"]),
+        .testTarget(name: "WatchTests", dependencies: ["Watch", "Events"]),
         .testTarget(
             name: "BridgeTests",
             dependencies: ["Bridge", "Simulation", "Events", "UCI", "StreamIO", "UCIHost", "PeerProtocol"],

@@ -1,3 +1,4 @@
+import Events
 import Foundation
 
 /// What `nearby-bridge watch` shows, built from event lines alone (schema v1): per rig its
@@ -7,13 +8,15 @@ import Foundation
 /// Unknown event types and fields are ignored, as the schema asks of every consumer; a line
 /// that is not a JSON object is counted and skipped.
 public struct LiveView: Sendable {
-    public struct Peer: Sendable, Equatable {
+    public struct Peer: Sendable, Equatable, Encodable {
         public var id: String
         public var name: String?
         /// The filtered distance of the last ranged round (the raw one when unfiltered).
         public var distance: Double?
         /// The share of recent rounds that measured a distance (`range`'s `rate`).
         public var rate: Double?
+        /// Degrees, where the board measures direction.
+        public var azimuth: Double?
         public var isNear = false
         /// From `nearest` (UWB) or `rough` (RSSI only).
         public var band: String?
@@ -25,13 +28,13 @@ public struct LiveView: Sendable {
         public var lost: String?
     }
 
-    public struct Bump: Sendable, Equatable {
+    public struct Bump: Sendable, Equatable, Encodable {
         public var id: Int
         public var at: Int64
         public var card: String?
     }
 
-    public struct Rig: Sendable, Equatable {
+    public struct Rig: Sendable, Equatable, Encodable {
         public var node: String
         public var uwb: String?
         public var ble: String?
@@ -51,6 +54,21 @@ public struct LiveView: Sendable {
 
     public init() {}
 
+    /// What one event changes, whichever form it came in: a JSON line (`watch`) or a typed
+    /// event (the web view, inside the process).
+    enum Update {
+        case device(radio: String?, state: String?, backend: String?)
+        case found(peer: String, name: String?)
+        case range(peer: String, distance: Double?, rate: Double?, azimuth: Double?)
+        case zone(peer: String, near: Bool, distance: Double?)
+        case bump(peer: String, id: Int, distance: Double?, card: String?)
+        case band(peer: String?, band: String?, ranged: Bool)
+        case lost(peer: String, reason: String)
+        case stats(shedRanges: Int, shedInputs: Int)
+        /// A type this version does not know: counted, otherwise ignored (the schema's rule).
+        case unknown
+    }
+
     /// Takes one event line; false if it was not one (not JSON, no `type` or `node`).
     @discardableResult
     public mutating func apply(_ line: String) -> Bool {
@@ -63,62 +81,108 @@ public struct LiveView: Sendable {
             return false
         }
         let ts = (event["ts"] as? String).flatMap(Self.milliseconds(iso8601:)) ?? latest ?? 0
+        let peer = event["peer"] as? String
+        let distance = event["distance"] as? Double
+        let update: Update
+        switch (type, peer) {
+        case ("device", _):
+            update = .device(radio: event["radio"] as? String, state: event["state"] as? String, backend: event["backend"] as? String)
+        case ("peer.found", let peer?): update = .found(peer: peer, name: event["name"] as? String)
+        case ("range", let peer?):
+            update = .range(
+                peer: peer, distance: (event["filtered"] as? Double) ?? distance, rate: event["rate"] as? Double,
+                azimuth: event["azimuth"] as? Double)
+        case ("near", let peer?), ("far", let peer?): update = .zone(peer: peer, near: type == "near", distance: distance)
+        case ("bump", let peer?):
+            update = .bump(
+                peer: peer, id: event["bump_id"] as? Int ?? 0, distance: distance,
+                card: (event["card"] as? [String: Any])?["name"] as? String)
+        case ("nearest", _): update = .band(peer: peer, band: event["band"] as? String, ranged: true)
+        case ("rough", let peer?): update = .band(peer: peer, band: event["band"] as? String, ranged: false)
+        case ("peer.lost", let peer?): update = .lost(peer: peer, reason: event["reason"] as? String ?? "lost")
+        case ("stats", _): update = .stats(shedRanges: event["shed_ranges"] as? Int ?? 0, shedInputs: event["shed_inputs"] as? Int ?? 0)
+        default: update = .unknown
+        }
+        apply(update, node: node, at: ts)
+        return true
+    }
+
+    /// Takes one typed event observed at `timestampMilliseconds`, as the web view does.
+    public mutating func apply(_ event: Event, timestampMilliseconds ts: Int64) {
+        lines += 1
+        let update: Update
+        switch event.body {
+        case .device(let device): update = .device(radio: device.radio.rawValue, state: device.state.rawValue, backend: device.backend)
+        case .peerFound(let found): update = .found(peer: found.peer, name: found.name)
+        case .range(let range):
+            update = .range(peer: range.peer, distance: range.filtered ?? range.distance, rate: range.rate, azimuth: range.azimuth)
+        case .near(let zone): update = .zone(peer: zone.peer, near: true, distance: zone.distance)
+        case .far(let zone): update = .zone(peer: zone.peer, near: false, distance: zone.distance)
+        case .bump(let bump):
+            let card = (try? JSONSerialization.jsonObject(with: Data(bump.cardJSON.utf8)) as? [String: Any])?["name"] as? String
+            update = .bump(peer: bump.peer, id: Int(bump.bumpID), distance: bump.distance, card: card)
+        case .nearest(let nearest): update = .band(peer: nearest.peer, band: nearest.band?.rawValue, ranged: true)
+        case .rough(let rough): update = .band(peer: rough.peer, band: rough.band.rawValue, ranged: false)
+        case .peerLost(let lost): update = .lost(peer: lost.peer, reason: lost.reason.rawValue)
+        case .stats(let stats): update = .stats(shedRanges: stats.shedRanges, shedInputs: stats.shedInputs)
+        }
+        apply(update, node: event.node, at: ts)
+    }
+
+    private mutating func apply(_ update: Update, node: String, at ts: Int64) {
         latest = max(latest ?? ts, ts)
         recent.append(ts)
         if recent.count > 512 { recent.removeFirst(recent.count - 512) }
         var rig = rigs[node] ?? Rig(node: node)
         defer { rigs[node] = rig }
-        let peerID = event["peer"] as? String
-        func update(_ change: (inout Peer) -> Void) {
-            guard let peerID else { return }
+        func change(_ peerID: String, _ body: (inout Peer) -> Void) {
             var peer = rig.peers[peerID] ?? Peer(id: peerID, lastHeard: ts)
             peer.lastHeard = max(peer.lastHeard, ts)
             peer.lost = nil
-            change(&peer)
+            body(&peer)
             rig.peers[peerID] = peer
         }
-        switch type {
-        case "device":
-            let state = [event["state"] as? String, (event["backend"] as? String).map { "(\($0))" }].compactMap { $0 }.joined(separator: " ")
-            if event["radio"] as? String == "uwb" { rig.uwb = state } else if event["radio"] as? String == "ble" { rig.ble = state }
-        case "peer.found":
-            update { $0.name = event["name"] as? String ?? $0.name }
-        case "range":
-            update { peer in
-                guard let distance = (event["filtered"] as? Double) ?? (event["distance"] as? Double) else { return }
+        switch update {
+        case .device(let radio, let state, let backend):
+            let text = [state, backend.map { "(\($0))" }].compactMap { $0 }.joined(separator: " ")
+            if radio == "uwb" { rig.uwb = text } else if radio == "ble" { rig.ble = text }
+        case .found(let peer, let name):
+            change(peer) { $0.name = name ?? $0.name }
+        case .range(let peer, let distance, let rate, let azimuth):
+            change(peer) { peer in
+                guard let distance else { return }
                 peer.distance = distance
-                peer.rate = event["rate"] as? Double
+                peer.rate = rate
+                peer.azimuth = azimuth
                 peer.ranged = true
             }
-        case "near", "far":
-            update { peer in
-                peer.isNear = type == "near"
-                if let distance = event["distance"] as? Double { peer.distance = distance }
+        case .zone(let peer, let near, let distance):
+            change(peer) { peer in
+                peer.isNear = near
+                if let distance { peer.distance = distance }
                 peer.ranged = true
             }
-        case "bump":
-            let card = (event["card"] as? [String: Any])?["name"] as? String
-            update { peer in
-                peer.lastBump = Bump(id: event["bump_id"] as? Int ?? 0, at: ts, card: card)
-                if let distance = event["distance"] as? Double { peer.distance = distance }
+        case .bump(let peer, let id, let distance, let card):
+            change(peer) { peer in
+                peer.lastBump = Bump(id: id, at: ts, card: card)
+                if let distance { peer.distance = distance }
             }
             rig.lastBumpAt = ts
-        case "nearest":
-            update { $0.band = event["band"] as? String }
-        case "rough":
-            update { peer in
-                peer.band = event["band"] as? String
-                if !peer.ranged { peer.distance = nil }
+        case .band(let peer?, let band, let ranged):
+            change(peer) { peer in
+                peer.band = band
+                if !ranged, !peer.ranged { peer.distance = nil }
             }
-        case "peer.lost":
-            if let peerID { rig.peers[peerID]?.lost = event["reason"] as? String ?? "lost" }
-        case "stats":
-            rig.shedRanges += event["shed_ranges"] as? Int ?? 0
-            rig.shedInputs += event["shed_inputs"] as? Int ?? 0
-        default:
-            break  // a type this version does not know: ignored, as the schema asks
+        case .band(nil, _, _):
+            break
+        case .lost(let peer, let reason):
+            rig.peers[peer]?.lost = reason
+        case .stats(let shedRanges, let shedInputs):
+            rig.shedRanges += shedRanges
+            rig.shedInputs += shedInputs
+        case .unknown:
+            break
         }
-        return true
     }
 
     /// Events per second over the last ten seconds of stream time.

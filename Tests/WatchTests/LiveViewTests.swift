@@ -1,3 +1,4 @@
+import Events
 import Testing
 
 @testable import Watch
@@ -32,7 +33,7 @@ import Testing
         #expect(rig.ble == "ready (hci0)")
         let alice = try #require(rig.peers[Self.alice])
         #expect(alice.name == "alice")
-        #expect(alice.distance == 0.50)  // the filtered distance, then near's
+        #expect(alice.distance == 0.04)  // the filtered distance, near's, then the bump's
         #expect(alice.isNear && alice.ranged)
         #expect(alice.lastBump == .init(id: 1, at: Self.start + 3_000, card: "Alice"))
         #expect(rig.shedRanges == 7 && rig.shedInputs == 2)
@@ -58,7 +59,7 @@ import Testing
         #expect(fresh.allSatisfy { $0.replacingOccurrences(of: "\u{1B}[7m", with: "").replacingOccurrences(of: "\u{1B}[0m", with: "").count <= 80 })
         let row = try #require(fresh.first { $0.contains("alice") })
         #expect(row.hasPrefix("\u{1B}[7m"))
-        for part in ["alice 000000", "0.50m  ██▌ ", "near", "90%", "uwb", "*#1 1s Alice"] { #expect(row.contains(part), "\(part) in \(row)") }
+        for part in ["alice 000000", "0.04m  ▎ ", "near", "90%", "uwb", "*#1 1s Alice"] { #expect(row.contains(part), "\(part) in \(row)") }
         #expect(fresh.last?.contains("shed ranges 7 inputs 2") == true)
         let later = view.screen(width: 80, height: 24, now: Self.start + 60_000, highlight: 5_000, styled: true)
         let quiet = try #require(later.first { $0.contains("alice") })
@@ -87,6 +88,30 @@ import Testing
             "00:00:02.100 rig 00000000000000aa near peer 00000000000000b1 0.50 m",
             "00:00:03.000 rig 00000000000000aa BUMP #1 peer 00000000000000b1 0.04 m card Alice",
         ])
+    }
+
+    /// The web view applies typed events, `watch` their JSON lines: both must build the same view.
+    @Test func typedEventsAndTheirLinesBuildTheSameView() {
+        let events: [Event.Body] = [
+            .device(.init(radio: .uwb, state: .ready, backend: "usb:1-1")),
+            .peerFound(.init(peer: Self.alice, name: "alice", rssi: -61)),
+            .range(.init(peer: Self.alice, status: "OK", distance: 0.31, filtered: 0.30, rate: 0.8, nlos: false, azimuth: 12, elevation: nil)),
+            .near(.init(peer: Self.alice, distance: 0.30, azimuth: nil)),
+            .bump(.init(peer: Self.alice, bumpID: 4, distance: 0.05, cardJSON: #"{"name":"Alice"}"#)),
+            .rough(.init(peer: "00000000000000c3", rssi: -80, band: .far)),
+            .peerLost(.init(peer: "00000000000000c3", reason: .timeout)),
+        ]
+        var typed = LiveView()
+        var parsed = LiveView()
+        for (index, body) in events.enumerated() {
+            let event = Event(node: Self.rig, body: body)
+            let at = Self.start + Int64(index) * 100
+            typed.apply(event, timestampMilliseconds: at)
+            parsed.apply(String(JSONLine.render(event, seq: UInt64(index + 1), timestampMilliseconds: at).dropLast()))
+        }
+        #expect(typed.rigs == parsed.rigs)
+        #expect(typed.rigs[Self.rig]?.peers[Self.alice]?.azimuth == 12)
+        #expect(typed.rigs[Self.rig]?.peers["00000000000000c3"]?.lost == "timeout")
     }
 
     @Test func timestampsAreReadAsUTCMilliseconds() {
