@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
     ],
     targets: [
         // C libraries, imported through pkg-config.
@@ -103,7 +104,7 @@ let package = Package(
             name: "NearbyBridgeCLI",
             dependencies: [
                 "StreamIO", "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "Bridge", "Capture", "Doctor", "Events", "Plot", "Proximity", "Replay",
-                "Simulation", "Watch",
+                "Simulation", "Watch", "WebView",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -113,6 +114,10 @@ let package = Package(
 
         // The live view of event streams (`watch`): a pure model and its screens.
         .target(name: "Watch", dependencies: ["Events"]),
+        // The web view: the page, its event stream and the peer table over HTTP (FlyingFox).
+        .target(
+            name: "WebView",
+            dependencies: ["Events", "Proximity", "Watch", .product(name: "FlyingFox", package: "FlyingFox")]),
 
         // Proximity quality: trace generator, evaluator, and the two-sided handshake over a lossy air.
         .target(
@@ -142,6 +147,7 @@ let package = Package(
         .testTarget(name: "BlueZMgmtTests", dependencies: ["BLE", "BlueZMgmt", "BLEBlueZ", "PeerProtocol"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EventsTests", dependencies: ["Events"]),
         .testTarget(name: "WatchTests", dependencies: ["Watch", "Events"]),
+        .testTarget(name: "WebViewTests", dependencies: ["WebView"]),
         .testTarget(
             name: "BridgeTests",
             dependencies: ["Bridge", "Simulation", "Events", "UCI", "StreamIO", "UCIHost", "PeerProtocol"],

@@ -24,7 +24,7 @@ struct Demo: AsyncParsableCommand {
 
     func run() async throws {
         let capture = try common.openCapture()
-        let context = try common.bootstrap(capture: capture)
+        let context = try common.bootstrap(capture: capture, thresholds: proximity.config)
         try await context.run { try simulate(capture: capture, context: context) }
     }
 

@@ -6,6 +6,7 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
+import WebView
 
 /// The process's exit statuses (also in the commands' --help and README "Exit codes").
 enum ExitStatus {
@@ -134,6 +135,7 @@ struct CommandContext: Sendable {
     let stop: StopRequest
     private let output: EventOutputService
     private let signals: SecondSignalExit?
+    private let web: WebService?
 
     /// After a stop request, how long the last lines may take to reach a stalled reader.
     static let drainTimeout: Duration = .seconds(1)
@@ -141,8 +143,10 @@ struct CommandContext: Sendable {
     /// - Parameter failures: stdout's failure, as its sink reports it.
     init(
         events: EventStream, logger: Logger,
-        failures: (stream: AsyncStream<any Error>, continuation: AsyncStream<any Error>.Continuation), handlesSignals: Bool
+        failures: (stream: AsyncStream<any Error>, continuation: AsyncStream<any Error>.Continuation), handlesSignals: Bool,
+        web: WebService? = nil
     ) {
+        self.web = web
         self.events = events
         self.logger = logger
         let stop = StopRequest(events: events)
@@ -165,7 +169,7 @@ struct CommandContext: Sendable {
     func run(_ setup: () async throws -> any Service) async throws {
         do {
             let work = try await setup()
-            let services = [output, work].map {
+            let services = ([output, web, work] as [(any Service)?]).compactMap { $0 }.map {
                 ServiceGroupConfiguration.ServiceConfiguration(
                     service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
                     failureTerminationBehavior: .gracefullyShutdownGroup)
@@ -196,6 +200,37 @@ struct CommandContext: Sendable {
             logger.critical(
                 "stdout's reader did not take the last \(drained.unwritten) event lines within \(Self.drainTimeout) of the stop; they were not written")
             throw ExitCode(ExitStatus.outputFailed)
+        }
+    }
+}
+
+/// The web view as a service: serves until the group shuts down (after the work, so the page
+/// sees the last events), and says where on stderr, with the token when one is needed.
+struct WebService: Service {
+    let server: WebServer
+    let endpoint: HTTPEndpoint
+    let token: String?
+    let logger: Logger
+
+    func run() async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.run() }
+            group.addTask {
+                let port = try await server.listeningPort()
+                let query = token.map { "/?token=\($0)" } ?? "/"
+                logger.notice("web view on http://\(endpoint.host):\(port)\(query)")
+            }
+            try await withGracefulShutdownHandler {
+                do {
+                    while try await group.next() != nil {}
+                } catch {
+                    // Stopping closes the listener and every stream: what that throws is the stop.
+                    guard Task.isShuttingDownGracefully else { throw error }
+                }
+            } onGracefulShutdown: {
+                Task { await server.stop() }
+            }
+            group.cancelAll()
         }
     }
 }

@@ -4,6 +4,8 @@ import Capture
 import Events
 import Foundation
 import Logging
+import Proximity
+import WebView
 
 @main
 struct NearbyBridge: AsyncParsableCommand {
@@ -61,6 +63,12 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "Record the radios' traffic and the events in DIR: per node uci.pcap (link type 299) and ble.pcap (link type 201), and events.jsonl; files rotate at 64 MB.", completion: .directory)
     var capture: String?
 
+    @Option(help: "Serve a live web view at [ADDR:]PORT: 8080 is this machine only; 0.0.0.0:8080 reaches phones on the rig's network and then needs the token printed on stderr.")
+    var http: HTTPEndpoint?
+
+    @Option(help: "The token the web view asks for when bound beyond this machine (default: a new random one each start).")
+    var httpToken: String?
+
     /// Opens the capture directory, if one was asked for.
     func openCapture() throws -> CaptureDirectory? {
         try capture.map { try CaptureDirectory(path: $0) }
@@ -71,7 +79,10 @@ struct CommonOptions: ParsableArguments {
     /// `handlesSignals`, SIGINT and SIGTERM stop the command's work gracefully (see
     /// `CommandContext.run`); without, they end the process as usual. A stdout that fails stops
     /// the work too. Throws `ExitStatus.outputFailed` when stdout is closed from the start.
-    func bootstrap(config: RunConfig = RunConfig(), capture: CaptureDirectory? = nil, handlesSignals: Bool = true) throws -> CommandContext {
+    func bootstrap(
+        config: RunConfig = RunConfig(), capture: CaptureDirectory? = nil, handlesSignals: Bool = true,
+        thresholds: ProximityConfig = .default
+    ) throws -> CommandContext {
         signal(SIGPIPE, SIG_IGN)
         let level = logLevel ?? config.logLevel.flatMap(Logger.Level.init(rawValue:)) ?? .notice
         let ranges = self.ranges || config.ranges == true
@@ -99,10 +110,42 @@ struct CommonOptions: ParsableArguments {
         ]
         // The complete record: never sheds.
         if let capture { sinks.append(try capture.eventSink(includesRanges: ranges)) }
+        // The web view: its own bounded backlog, which slow browsers fall behind in.
+        let web = try http.map { endpoint in
+            let token = endpoint.isLoopback ? httpToken : httpToken ?? HTTPEndpoint.newToken()
+            return try WebServer(host: endpoint.host, port: endpoint.port, token: token, thresholds: thresholds)
+        }
+        if let web { sinks.append(web.sink) }
         let events = EventStream(sinks: sinks)
-        return CommandContext(events: events, logger: logger, failures: failures, handlesSignals: handlesSignals)
+        return CommandContext(
+            events: events, logger: logger, failures: failures, handlesSignals: handlesSignals,
+            web: web.map { WebService(server: $0, endpoint: http!, token: $0.token, logger: logger) })
     }
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
+
+/// Where the web view listens: `PORT` (this machine only) or `ADDR:PORT` (an IPv4 address).
+struct HTTPEndpoint: ExpressibleByArgument, Sendable {
+    var host: String
+    var port: UInt16
+
+    init?(argument: String) {
+        let parts = argument.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let port = UInt16(parts.last ?? "") else { return nil }
+        host = parts.count == 2 ? String(parts[0]) : "127.0.0.1"
+        guard host.split(separator: ".").count == 4, host.split(separator: ".").allSatisfy({ UInt8($0) != nil }) else { return nil }
+        self.port = port
+    }
+
+    static var defaultValueDescription: String { "PORT or ADDR:PORT, e.g. 8080 or 0.0.0.0:8080" }
+
+    var isLoopback: Bool { host.hasPrefix("127.") }
+
+    /// 128 random bits, in hex.
+    static func newToken() -> String {
+        var random = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in String(random.next() as UInt64, radix: 16) }.joined()
+    }
+}

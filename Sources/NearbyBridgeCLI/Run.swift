@@ -107,7 +107,7 @@ struct Run: AsyncParsableCommand {
             throw ValidationError("say which Bluetooth adapter to use: --ble hci0 (or \"ble\" in --config FILE)")
         }
         let capture = try common.openCapture()
-        let context = try common.bootstrap(config: settings, capture: capture)
+        let context = try common.bootstrap(config: settings, capture: capture, thresholds: proximity.config)
         try await context.run {
             try await bridge(uwb: uwb, ble: ble, settings: settings, capture: capture, context: context)
         }

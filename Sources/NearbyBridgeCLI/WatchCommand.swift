@@ -16,7 +16,7 @@ struct WatchCommand: ParsableCommand {
             Reads the JSON lines of `run`, `demo` or `world` from stdin, or from FILEs (followed as \
             they grow, like tail -f; one per rig, merged). On a terminal it draws a full-screen view \
             in place: per rig its radios, per peer the filtered distance with a bar (0-2 m), near \
-            or far, band, the share of rounds that ranged, UWB or Bluetooth only, the last bump \
+            or far, band, how fast it changes (m/s, negative while coming closer), UWB or Bluetooth only, the last bump \
             (the latest marked *, a new one highlighted) and how long ago it was heard; q or Ctrl-C \
             quits and restores the terminal. When stdout is not a terminal it writes one plain line \
             per device, peer found, near, far, bump and lost event instead. Unknown event types \

@@ -38,7 +38,7 @@ struct WorldCommand: AsyncParsableCommand {
 
     func run() async throws {
         let capture = try common.openCapture()
-        let context = try common.bootstrap(capture: capture)
+        let context = try common.bootstrap(capture: capture, thresholds: proximity.config)
         try await context.run { try serve(capture: capture, context: context) }
     }
 

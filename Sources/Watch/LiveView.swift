@@ -13,7 +13,8 @@ public struct LiveView: Sendable {
         public var name: String?
         /// The filtered distance of the last ranged round (the raw one when unfiltered).
         public var distance: Double?
-        /// The share of recent rounds that measured a distance (`range`'s `rate`).
+        /// How fast the distance changes, metres per second, negative while the peer comes
+        /// closer (`range`'s `rate`).
         public var rate: Double?
         /// Degrees, where the board measures direction.
         public var azimuth: Double?
@@ -228,7 +229,7 @@ public struct LiveView: Sendable {
         let c = columns
         return "  " + [
             pad("PEER", c.name), pad("DIST", c.distance), pad("0 ─── 2 m", c.bar), pad("ZONE", c.zone), pad("BAND", c.band),
-            pad("RATE", c.rate), pad("VIA", c.radio), pad("BUMP", c.bump), "SEEN",
+            pad("M/S", c.rate), pad("VIA", c.radio), pad("BUMP", c.bump), "SEEN",
         ].joined(separator: " ")
     }
 
@@ -242,7 +243,7 @@ public struct LiveView: Sendable {
             Self.pad(peer.distance.map(Self.bar) ?? "", c.bar),
             Self.pad(peer.lost.map { _ in "lost" } ?? (peer.ranged ? (peer.isNear ? "near" : "far") : "-"), c.zone),
             Self.pad(peer.band ?? "-", c.band),
-            Self.pad(peer.rate.map { String(format: "%.0f%%", $0 * 100) } ?? "-", c.rate),
+            Self.pad(peer.rate.map { String(format: "%+.1f", $0) } ?? "-", c.rate),
             Self.pad(peer.ranged ? "uwb" : "ble", c.radio),
             Self.pad(peer.lastBump.map { "\(mark)#\($0.id) \(Self.age(now - $0.at)) \($0.card ?? "")" } ?? "-", c.bump),
             peer.lost.map { "lost (\($0))" } ?? Self.age(now - peer.lastHeard),

@@ -59,7 +59,7 @@ import Testing
         #expect(fresh.allSatisfy { $0.replacingOccurrences(of: "\u{1B}[7m", with: "").replacingOccurrences(of: "\u{1B}[0m", with: "").count <= 80 })
         let row = try #require(fresh.first { $0.contains("alice") })
         #expect(row.hasPrefix("\u{1B}[7m"))
-        for part in ["alice 000000", "0.04m  ▎ ", "near", "90%", "uwb", "*#1 1s Alice"] { #expect(row.contains(part), "\(part) in \(row)") }
+        for part in ["alice 000000", "0.04m  ▎ ", "near", "+0.9", "uwb", "*#1 1s Alice"] { #expect(row.contains(part), "\(part) in \(row)") }
         #expect(fresh.last?.contains("shed ranges 7 inputs 2") == true)
         let later = view.screen(width: 80, height: 24, now: Self.start + 60_000, highlight: 5_000, styled: true)
         let quiet = try #require(later.first { $0.contains("alice") })

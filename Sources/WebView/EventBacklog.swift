@@ -1,0 +1,90 @@
+import Synchronization
+
+/// The last `capacity` event lines, numbered from 1 in the order they were written: what the
+/// web view's `/events` streams, and what a browser that reconnects with `Last-Event-ID` resumes
+/// from. Bounded, so a slow or stalled browser never holds memory or the radios: it falls
+/// behind (see `EventCursor`), the writers never wait.
+public final class EventBacklog: Sendable {
+    public struct Entry: Sendable, Equatable {
+        public var id: Int
+        public var line: String
+        /// `range` lines are the ones a client that has fallen behind skips.
+        public var isRange: Bool
+    }
+
+    private struct State {
+        var ring: [Entry] = []
+        /// Index in `ring` of the oldest entry once it is full.
+        var head = 0
+        var nextID = 1
+    }
+    private let state = Mutex(State())
+    public let capacity: Int
+
+    public init(capacity: Int) {
+        precondition(capacity > 0)
+        self.capacity = capacity
+    }
+
+    /// Appends lines in order, numbering them.
+    public func append(_ lines: [(line: String, isRange: Bool)]) {
+        state.withLock { s in
+            for (line, isRange) in lines {
+                let entry = Entry(id: s.nextID, line: line, isRange: isRange)
+                s.nextID += 1
+                if s.ring.count < capacity {
+                    s.ring.append(entry)
+                } else {
+                    s.ring[s.head] = entry
+                    s.head = (s.head + 1) % capacity
+                }
+            }
+        }
+    }
+
+    /// The id of the newest line (0 before the first).
+    public var latestID: Int { state.withLock { $0.nextID - 1 } }
+
+    /// Up to `limit` entries after `id`, oldest first; they start later than `id + 1` when the
+    /// lines in between have left the backlog.
+    public func entries(after id: Int, limit: Int) -> [Entry] {
+        state.withLock { s in
+            guard let oldest = s.ring.isEmpty ? nil : s.ring[s.head].id, id < s.nextID - 1 else { return [] }
+            let first = max(id + 1, oldest)
+            let count = min(limit, s.nextID - first)
+            return (0..<count).map { s.ring[(s.head + first - oldest + $0) % s.ring.count] }
+        }
+    }
+}
+
+/// One `/events` client's place in the backlog. While it is more than `lagLimit` lines behind
+/// (a phone on a weak network, a tab in the background) it skips `range` lines, which the next
+/// round repeats, and counts them; lines that left the backlog before it read them are counted
+/// as lost, and the stream says so.
+public struct EventCursor: Sendable {
+    public private(set) var lastID: Int
+    public private(set) var shed = 0
+    public private(set) var lost = 0
+    public let lagLimit: Int
+
+    /// A cursor after line `lastID` (0: from the oldest line still held).
+    public init(after lastID: Int, lagLimit: Int) {
+        self.lastID = lastID
+        self.lagLimit = lagLimit
+    }
+
+    /// What to send next, at most `limit` lines, and how many were lost just now.
+    public mutating func next(from backlog: EventBacklog, limit: Int) -> (entries: [EventBacklog.Entry], lost: Int) {
+        let latest = backlog.latestID
+        let entries = backlog.entries(after: lastID, limit: limit)
+        guard let first = entries.first, let last = entries.last else { return ([], 0) }
+        let gap = lastID > 0 ? first.id - lastID - 1 : 0
+        lost += gap
+        let behind = latest - lastID > lagLimit
+        lastID = last.id
+        guard behind else { return (entries, gap) }
+        let kept = entries.filter { !$0.isRange }
+        shed += entries.count - kept.count
+        return (kept, gap)
+    }
+}

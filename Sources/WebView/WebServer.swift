@@ -1,0 +1,129 @@
+import FlyingFox
+import FlyingSocks
+import Foundation
+import Proximity
+import Watch
+
+/// The web view over HTTP (FlyingFox): `/` the page, `/events` the event lines as Server-Sent
+/// Events (`id:` is the line's number in the backlog; a browser that reconnects sends
+/// `Last-Event-ID` and gets what it missed while the backlog still holds it), `/state` the peer
+/// table as JSON. Off by default; bound to loopback unless an address is given, and then every
+/// request must carry the token (`?token=` or `Authorization: Bearer`).
+public final class WebServer: Sendable {
+    public let sink: WebSink
+    private let server: HTTPServer
+    /// What every request must carry, if anything.
+    public let token: String?
+    private let thresholds: ProximityConfig
+
+    /// - Parameters:
+    ///   - host: an IPv4 address; "127.0.0.1" keeps the view on this machine.
+    ///   - token: required of every request when set (the caller sets one when `host` is not
+    ///     loopback).
+    public init(host: String, port: UInt16, token: String?, thresholds: ProximityConfig, backlog: Int = 4096) throws {
+        sink = WebSink(backlog: EventBacklog(capacity: backlog))
+        self.token = token
+        self.thresholds = thresholds
+        server = HTTPServer(address: try .inet(ip4: host, port: port), timeout: 3600, logger: .disabled)
+    }
+
+    /// Serves until cancelled.
+    public func run() async throws {
+        let sink = self.sink
+        let token = self.token
+        let thresholds = self.thresholds
+        await server.appendRoute("GET /events") { request in
+            guard Self.authorised(request, token: token) else { return Self.forbidden }
+            let resume = request.headers[HTTPHeader("Last-Event-ID")].flatMap { Int($0) }
+            let cursor = EventCursor(after: resume ?? sink.backlog.latestID, lagLimit: 512)
+            return HTTPResponse(
+                statusCode: .ok,
+                headers: [.contentType: "text/event-stream", .cacheControl: "no-cache", HTTPHeader("X-Accel-Buffering"): "no"],
+                body: HTTPBodySequence(from: EventStreamBody(backlog: sink.backlog, cursor: cursor)))
+        }
+        await server.appendRoute("GET /state") { request in
+            guard Self.authorised(request, token: token) else { return Self.forbidden }
+            let snapshot = StateSnapshot(view: sink.view, near: thresholds.nearMetres, far: thresholds.farMetres)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return HTTPResponse(statusCode: .ok, headers: [.contentType: "application/json"], body: try encoder.encode(snapshot))
+        }
+        await server.appendRoute("GET /") { request in
+            guard Self.authorised(request, token: token) else { return Self.forbidden }
+            return HTTPResponse(statusCode: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: Data(WebPage.html.utf8))
+        }
+        try await server.run()
+    }
+
+    /// The port it listens on, once listening (useful with port 0).
+    public func listeningPort() async throws -> UInt16 {
+        try await server.waitUntilListening()
+        guard case .ip4(_, let port)? = await server.listeningAddress else { return 0 }
+        return port
+    }
+
+    /// Closes every connection within `timeout` seconds.
+    public func stop() async {
+        await server.stop(timeout: 1)
+    }
+
+    private static let forbidden = HTTPResponse(
+        statusCode: .forbidden, headers: [.contentType: "text/plain"], body: Data("a token is required: ?token=… (printed on stderr at start)\n".utf8))
+
+    private static func authorised(_ request: HTTPRequest, token: String?) -> Bool {
+        guard let token else { return true }
+        return request.query["token"] == token || request.headers[.authorization] == "Bearer \(token)"
+    }
+}
+
+/// `/state`: the peer table and the thresholds the page draws.
+struct StateSnapshot: Encodable {
+    var rigs: [LiveView.Rig]
+    var near: Double
+    var far: Double
+
+    init(view: LiveView, near: Double, far: Double) {
+        rigs = view.rigs.values.sorted { $0.node < $1.node }
+        self.near = near
+        self.far = far
+    }
+}
+
+/// The bytes of an endless `text/event-stream`: every backlog line after the cursor as an event
+/// (`id:` and `data:`), polled every 100 ms; a comment every 15 s keeps proxies and phones from
+/// closing an idle stream and says how many lines this client lost or skipped.
+struct EventStreamBody: AsyncBufferedSequence {
+    typealias Element = UInt8
+    let backlog: EventBacklog
+    let cursor: EventCursor
+
+    func makeAsyncIterator() -> Iterator { Iterator(backlog: backlog, cursor: cursor) }
+
+    struct Iterator: AsyncBufferedIteratorProtocol {
+        let backlog: EventBacklog
+        var cursor: EventCursor
+        var quietSince = ContinuousClock.now
+
+        mutating func next() async throws -> UInt8? {
+            try await nextBuffer(suggested: 1)?.first
+        }
+
+        mutating func nextBuffer(suggested count: Int) async throws -> [UInt8]? {
+            while !Task.isCancelled {
+                let (entries, lost) = cursor.next(from: backlog, limit: 256)
+                var out = ""
+                if lost > 0 { out += ": \(lost) lines left the backlog before they were sent\n\n" }
+                for entry in entries { out += "id: \(entry.id)\ndata: \(entry.line)\n\n" }
+                if ContinuousClock.now - quietSince > .seconds(15) {
+                    out += ": skipped \(cursor.shed) range lines while behind, lost \(cursor.lost)\n\n"
+                }
+                if !out.isEmpty {
+                    quietSince = .now
+                    return Array(out.utf8)
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            return nil
+        }
+    }
+}
