@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
     ],
     targets: [
         // C libraries, imported through pkg-config.
@@ -48,6 +50,7 @@ let package = Package(
             dependencies: [
                 "UCI", "StreamIO",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]),
         .target(
             name: "UCIUSB",
@@ -117,7 +120,10 @@ let package = Package(
         // The web view: the page, its event stream and the peer table over HTTP (FlyingFox).
         .target(
             name: "WebView",
-            dependencies: ["Events", "Proximity", "Watch", .product(name: "FlyingFox", package: "FlyingFox")]),
+            dependencies: [
+                "Events", "Proximity", "Watch", .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
+            ]),
 
         // Proximity quality: trace generator, evaluator, and the two-sided handshake over a lossy air.
         .target(

@@ -115,7 +115,10 @@ struct CommonOptions: ParsableArguments {
             let token = endpoint.isLoopback ? httpToken : httpToken ?? HTTPEndpoint.newToken()
             return try WebServer(host: endpoint.host, port: endpoint.port, token: token, thresholds: thresholds)
         }
-        if let web { sinks.append(web.sink) }
+        if let web {
+            sinks.append(web.sink)
+            web.sink.metrics.bootstrap()
+        }
         let events = EventStream(sinks: sinks)
         return CommandContext(
             events: events, logger: logger, failures: failures, handlesSignals: handlesSignals,

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Logging
 import Synchronization
 import UCI
@@ -185,7 +186,9 @@ public actor UCIHost {
         defer { releaseCommandSlot() }
         var attempt = 1
         while true {
+            let started = ContinuousClock.now
             let result = await exchange(command)
+            Self.measure(command, result, took: ContinuousClock.now - started)
             switch result {
             case .failure(.timeout), .failure(.retryRequested):
                 guard attempt < commandAttempts else {
@@ -199,6 +202,25 @@ public actor UCIHost {
                 return try result.get()
             }
         }
+    }
+
+    /// How long each attempt took and which failed, for whatever metrics backend the process
+    /// set up (none: the calls do nothing): `nearby_uci_command_duration_seconds{command}` and
+    /// `nearby_uci_command_errors_total{command,error}`.
+    private static func measure(_ command: UCICommand, _ result: Result<UCIResponse, UCIHostError>, took duration: Duration) {
+        let name = Self.name(command)
+        let (seconds, attoseconds) = duration.components
+        CoreMetrics.Timer(label: "nearby_uci_command_duration_seconds", dimensions: [("command", name)])
+            .recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let error: String? = switch result {
+        case .success(let response) where response.status != .ok: "\(response.status)"
+        case .success: nil
+        case .failure(.timeout): "timeout"
+        case .failure(.retryRequested): "retry_requested"
+        case .failure(.transport), .failure(.closed): "transport"
+        case .failure: "malformed"
+        }
+        if let error { CoreMetrics.Counter(label: "nearby_uci_command_errors_total", dimensions: [("command", name), ("error", error)]).increment() }
     }
 
     /// One attempt: writes `command` and waits for its response or its timeout.

@@ -7,7 +7,7 @@ import Watch
 /// The web view over HTTP (FlyingFox): `/` the page, `/events` the event lines as Server-Sent
 /// Events (`id:` is the line's number in the backlog; a browser that reconnects sends
 /// `Last-Event-ID` and gets what it missed while the backlog still holds it), `/state` the peer
-/// table as JSON. Off by default; bound to loopback unless an address is given, and then every
+/// table as JSON, `/metrics` in Prometheus's text format (`BridgeMetrics`). Off by default; bound to loopback unless an address is given, and then every
 /// request must carry the token (`?token=` or `Authorization: Bearer`).
 public final class WebServer: Sendable {
     public let sink: WebSink
@@ -21,7 +21,7 @@ public final class WebServer: Sendable {
     ///   - token: required of every request when set (the caller sets one when `host` is not
     ///     loopback).
     public init(host: String, port: UInt16, token: String?, thresholds: ProximityConfig, backlog: Int = 4096) throws {
-        sink = WebSink(backlog: EventBacklog(capacity: backlog))
+        sink = WebSink(backlog: EventBacklog(capacity: backlog), metrics: BridgeMetrics())
         self.token = token
         self.thresholds = thresholds
         server = HTTPServer(address: try .inet(ip4: host, port: port), timeout: 3600, logger: .disabled)
@@ -47,6 +47,12 @@ public final class WebServer: Sendable {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             return HTTPResponse(statusCode: .ok, headers: [.contentType: "application/json"], body: try encoder.encode(snapshot))
+        }
+        await server.appendRoute("GET /metrics") { request in
+            guard Self.authorised(request, token: token) else { return Self.forbidden }
+            return HTTPResponse(
+                statusCode: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: Data(sink.metricsExposition().utf8))
         }
         await server.appendRoute("GET /") { request in
             guard Self.authorised(request, token: token) else { return Self.forbidden }

@@ -8,24 +8,28 @@ import Watch
 /// waits and never sheds: slow browsers fall behind in the backlog on their own (EventCursor).
 public final class WebSink: EventSink {
     public let backlog: EventBacklog
+    public let metrics: BridgeMetrics
     private struct State {
         var seq: UInt64 = 0
         var view = LiveView()
     }
     private let state = Mutex(State())
 
-    public init(backlog: EventBacklog) {
+    public init(backlog: EventBacklog, metrics: BridgeMetrics) {
         self.backlog = backlog
+        self.metrics = metrics
     }
 
     public func receive(_ events: [Event], timestampMilliseconds: Int64) {
         let lines = state.withLock { s in
-            events.map { event in
+            let lines = events.map { event in
                 s.seq += 1
                 s.view.apply(event, timestampMilliseconds: timestampMilliseconds)
                 let line = JSONLine.render(event, seq: s.seq, timestampMilliseconds: timestampMilliseconds)
                 return (line: String(line.dropLast()), isRange: event.isSheddable)
             }
+            metrics.record(events, lastSeq: s.seq)
+            return lines
         }
         backlog.append(lines)
     }
@@ -34,4 +38,10 @@ public final class WebSink: EventSink {
 
     /// The peer table now.
     public var view: LiveView { state.withLock { $0.view } }
+
+    /// `/metrics` now: taken with the sink's lock, so the event counts and `nearby_event_seq`
+    /// describe the same moment (a scrape briefly holds up the emitters).
+    public func metricsExposition() -> String {
+        state.withLock { _ in metrics.exposition() }
+    }
 }

@@ -68,6 +68,11 @@ first = events(port, count=30)
 last_id = first[-1][0]
 time.sleep(1.0)  # the browser is away; lines go on
 resumed = events(port, last_id=last_id, count=40)
+from prometheus_client.parser import text_string_to_metric_families  # PyPI: prometheus_client
+metrics = {}
+for family in text_string_to_metric_families(urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()):
+    for sample in family.samples:
+        metrics[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
 if resumed[0][0] != last_id + 1 or [i for i, _ in resumed] != list(range(last_id + 1, last_id + 41)):
     fail(f"resume after {last_id} gave ids {[i for i, _ in resumed][:5]}…")
 if demo.wait(timeout=120) != 0:
@@ -77,6 +82,22 @@ for event_id, data in first + resumed:
     if stdout.get(event_id) != data:
         fail(f"event {event_id} differs from stdout's line {event_id}:\n  web:    {data}\n  stdout: {stdout.get(event_id)}")
 print(f"ok    /state, /events and a resume after {last_id}: {len(first) + len(resumed)} lines, each exactly stdout's")
+# /metrics, parsed by the Prometheus client's own parser: the events it counted up to its
+# `nearby_event_seq` are exactly stdout's lines up to that seq, type by type.
+seq = int(metrics[("nearby_event_seq", ())])
+written = {}
+for number, line in stdout.items():
+    if number <= seq:
+        kind = json.loads(line)["type"]
+        written[kind] = written.get(kind, 0) + 1
+counted = {dict(labels)["type"]: int(value) for (name, labels), value in metrics.items() if name == "nearby_events_total"}
+if seq < 100 or counted != written:
+    fail(f"/metrics counted {counted} up to seq {seq}, stdout has {written}")
+if metrics.get(("nearby_uci_command_duration_seconds_count", (("command", "SESSION_START"),)), 0) < 1:
+    fail("/metrics has no SESSION_START latency")
+if not any(name == "nearby_radio_up" and value == 1 for (name, _), value in metrics.items()):
+    fail("/metrics says no radio is up")
+print(f"ok    /metrics parses (prometheus_client); its event counts up to seq {seq} match stdout's, type by type")
 
 # 2. Bound beyond loopback: a token is required.
 demo, port, token, _ = start("demo", "--speed", "1", "--duration", "20", "--http", "0.0.0.0:0")

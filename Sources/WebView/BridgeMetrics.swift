@@ -1,0 +1,55 @@
+import Events
+import Foundation
+import Metrics
+import Prometheus
+
+/// What `/metrics` says, in Prometheus's text format: counts derived from the event stream the
+/// web view's sink sees (events by type, the last `seq`, what was shed, the latest `stats`
+/// figures, each radio's state) and whatever the rest of the process records through
+/// swift-metrics once `bootstrap` made this registry its backend (the UCI host's command
+/// latency histogram and errors).
+public final class BridgeMetrics: Sendable {
+    public let registry = PrometheusCollectorRegistry()
+    private let started = ContinuousClock.now
+
+    public init() {}
+
+    /// Makes this registry the process's swift-metrics backend (once per process).
+    public func bootstrap() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(20), .milliseconds(50),
+            .milliseconds(100), .milliseconds(200), .milliseconds(500), .seconds(1), .seconds(2), .seconds(5),
+        ]
+        MetricsSystem.bootstrap(factory)
+    }
+
+    /// Counts `events`, the last of which carries line number `seq`.
+    func record(_ events: [Event], lastSeq seq: UInt64) {
+        for event in events {
+            registry.makeCounter(name: "nearby_events_total", labels: [("type", event.type)]).increment()
+            switch event.body {
+            case .device(let device):
+                let up: Double = device.state == .ready || device.state == .active ? 1 : 0
+                registry.makeGauge(name: "nearby_radio_up", labels: [("node", event.node), ("radio", device.radio.rawValue)]).set(up)
+            case .stats(let stats):
+                let node = [("node", event.node)]
+                registry.makeGauge(name: "nearby_peers_tracked", labels: node).set(Double(stats.peers))
+                registry.makeGauge(name: "nearby_peers_ranging", labels: node).set(Double(stats.ranging))
+                registry.makeGauge(name: "nearby_session_budget", labels: node).set(Double(stats.budget))
+                registry.makeCounter(name: "nearby_shed_ranges_total", labels: node).increment(by: Int64(stats.shedRanges))
+                registry.makeCounter(name: "nearby_dropped_inputs_total", labels: node).increment(by: Int64(stats.shedInputs))
+            default:
+                break
+            }
+        }
+        registry.makeGauge(name: "nearby_event_seq").set(Double(seq))
+    }
+
+    /// The text `/metrics` serves.
+    public func exposition() -> String {
+        let (seconds, attoseconds) = (ContinuousClock.now - started).components
+        registry.makeGauge(name: "nearby_uptime_seconds").set(Double(seconds) + Double(attoseconds) / 1e18)
+        return registry.emitToString()
+    }
+}
