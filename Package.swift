@@ -13,7 +13,7 @@ let package = Package(
         .executable(name: "proximity-eval", targets: ["ProximityEvalCLI"]),
         // For the benchmarks (Benchmarks/, a package of its own so its dependencies stay out of
         // this package's builds).
-        .library(name: "NearbyBridgeCore", targets: ["UCI", "StreamIO", "UCIHost", "PeerProtocol", "BLE", "Proximity", "Events", "Bridge", "Simulation"]),
+        .library(name: "NearbyBridgeCore", targets: ["UCI", "StreamIO", "UCIHost", "PeerProtocol", "BLE", "Proximity", "Events", "Bridge", "Simulation", "WebView"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

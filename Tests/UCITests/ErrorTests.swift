@@ -82,8 +82,8 @@ struct ErrorTests {
         #expect(throws: UCIError.unknownOpcode(messageType: .notification, groupID: 2, opcodeID: 5)) {
             try UCINotification(message(.notification, 2, 5, "00 00 00 00 01 01 00"))
         }
-        #expect(throws: UCIError.unknownOpcode(messageType: .command, groupID: 0xC, opcodeID: 1)) {
-            try UCICommand(message(.command, 0xC, 1, "55 53"))  // Android SET_COUNTRY_CODE "US"
+        #expect(throws: UCIError.unknownOpcode(messageType: .command, groupID: 0xC, opcodeID: 0)) {
+            try UCICommand(message(.command, 0xC, 0, ""))  // Android GET_POWER_STATS (SET_COUNTRY_CODE, OID 1, is modelled)
         }
         #expect(throws: UCIError.unknownOpcode(messageType: .response, groupID: 2, opcodeID: 3)) {
             try UCIResponse(message(.response, 2, 3, "00 02 03 04 05"))  // GET_RANGING_COUNT_RSP

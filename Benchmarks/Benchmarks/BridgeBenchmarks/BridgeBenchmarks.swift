@@ -22,6 +22,7 @@ let benchmarks: @Sendable () -> Void = {
     realTimeBenchmark()
     memoryBenchmarks()
     crowdBenchmark()
+    webViewBenchmark()
 }
 
 // MARK: The range path without actors: one thread, one core

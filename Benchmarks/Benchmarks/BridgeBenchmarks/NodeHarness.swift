@@ -132,6 +132,7 @@ enum ScriptedUWBS {
         case .updateControllerMulticastList: .updateControllerMulticastList(.ok, [])
         case .sessionStart: .sessionStart(.ok)
         case .sessionStop: .sessionStop(.ok)
+        case .androidSetCountryCode: .androidSetCountryCode(.ok)
         }
     }
 }
