@@ -50,7 +50,7 @@ public struct LiveView: Sendable {
     public private(set) var unreadable = 0
     /// Stream time: the newest `ts` seen, in milliseconds since the epoch.
     public private(set) var latest: Int64?
-    /// When each of the last lines came (stream time), for the rate in the footer.
+    /// When each of the last 512 to 1024 lines came (stream time), for the rate in the footer.
     private var recent: [Int64] = []
 
     public init() {}
@@ -133,8 +133,9 @@ public struct LiveView: Sendable {
     private mutating func apply(_ update: Update, node: String, at ts: Int64) {
         latest = max(latest ?? ts, ts)
         recent.append(ts)
-        if recent.count > 512 { recent.removeFirst(recent.count - 512) }
-        var rig = rigs[node] ?? Rig(node: node)
+        if recent.count > 1024 { recent.removeFirst(512) }  // in steps: not a shift per event
+        // Taken out while it changes, so its peer table is not copied for every event.
+        var rig = rigs.removeValue(forKey: node) ?? Rig(node: node)
         defer { rigs[node] = rig }
         func change(_ peerID: String, _ body: (inout Peer) -> Void) {
             var peer = rig.peers[peerID] ?? Peer(id: peerID, lastHeard: ts)

@@ -2,6 +2,7 @@ import Events
 import Foundation
 import Metrics
 import Prometheus
+import Synchronization
 
 /// What `/metrics` says, in Prometheus's text format: counts derived from the event stream the
 /// web view's sink sees (events by type, the last `seq`, what was shed, the latest `stats`
@@ -11,8 +12,14 @@ import Prometheus
 public final class BridgeMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
     private let started = ContinuousClock.now
+    /// The per-type counters, looked up once each: the registry's own lookup builds and hashes
+    /// the name and labels, which on every `range` event cost the node most of its throughput.
+    private let eventCounters = Mutex<[String: Prometheus.Counter]>([:])
+    private let lastSeq: Prometheus.Gauge
 
-    public init() {}
+    public init() {
+        lastSeq = registry.makeGauge(name: "nearby_event_seq")
+    }
 
     /// Makes this registry the process's swift-metrics backend (once per process).
     public func bootstrap() {
@@ -26,8 +33,19 @@ public final class BridgeMetrics: Sendable {
 
     /// Counts `events`, the last of which carries line number `seq`.
     func record(_ events: [Event], lastSeq seq: UInt64) {
+        eventCounters.withLock { counters in
+            for event in events {
+                let type = event.type
+                if let counter = counters[type] {
+                    counter.increment()
+                } else {
+                    let counter = registry.makeCounter(name: "nearby_events_total", labels: [("type", type)])
+                    counters[type] = counter
+                    counter.increment()
+                }
+            }
+        }
         for event in events {
-            registry.makeCounter(name: "nearby_events_total", labels: [("type", event.type)]).increment()
             switch event.body {
             case .device(let device):
                 let up: Double = device.state == .ready || device.state == .active ? 1 : 0
@@ -43,7 +61,7 @@ public final class BridgeMetrics: Sendable {
                 break
             }
         }
-        registry.makeGauge(name: "nearby_event_seq").set(Double(seq))
+        lastSeq.set(Double(seq))
     }
 
     /// The text `/metrics` serves.
