@@ -74,6 +74,7 @@ let package = Package(
             dependencies: [
                 "UCI", "UCIHost", "StreamIO", "PeerProtocol", "BLE", "Proximity", "Events",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]),
 
         // Recording what the radios did, and views derived from recordings.

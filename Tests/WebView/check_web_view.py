@@ -97,6 +97,8 @@ if metrics.get(("nearby_uci_command_duration_seconds_count", (("command", "SESSI
     fail("/metrics has no SESSION_START latency")
 if not any(name == "nearby_radio_up" and value == 1 for (name, _), value in metrics.items()):
     fail("/metrics says no radio is up")
+if not any(name == "nearby_ble_links" and value >= 1 for (name, _), value in metrics.items()):
+    fail("/metrics counts no open Bluetooth link while peers range")
 print(f"ok    /metrics parses (prometheus_client); its event counts up to seq {seq} match stdout's, type by type")
 
 # 2. Bound beyond loopback: a token is required.

@@ -1,4 +1,5 @@
 import BLE
+import CoreMetrics
 import Events
 import Logging
 import PeerProtocol
@@ -47,6 +48,9 @@ final class PeerRegistry {
     private var peerByRoute: [UWBRoute: PeerID] = [:]
     private var routeByPeer: [PeerID: UWBRoute] = [:]
     private var linksAwaitingHello: Set<LinkID> = []
+    /// Peer-channel links open now, for `nearby_ble_links` (and to tell a link that closed from a
+    /// connection attempt that failed).
+    private var openLinks: Set<LinkID> = []
     private var random: SplitMix64
     /// The closest peer across all sessions, and what the last `nearest` event said. Ranges
     /// update it as they come; ticks report it, so the ranges of one round (one peer after
@@ -129,6 +133,8 @@ final class PeerRegistry {
         case .advertisement(let address, let rssi, let data):
             await advertisement(from: address, rssi: rssi, data: data)
         case .linkOpened(let link, _, let initiatedLocally):
+            openLinks.insert(link)
+            Self.countLinks(openLinks.count, node: context.identity.peerID)
             if initiatedLocally {
                 // A link we gave up on (connect timeout) that opened after all has no peer: close it.
                 if let peer = peerByLink[link] { await feed(peer, .outgoingLinkOpened(link)) } else { await context.ble.disconnect(link) }
@@ -138,12 +144,26 @@ final class PeerRegistry {
         case .linkData(let link, let sdu):
             await linkData(sdu, on: link)
         case .linkClosed(let link):
+            if openLinks.remove(link) == nil {
+                Self.connectFailed(node: context.identity.peerID)  // closed before it opened: the connection attempt failed
+            }
+            Self.countLinks(openLinks.count, node: context.identity.peerID)
             linksAwaitingHello.remove(link)
             guard let peer = peerByLink.removeValue(forKey: link) else { return }
             await feed(peer, .linkClosed(link))
         case .adapterPowered:
             break  // BridgeNode reports it; the links that went with the power close on their own
         }
+    }
+
+    /// For whatever metrics backend the process set up (`--http`'s `/metrics`; none: no-ops),
+    /// per node (a demo or a world runs several in one process).
+    static func countLinks(_ open: Int, node: PeerID) {
+        Gauge(label: "nearby_ble_links", dimensions: [("node", node.description)]).record(open)
+    }
+
+    static func connectFailed(node: PeerID) {
+        Counter(label: "nearby_ble_connect_failures_total", dimensions: [("node", node.description)]).increment()
     }
 
     private func advertisement(from address: BLEAddress, rssi: Int, data: [UInt8]) async {

@@ -59,6 +59,7 @@ actor PeerSession {
                     do {
                         inputs.append(.connectStarted(try await context.ble.connect(to: address)))
                     } catch {
+                        PeerRegistry.connectFailed(node: context.identity.peerID)
                         inputs.append(.connectFailed("\(error)"))
                     }
                 case .disconnect(let link):
