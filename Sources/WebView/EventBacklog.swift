@@ -73,6 +73,15 @@ public struct EventCursor: Sendable {
         self.lagLimit = lagLimit
     }
 
+    /// A browser's cursor: after its `Last-Event-ID` when it reconnects, from now when it comes
+    /// for the first time, and from now too when its id is ahead of the backlog (the process
+    /// restarted and numbers its lines from 1 again: waiting for the numbers to catch up would
+    /// leave the page silent).
+    public init(resumingAfter lastEventID: Int?, in backlog: EventBacklog, lagLimit: Int) {
+        let latest = backlog.latestID
+        self.init(after: lastEventID.flatMap { $0 <= latest ? $0 : nil } ?? latest, lagLimit: lagLimit)
+    }
+
     /// What to send next, at most `limit` lines, and how many were lost just now.
     public mutating func next(from backlog: EventBacklog, limit: Int) -> (entries: [EventBacklog.Entry], lost: Int) {
         let latest = backlog.latestID

@@ -35,7 +35,7 @@ public final class WebServer: Sendable {
         await server.appendRoute("GET /events") { request in
             guard Self.authorised(request, token: token) else { return Self.forbidden }
             let resume = request.headers[HTTPHeader("Last-Event-ID")].flatMap { Int($0) }
-            let cursor = EventCursor(after: resume ?? sink.backlog.latestID, lagLimit: 512)
+            let cursor = EventCursor(resumingAfter: resume, in: sink.backlog, lagLimit: 512)
             return HTTPResponse(
                 statusCode: .ok,
                 headers: [.contentType: "text/event-stream", .cacheControl: "no-cache", HTTPHeader("X-Accel-Buffering"): "no"],

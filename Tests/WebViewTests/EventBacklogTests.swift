@@ -23,6 +23,20 @@ import Testing
         #expect(cursor.next(from: backlog, limit: 100).entries.map(\.id) == [31])
     }
 
+    /// A first visit starts at the newest line; an id from before a restart (ahead of this
+    /// process's numbering) starts there too instead of waiting for the numbers to catch up.
+    @Test func aNewOrStaleClientStartsAtTheNewestLine() {
+        let backlog = Self.backlog(capacity: 100, lines: 30)
+        for id in [nil, 5_000] as [Int?] {
+            let newest = backlog.latestID
+            var cursor = EventCursor(resumingAfter: id, in: backlog, lagLimit: 1000)
+            #expect(cursor.lastID == newest)
+            backlog.append([("next", false)])
+            #expect(cursor.next(from: backlog, limit: 10).entries.map(\.line) == ["next"])
+        }
+        #expect(EventCursor(resumingAfter: 12, in: backlog, lagLimit: 1000).lastID == 12)
+    }
+
     @Test func linesThatLeftTheBacklogAreCountedLost() {
         let backlog = Self.backlog(capacity: 10, lines: 50)  // holds 41...50
         #expect(backlog.entries(after: 0, limit: 100).map(\.id) == Array(41...50))
