@@ -99,7 +99,7 @@ let package = Package(
         .target(
             name: "Simulation",
             dependencies: [
-                "UCI", "StreamIO", "UCIHost", "PeerProtocol", "BLE", "Bridge", "Events",
+                "UCI", "StreamIO", "UCIHost", "PeerProtocol", "BLE", "Bridge", "Events", "Proximity",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Scenarios")]),
@@ -147,7 +147,7 @@ let package = Package(
         .testTarget(name: "UCIHostTests", dependencies: ["UCI", "StreamIO", "UCIHost"]),
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "BLEBlueZ", "BlueZMgmt", "CLibUSB", "StreamIO", "UCIHost", "UCIUSB"]),
         .testTarget(name: "ProximityTests", dependencies: ["Proximity", "Bridge", "PeerProtocol"]),
-        .testTarget(name: "ProximityEvaluationTests", dependencies: ["ProximityEvaluation", "Proximity", "Bridge"]),
+        .testTarget(name: "ProximityEvaluationTests", dependencies: ["ProximityEvaluation", "Proximity", "Bridge", "Simulation"]),
         .testTarget(name: "UCIUSBTests", dependencies: ["UCIUSB"]),
         .testTarget(name: "PlotTests", dependencies: ["Plot"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Events", "UCI", "UCIHost", "BLE"]),

@@ -68,8 +68,30 @@ public struct BridgeConfig: Sendable, Equatable {
     /// an error (a rig named its adapter: a typo or a missing dongle must not pass for a working
     /// rig) rather than letting it range over UWB alone.
     public var bluetoothRequired = false
+    /// How readings are corrected before the proximity engine sees them.
+    public var rangeCorrection = RangeCorrectionSettings()
 
     public init() {}
+}
+
+/// The received-level bias table of the board family and each board's calibrated offset
+/// (docs/PROXIMITY.md, "Range correction"; firmware-notes/README.md for the DW3000 default).
+public struct RangeCorrectionSettings: Sendable, Equatable {
+    /// The table's name as the `device` event reports it, and the table (nil: no correction).
+    public var tableName = "aps011-prf64"
+    public var table: RangeBiasTable? = .aps011PRF64
+    /// The level the correction assumes at 1 m when a board reports no RSSI.
+    public var budget = LinkBudget()
+    /// Offsets (metres read too long) by board (`BoardKey`), as `nearby-bridge calibrate` wrote them.
+    public var offsets: [String: Double] = [:]
+
+    public init() {}
+
+    /// The correction for one board: its calibrated offset if there is one.
+    public func correction(forBoard board: String) -> RangeCorrection {
+        RangeCorrection(
+            table: table, tableName: tableName, budget: budget, offsetMetres: offsets[board] ?? 0, calibrated: offsets[board] != nil)
+    }
 }
 
 /// The session settings this project uses for DS-TWR, one-to-one or one-to-many, whatever the

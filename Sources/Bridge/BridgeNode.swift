@@ -2,6 +2,7 @@ import BLE
 import Events
 import Logging
 import PeerProtocol
+import Proximity
 import StreamIO
 import Synchronization
 import UCI
@@ -65,7 +66,9 @@ public final class BridgeNode: Sendable {
             uwb: uwb, dialect: config.uwbDialect.dialect, profile: config.uwb, ownAddress: identity.uwbShortAddress, controleesPerSession: config.controleesPerSession,
             logger: logger, seed: seed ^ 0x5EED_0F_0A11, tracker: tracker
         ) { inbox.post(.uwbSessions($0)) }
-        let context = PeerContext(identity: identity, config: config, uwbSessions: uwbSessions, ble: ble, logger: logger, time: time)
+        let context = PeerContext(
+            identity: identity, config: config, uwbSessions: uwbSessions, ble: ble, logger: logger, time: time,
+            boardCorrection: BoardCorrection(config.rangeCorrection.correction(forBoard: "")))
         let emitter = NodeEmitter(
             emitBodies: { bodies in
                 events.emit(bodies.map { Event(node: tag, body: $0) }, timestampMilliseconds: time.nowMilliseconds())
@@ -136,7 +139,19 @@ public final class BridgeNode: Sendable {
         } else if let asked = context.config.uwb.countryCode {
             context.logger.warning("the UWB board refused the country code; it keeps its own region", metadata: ["country": "\(asked)"])
         }
-        events.emit(.device(.init(radio: .uwb, state: .ready, backend: await uwb.transportDescription, detail: detail)))
+        let transport = await uwb.transportDescription
+        let key = BoardKey.of(transport: transport, info: info)
+        let correction = context.config.rangeCorrection.correction(forBoard: key)
+        context.boardCorrection.correction = correction
+        detail["board"] = key
+        detail["bias"] = correction.table == nil ? "none" : "\(correction.tableName) (level from RSSI where reported, else from distance)"
+        detail["offset"] = correction.calibrated ? "\((correction.offsetMetres * 1000).rounded() / 1000) m" : "uncalibrated"
+        if !correction.calibrated {
+            context.logger.notice(
+                "the UWB board has no calibration in the config; readings may be off by a constant (run `nearby-bridge calibrate`)",
+                metadata: ["board": "\(key)"])
+        }
+        events.emit(.device(.init(radio: .uwb, state: .ready, backend: transport, detail: detail)))
     }
 
     /// Handles inputs until `stop`, a batch at a time: the range notifications in a row go to

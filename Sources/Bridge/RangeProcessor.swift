@@ -3,13 +3,16 @@ import Proximity
 import UCI
 
 /// One peer's ranging rounds turned into what the bridge reports: the raw reading read the FiRa
-/// way, the round's time from the UWBS's counter, the proximity engine's update, and the `range`
-/// event. Pure (the host time comes in), so the hot path can be measured on its own
+/// way, corrected for the board (received-level bias, calibrated offset), the round's time from
+/// the UWBS's counter, the proximity engine's update, and the `range` event (whose `distance`
+/// stays the raw reading). Pure (the host time comes in), so the hot path can be measured on its own
 /// (Benchmarks/) exactly as `PeerRanging` runs it.
 public struct RangeProcessor: Sendable {
     public let peer: String
     private let fallbackIntervalMilliseconds: Int64
     public private(set) var proximity: ProximityTracker
+    /// What is subtracted from each reading; the node sets it once the board is known.
+    public var correction: RangeCorrection
     /// Round times for proximity, from the UWBS's round counter (see `RoundClock`).
     private var roundClock = RoundClock()
 
@@ -17,6 +20,7 @@ public struct RangeProcessor: Sendable {
         self.peer = peer
         self.fallbackIntervalMilliseconds = Int64(config.uwb.rangingIntervalMilliseconds)
         self.proximity = ProximityTracker(config: config.proximity)
+        self.correction = config.rangeCorrection.correction(forBoard: "")
     }
 
     /// A reading a board flags OK beyond this is one it cannot have measured (DW3000 boards range
@@ -30,6 +34,8 @@ public struct RangeProcessor: Sendable {
         public var changes: [ProximityChange]
         /// The board said OK with a distance it cannot have measured (reported as a failed round).
         public var invalid = false
+        /// The reading after correction (nil when the round carried none).
+        public var corrected: Double?
         public var azimuth: Double? { range.azimuth }
         /// Whether the round carried a distance (the peer is alive).
         public var measured: Bool { range.distance != nil }
@@ -57,13 +63,15 @@ public struct RangeProcessor: Sendable {
         let time = roundClock.time(
             ofRound: data.sequenceNumber, reportedInterval: data.rangingIntervalMilliseconds,
             fallbackInterval: fallbackIntervalMilliseconds, hostTime: hostTime)
-        let changes = proximity.update(RangeSample(time: time, distance: distance, nonLineOfSight: nlos ?? false))
+        let corrected = distance.map { correction.correct($0, rssi: measurement.rssiDBm).metres }
+        let changes = proximity.update(
+            RangeSample(time: time, distance: corrected, nonLineOfSight: nlos ?? false, rssi: measurement.rssiDBm))
         let azimuth = Self.angle(measurement.azimuth, within: 180)
         let elevation = Self.angle(measurement.elevation, within: 90)
         let range = Event.Range(
             peer: peer, status: measurement.status.description, distance: distance, filtered: proximity.filtered,
-            rate: proximity.rate, nlos: nlos, azimuth: azimuth, elevation: elevation)
-        return Outcome(range: range, changes: changes, invalid: invalid)
+            rate: proximity.rate, nlos: nlos, azimuth: azimuth, elevation: elevation, rssi: measurement.rssiDBm)
+        return Outcome(range: range, changes: changes, invalid: invalid, corrected: corrected)
     }
 
     /// An angle the board measured (figure of merit 1-100, FiRa's percentage) and could have

@@ -92,10 +92,13 @@ public struct Event: Sendable, Equatable {
         public var nlos: Bool?
         public var azimuth: Double?
         public var elevation: Double?
+        /// The received level the board reported, dBm (nil: it reports none).
+        public var rssi: Double?
         public init(
             peer: String, status: String, distance: Double?, filtered: Double?, rate: Double?, nlos: Bool?,
-            azimuth: Double?, elevation: Double?
+            azimuth: Double?, elevation: Double?, rssi: Double? = nil
         ) {
+            self.rssi = rssi
             self.peer = peer
             self.status = status
             self.distance = distance

@@ -29,6 +29,7 @@ public enum JSONLine {
             out.optionalBool("nlos", range.nlos)
             out.degrees("azimuth", range.azimuth)
             out.degrees("elevation", range.elevation)
+            out.degrees("rssi", range.rssi)
         case .near(let zone), .far(let zone):
             out.string("peer", zone.peer)
             out.metres("distance", zone.distance)

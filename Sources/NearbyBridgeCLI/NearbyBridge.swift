@@ -23,7 +23,7 @@ struct NearbyBridge: AsyncParsableCommand {
             \(ExitStatus.help)
             """,
         subcommands: [
-            Demo.self, Run.self, WorldCommand.self, WatchCommand.self, Devices.self, DoctorCommand.self, PlotCommand.self, ReplayCommand.self,
+            Demo.self, Run.self, CalibrateCommand.self, WorldCommand.self, WatchCommand.self, Devices.self, DoctorCommand.self, PlotCommand.self, ReplayCommand.self,
         ])
 
     /// ArgumentParser's, except for a value found wrong while the command runs (in a config file,

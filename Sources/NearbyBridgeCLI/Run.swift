@@ -5,6 +5,7 @@ import Capture
 import Bridge
 import Foundation
 import PeerProtocol
+import Logging
 import ServiceLifecycle
 import Simulation
 import StreamIO
@@ -132,35 +133,10 @@ struct Run: AsyncParsableCommand {
             }
             do { return try ProfileCard(json: text) } catch { throw ValidationError("--profile \(path): \(error)") }
         } ?? ProfileCard(name: displayName)
-        let transport: any UCITransport
-        let reconnect: @Sendable () async throws -> any UCITransport
         // The node's thread: it reads a tcp or tty board itself, so a notification goes from
         // `read` to its event line without a thread hand-off (docs/PERFORMANCE.md).
         let loop = EventLoop(name: "node")
-        switch uwb {
-        case .tcp(let host, let port):
-            transport = try StreamConnection.connect(host: host, port: port, loop: loop)
-            reconnect = { try StreamConnection.connect(host: host, port: port, loop: loop) }
-        case .usb(let selector):
-            let board = try USBBoards.select(selector, from: USBBoards.list())
-            logger.notice("UWB board \(USBBoards.summary(board))")
-            transport = try USBTransport.open(board)
-            // After a replug the board may sit on another port: find it again by serial.
-            let again = board.serial ?? board.location
-            reconnect = { try await USBBoards.open(again) }
-        case .tty(let path):
-            transport = try StreamConnection.openTTY(path, loop: loop)
-            reconnect = { try StreamConnection.openTTY(path, loop: loop) }
-        }
-        let adapter: any BLEAdapter
-        switch ble {
-        case .world(let host, let port, let body):
-            adapter = try RemoteAirAdapter(host: host, port: port, body: body)
-        case .bluez(let name):
-            adapter = try BlueZAdapter(name: name, psm: BridgeConfig().psm, logger: logger)
-        }
-
-
+        let (transport, reconnect, adapter) = try RigRadios.open(uwb: uwb, ble: ble, loop: loop, logger: logger)
         var radios: (any UCITransport, any BLEAdapter) = (transport, adapter)
         var reopen = reconnect
         if let capture {
@@ -183,6 +159,7 @@ struct Run: AsyncParsableCommand {
         if let controlees = settings.controleesPerSession { config.controleesPerSession = max(1, controlees) }
         if let dialect = settings.uwbDialect { config.uwbDialect = dialect }
         config.uwb.countryCode = settings.countryCode
+        try settings.applyRangeCorrection(to: &config)
         if case .bluez = ble { config.bluetoothRequired = true }
         let node = BridgeNode(
             identity: identity, config: config, uwbTransport: radios.0, ble: radios.1, events: events,
@@ -194,6 +171,40 @@ struct Run: AsyncParsableCommand {
             ).write(to: capture.path)
         }
         return NodeService(node: node, stop: context.stop)
+    }
+}
+
+/// The radios of a rig as the command line names them.
+enum RigRadios {
+    /// Opens the UWB board (and says how to reopen it after a replug) and the Bluetooth adapter.
+    static func open(uwb: UWBEndpoint, ble: BLEBackend, loop: EventLoop, logger: Logger) throws -> (
+        any UCITransport, @Sendable () async throws -> any UCITransport, any BLEAdapter
+    ) {
+        let transport: any UCITransport
+        let reconnect: @Sendable () async throws -> any UCITransport
+        switch uwb {
+        case .tcp(let host, let port):
+            transport = try StreamConnection.connect(host: host, port: port, loop: loop)
+            reconnect = { try StreamConnection.connect(host: host, port: port, loop: loop) }
+        case .usb(let selector):
+            let board = try USBBoards.select(selector, from: USBBoards.list())
+            logger.notice("UWB board \(USBBoards.summary(board))")
+            transport = try USBTransport.open(board)
+            // After a replug the board may sit on another port: find it again by serial.
+            let again = board.serial ?? board.location
+            reconnect = { try await USBBoards.open(again) }
+        case .tty(let path):
+            transport = try StreamConnection.openTTY(path, loop: loop)
+            reconnect = { try StreamConnection.openTTY(path, loop: loop) }
+        }
+        let adapter: any BLEAdapter
+        switch ble {
+        case .world(let host, let port, let body):
+            adapter = try RemoteAirAdapter(host: host, port: port, body: body)
+        case .bluez(let name):
+            adapter = try BlueZAdapter(name: name, psm: BridgeConfig().psm, logger: logger)
+        }
+        return (transport, reconnect, adapter)
     }
 }
 
@@ -250,6 +261,29 @@ struct RunConfig: Decodable {
     /// The regulatory region the board must keep, two capital letters (ISO 3166-1 alpha-2), sent
     /// to the board at bring-up (Android's ANDROID_SET_COUNTRY_CODE); absent: none is sent.
     var countryCode: String?
+    /// The received-level bias correction: "aps011-prf64" (the default: APS011's table, for
+    /// DW1000/DW3000 boards whose firmware does not correct it) or "none".
+    var rangeBias: String?
+    /// Per board (`device` event's `board`), what `nearby-bridge calibrate` measured: its
+    /// `offset` in metres (read too long), and when and against what.
+    var calibration: [String: BoardCalibrationEntry]?
+
+    struct BoardCalibrationEntry: Decodable {
+        var offset: Double
+    }
+
+    /// The bias table and the boards' offsets into the bridge's settings.
+    func applyRangeCorrection(to config: inout BridgeConfig) throws {
+        switch rangeBias {
+        case nil, "aps011-prf64": break
+        case "none":
+            config.rangeCorrection.table = nil
+            config.rangeCorrection.tableName = "none"
+        case let other?:
+            throw ValidationError("\"rangeBias\" must be \"aps011-prf64\" or \"none\", not \"\(other)\"")
+        }
+        for (board, entry) in calibration ?? [:] { config.rangeCorrection.offsets[board] = entry.offset }
+    }
 
     static func load(_ path: String) throws -> RunConfig {
         guard let data = FileManager.default.contents(atPath: path) else {

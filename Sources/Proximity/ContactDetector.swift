@@ -31,33 +31,57 @@ struct ContactDetector: Sendable {
     /// Feeds one round: its reading, the noise σ of readings, and the filtered distance (which
     /// tells, robustly, whether the peer was recently far enough away for an approach). Returns
     /// true when this reading completes a contact.
-    mutating func update(time: Int64, distance: Double?, nonLineOfSight: Bool, sigma: Double, filtered: Double?) -> Bool {
+    mutating func update(
+        time: Int64, distance: Double?, nonLineOfSight: Bool, sigma: Double, filtered: Double?, level: Double? = nil
+    ) -> Bool {
         if let filtered, filtered >= config.approachMetres { lastApproachSeen = time }
         guard let distance, !nonLineOfSight else { return false }
         if let last = lastReading, time - last > config.maxGapMilliseconds { evidence = 0 }
         lastReading = time
 
         let (bump, clear) = (config.bumpMetres, config.clearMetres)
-        let weight = (clear - bump) / (sigma * sigma)
         guard isArmed else {
-            // Re-arm once the readings show the devices apart with the same confidence. Readings
-            // beyond the clearance count as at the clearance, so a few multipath outliers while
-            // the devices lie together cannot make up a separation.
-            evidence = max(0, evidence + weight * (min(distance, clear) - (bump + clear) / 2))
-            if evidence >= config.evidenceAfterApproach {
+            // Re-arm once the readings show the devices apart with the same confidence, and the
+            // filtered distance agrees. Readings beyond the clearance count as at the clearance,
+            // and the filter ignores a body stepping in between, so neither a few multipath
+            // outliers nor a shadowing episode while the devices lie together make up a separation.
+            let weight = (clear - bump) / (sigma * sigma)
+            var apart = weight * (min(distance, clear) - (bump + clear) / 2)
+            // A body between devices that lie together lowers the level by a few dB only: still
+            // far louder than at 20 cm.
+            if let level { apart -= levelEvidence(level, against: clear, cap: 4 * config.levelEvidenceCap) }
+            evidence = max(0, evidence + apart)
+            if evidence >= config.evidenceAfterApproach, (filtered ?? 0) >= clear {
                 isArmed = true
                 evidence = 0
             }
             return false
         }
-        // Readings far beyond the clearance are capped: one unflagged outlier must not wipe out
-        // the evidence gathered so far, and past 2σ beyond `clear` a reading says nothing new.
-        let forContact = weight * ((bump + clear) / 2 - min(distance, clear + 2 * sigma))
+        // Readings far beyond the alternative are capped: one unflagged outlier must not wipe
+        // out the evidence gathered so far, and past 2σ beyond it a reading says nothing new.
+        let alternative = config.handOverMetres
+        let weight = (alternative - bump) / (sigma * sigma)
+        var forContact = weight * ((bump + alternative) / 2 - min(distance, alternative + 2 * sigma))
+        if let level { forContact += levelEvidence(level, against: alternative, cap: config.levelEvidenceCap) }
         evidence = max(0, evidence + forContact)
         let approaching = lastApproachSeen.map { time - $0 <= config.approachWindowMilliseconds } ?? false
         guard evidence >= (approaching ? config.evidenceAfterApproach : config.evidenceWhileLingering) else { return false }
         consume()
         return true
+    }
+
+    /// The received level's log-likelihood ratio of contact against devices `alternative` apart:
+    /// 20 dB per decade of distance, so a touch receives about 8 dB more than a hand-over at 20 cm.
+    /// Capped below (one deep fade is not proof) and above at `cap`: towards contact a saturated
+    /// receiver cannot tell 3 cm from 10, and fading is slow, so one loud gesture must not count
+    /// many times; against a separation (re-arming) a loud level may count more.
+    private func levelEvidence(_ level: Double, against alternative: Double, cap: Double) -> Double {
+        let budget = LinkBudget(levelAtOneMetreDBm: config.levelAtOneMetreDBm)
+        let atContact = budget.level(atMetres: config.bumpMetres)
+        let atAlternative = budget.level(atMetres: alternative)
+        let variance = config.levelSigmaDB * config.levelSigmaDB
+        let ratio = (atContact - atAlternative) / variance * (level - (atContact + atAlternative) / 2)
+        return min(max(ratio, -4 * config.levelEvidenceCap), cap)
     }
 
     /// Ends the current gesture without a contact of our own (the peer saw it first).

@@ -14,6 +14,9 @@ public struct ProximityConfig: Sendable, Equatable {
     /// How long a zone condition must hold before the zone changes, so one excursion of the
     /// filter across a threshold does not produce a near/far pair.
     public var zoneDwellMilliseconds: Int64 = 300
+    /// How long the far condition must hold before a near peer is reported far: longer than a
+    /// body-shadowing episode (1–5 s of readings 15–60 cm long), which must not flip the zone.
+    public var farDwellMilliseconds: Int64 = 5_500
 
     // MARK: Contact (bump)
 
@@ -28,10 +31,21 @@ public struct ProximityConfig: Sendable, Equatable {
     public var approachWindowMilliseconds: Int64 = 2_500
     /// Evidence (natural log-likelihood ratio of "within `bumpMetres`" against "at `clearMetres`")
     /// that fires a contact right after an approach. Lower is faster and less certain.
-    public var evidenceAfterApproach: Double = 9
+    public var evidenceAfterApproach: Double = 3
     /// Evidence needed otherwise: a peer lingering close (a neighbour at a table) gets many chances
     /// for noise to look like contact, so it must show more.
     public var evidenceWhileLingering: Double = 14
+    /// The alternative the contact test weighs each reading against: a hand-over this close.
+    /// Correlated multipath keeps a reading wrong for the whole of a hold, so the test must put
+    /// its midpoint between contact and the hand-overs it has to reject.
+    public var handOverMetres: Double = 0.12
+    /// Received level: what a board receives at 1 m (the engine learns each peer's own offset
+    /// from it, between 0.3 and 3 m), how far one reading's level wanders (slow fading plus
+    /// measurement noise, dB), and the most one reading's level may add to the contact evidence
+    /// (a saturated receiver reads the same at 3 cm as at 10): the level mostly vetoes.
+    public var levelAtOneMetreDBm: Double = -63
+    public var levelSigmaDB: Double = 3.6
+    public var levelEvidenceCap: Double = 3
 
     // MARK: Nearest peer
 

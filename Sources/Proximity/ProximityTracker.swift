@@ -6,11 +6,14 @@ public struct RangeSample: Sendable, Equatable {
     /// Metres, may be negative at contact; nil when the round failed.
     public var distance: Double?
     public var nonLineOfSight: Bool
+    /// The received level the board reported, dBm; nil when it reports none.
+    public var rssi: Double?
 
-    public init(time: Int64, distance: Double?, nonLineOfSight: Bool = false) {
+    public init(time: Int64, distance: Double?, nonLineOfSight: Bool = false, rssi: Double? = nil) {
         self.time = time
         self.distance = distance
         self.nonLineOfSight = nonLineOfSight
+        self.rssi = rssi
     }
 }
 
@@ -29,6 +32,7 @@ public struct ProximityTracker: Sendable {
     private var filter: RangeFilter
     private var zones: ZoneTracker
     private var contact: ContactDetector
+    private var level: LevelOffset
 
     public init(config: ProximityConfig = .default) {
         self.config = config
@@ -36,6 +40,7 @@ public struct ProximityTracker: Sendable {
         filter = RangeFilter(config: config)
         zones = ZoneTracker(config: config)
         contact = ContactDetector(config: config)
+        level = LevelOffset(config: config)
     }
 
     /// Filtered distance in metres (never negative), or nil while there is no estimate.
@@ -56,9 +61,12 @@ public struct ProximityTracker: Sendable {
             noise.skip()
         }
         filter.update(time: sample.time, distance: sample.distance, nonLineOfSight: sample.nonLineOfSight, noiseSigma: noise.sigma)
+        if let rssi = sample.rssi, !sample.nonLineOfSight, let estimate = filter.current?.distance {
+            level.learn(rssi: rssi, at: estimate)
+        }
         let touched = contact.update(
             time: sample.time, distance: sample.distance, nonLineOfSight: sample.nonLineOfSight, sigma: noise.sigma,
-            filtered: filter.current?.distance)
+            filtered: filter.current?.distance, level: sample.rssi.map(level.normalised))
         // A reading always leaves an estimate, and contact only fires on a reading.
         guard let distance = filtered else { return [] }
         var changes: [ProximityChange] = []

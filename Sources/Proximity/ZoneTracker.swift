@@ -3,6 +3,10 @@
 /// Hysteresis (enter at `near`, leave at `far`) absorbs the filter's noise; dwell (the condition
 /// must hold for `zoneDwell`) absorbs the rarer excursions across a whole gap, such as a filter
 /// restarting after a dropout. Together they keep a person standing at a threshold from flapping.
+///
+/// Leaving the near zone takes longer (`farDwellMilliseconds`): body shadowing (someone stepping
+/// between the devices) reads 15–60 cm long for 1–5 s, often unflagged and often rising no faster
+/// than a walk, so only a longer hold tells it from a peer that left.
 struct ZoneTracker: Sendable {
     private let config: ProximityConfig
     private(set) var isNear = false
@@ -22,7 +26,7 @@ struct ZoneTracker: Sendable {
         }
         let since = pendingSince ?? time
         pendingSince = since
-        guard time - since >= config.zoneDwellMilliseconds else { return false }
+        guard time - since >= (isNear ? config.farDwellMilliseconds : config.zoneDwellMilliseconds) else { return false }
         isNear.toggle()
         pendingSince = nil
         return true

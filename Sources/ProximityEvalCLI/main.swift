@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Proximity
 import ProximityEvaluation
 
 /// `proximity-eval`: measures the proximity engine and prints the quality table. A separate
@@ -24,15 +25,54 @@ struct ProximityEval: AsyncParsableCommand {
     @Option(help: "Fraction of the full run (10 000 bump gestures, 1 000 table-neighbour hours, 8 bridge pairs for an hour, …).")
     var scale: Double = 1
 
+    @Option(
+        name: .customLong("engine"),
+        help: ArgumentHelp(
+            "Try the engine with one setting changed, as NAME=VALUE (repeatable): \(EngineSetting.names.joined(separator: ", ")).",
+            valueName: "name=value"))
+    var engineSettings: [EngineSetting] = []
+
+    @Flag(help: "Only the realistic radio (the targets' row) and no two-sided runs: quick tuning.")
+    var quick = false
+
     func validate() throws {
         guard scale > 0, scale <= 10 else { throw ValidationError("--scale must be above 0 and at most 10, e.g. --scale 0.1") }
     }
 
     func run() async throws {
         let started = Date()
-        let report = try await EvaluationReport.run(seed: seed, scale: scale)
+        var config = ProximityConfig.default
+        for setting in engineSettings { setting.apply(to: &config) }
+        guard config.problems.isEmpty else { throw ValidationError(config.problems.joined(separator: "; ")) }
+        let report = try await EvaluationReport.run(
+            seed: seed, scale: scale, linkLosses: quick ? [] : [0, 0.2, 0.5], config: config,
+            setups: quick ? [.realistic] : RadioSetup.all)
         FileHandle.standardOutput.write(Data(report.markdown.utf8))
         FileHandle.standardError.write(Data("proximity-eval: \(Int(Date().timeIntervalSince(started))) s\n".utf8))
         if !report.allTargetsMet { throw ExitCode(1) }
+    }
+}
+
+/// One engine setting given on the command line.
+struct EngineSetting: ExpressibleByArgument {
+    nonisolated(unsafe) static let settings: [String: WritableKeyPath<ProximityConfig, Double>] = [
+        "evidenceAfterApproach": \.evidenceAfterApproach, "evidenceWhileLingering": \.evidenceWhileLingering,
+        "handOverMetres": \.handOverMetres, "clearMetres": \.clearMetres, "rangingSigmaMetres": \.rangingSigmaMetres,
+        "levelSigmaDB": \.levelSigmaDB, "levelEvidenceCap": \.levelEvidenceCap, "bumpMetres": \.bumpMetres,
+    ]
+    static var names: [String] { settings.keys.sorted() }
+
+    let path: WritableKeyPath<ProximityConfig, Double>
+    let value: Double
+
+    init?(argument: String) {
+        let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let path = Self.settings[parts[0]], let value = Double(parts[1]) else { return nil }
+        self.path = path
+        self.value = value
+    }
+
+    func apply(to config: inout ProximityConfig) {
+        config[keyPath: path] = value
     }
 }

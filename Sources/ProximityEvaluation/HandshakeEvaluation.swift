@@ -28,10 +28,10 @@ package enum HandshakeEvaluation {
     }
 
     package static func run(
-        pairs: Int, minutes: Double, linkLoss: Double, resultLoss: Double, sigma: Double, seed: UInt64,
-        config: BridgeConfig = BridgeConfig()
+        pairs: Int, minutes: Double, linkLoss: Double, resultLoss: Double, seed: UInt64,
+        config: BridgeConfig = BridgeConfig(), radio: RadioModel = RadioModel()
     ) async throws -> Figures {
-        var radio = QualityEvaluation.radio(sigma: sigma)
+        var radio = radio
         radio.linkLossProbability = linkLoss
         radio.resultLossProbability = resultLoss
         var generator = TraceGenerator(

@@ -2,6 +2,58 @@ import Bridge
 import Proximity
 import Simulation
 
+/// One way of ranging the evaluation measures: how the radio behaves and what the bridge does
+/// about it (a row of the table).
+package struct RadioSetup: Sendable {
+    package var name: String
+    package var radio: RadioModel
+    /// What the bridge subtracts from each reading (the board family's table; the offset is
+    /// the calibration, 0 here: `offsetSpread` is what calibration would have removed).
+    package var correction: RangeCorrection
+    /// Whether the board reports RSSI (the correction then looks the bias up at it).
+    package var reportsRSSI: Bool
+    /// Both boards' uncalibrated antenna-delay offset, drawn per situation within ± this (m).
+    package var offsetSpread: Double
+    /// Whether the quality targets apply to this row.
+    package var targeted: Bool
+
+    /// The realistic radio (RadioModel's defaults), bias corrected from RSSI, calibrated boards:
+    /// the row the targets refer to.
+    package static let realistic = RadioSetup(
+        name: "realistic, corrected from RSSI, calibrated", radio: RadioModel(),
+        correction: RangeCorrection(table: .aps011PRF64, tableName: "aps011-prf64"), reportsRSSI: true, offsetSpread: 0,
+        targeted: true)
+    /// The same radio on a board that reports no RSSI: the bias looked up from the reading.
+    package static let fromDistance: RadioSetup = {
+        var setup = realistic
+        setup.name = "realistic, corrected from distance, calibrated"
+        setup.reportsRSSI = false
+        return setup
+    }()
+    /// Boards whose antenna delays were never calibrated: ±15 cm per pair.
+    package static let uncalibrated: RadioSetup = {
+        var setup = realistic
+        setup.name = "realistic, corrected from RSSI, uncalibrated (±15 cm)"
+        setup.offsetSpread = 0.15
+        setup.targeted = false
+        return setup
+    }()
+    /// No bias correction on the biased radio: a negative control.
+    package static let uncorrected: RadioSetup = {
+        var setup = realistic
+        setup.name = "realistic, not corrected"
+        setup.correction = .none
+        setup.targeted = false
+        return setup
+    }()
+    /// The kind model the engine was first tuned on (i.i.d. σ 10 cm, nothing correlated).
+    package static let independentNoise = RadioSetup(
+        name: "independent noise σ 10 cm (the earlier model)", radio: .independentNoise, correction: .none, reportsRSSI: false,
+        offsetSpread: 0, targeted: false)
+
+    package static let all: [RadioSetup] = [realistic, fromDistance, uncalibrated, uncorrected, independentNoise]
+}
+
 /// Runs traces through the proximity engine with the simulation's radio model and scores the
 /// result against the traces' ground truth.
 package enum QualityEvaluation {
@@ -18,10 +70,13 @@ package enum QualityEvaluation {
         package var boundaryPeers: Int
         /// One hour each.
         package var atClearancePeers: Int
+        /// One hour each: standing at 30–40 cm, and standing in the near zone at 1.0–1.2 m.
+        package var standingClosePeers: Int
+        package var nearZonePeers: Int
 
         package init(
             bumpGestures: Int, handOvers: Int, passBys: Int, tableNeighbours: Int, walkingGroups: Int, boundaryPeers: Int,
-            atClearancePeers: Int
+            atClearancePeers: Int, standingClosePeers: Int = 0, nearZonePeers: Int = 0
         ) {
             self.bumpGestures = bumpGestures
             self.handOvers = handOvers
@@ -30,91 +85,96 @@ package enum QualityEvaluation {
             self.walkingGroups = walkingGroups
             self.boundaryPeers = boundaryPeers
             self.atClearancePeers = atClearancePeers
+            self.standingClosePeers = standingClosePeers
+            self.nearZonePeers = nearZonePeers
         }
 
         /// The documented full run (docs/PROXIMITY.md, "Proximity quality").
         package static let full = Scale(
-            bumpGestures: 10_000, handOvers: 2_000, passBys: 2_000, tableNeighbours: 1_000, walkingGroups: 600,
-            boundaryPeers: 200, atClearancePeers: 200)
+            bumpGestures: 10_000, handOvers: 6_000, passBys: 2_000, tableNeighbours: 1_000, walkingGroups: 600,
+            boundaryPeers: 200, atClearancePeers: 200, standingClosePeers: 200, nearZonePeers: 200)
 
         package func scaled(by factor: Double) -> Scale {
             func s(_ n: Int) -> Int { max(1, Int((Double(n) * factor).rounded())) }
             return Scale(
                 bumpGestures: s(bumpGestures), handOvers: s(handOvers), passBys: s(passBys), tableNeighbours: s(tableNeighbours),
-                walkingGroups: s(walkingGroups), boundaryPeers: s(boundaryPeers), atClearancePeers: s(atClearancePeers))
+                walkingGroups: s(walkingGroups), boundaryPeers: s(boundaryPeers), atClearancePeers: s(atClearancePeers),
+                standingClosePeers: s(standingClosePeers), nearZonePeers: s(nearZonePeers))
+        }
+
+        func count(of kind: Trace.Kind) -> Int {
+            switch kind {
+            case .approachAndBump: bumpGestures
+            case .handOver: handOvers
+            case .passBy: passBys
+            case .tableNeighbour: tableNeighbours
+            case .walkingGroup: walkingGroups
+            case .boundary: boundaryPeers
+            case .atClearance: atClearancePeers
+            case .standingClose: standingClosePeers
+            case .nearZone: nearZonePeers
+            }
         }
     }
 
-    /// The radio the evaluation assumes (the numbers): NLoS 5 %, 10 % dropouts, 1 %
-    /// outliers, contact bias −3 cm, and the given ranging noise.
-    package static func radio(sigma: Double) -> RadioModel {
-        var radio = RadioModel()
-        radio.sigma = sigma
-        radio.nlosProbability = 0.05
-        radio.dropoutProbability = 0.10
-        return radio
-    }
-
-    /// What the engine did with one trace: contact times and zone changes (seconds), and how far
-    /// the filtered distance was from the truth after each reading (metres).
+    /// What the engine did with one trace: contact times and zone changes (seconds), how far
+    /// the filtered distance was from the truth after each reading (metres), and the true
+    /// distance at each contact.
     struct Outcome {
         var contacts: [Double] = []
+        var contactDistances: [Double] = []
         var zoneChanges: [Double] = []
         var errors: [Double] = []
     }
 
-    /// Ranges along `trace` every `interval` (first round at a random phase) and feeds the engine.
+    /// Ranges along `trace` every `interval` (first round at a random phase) and feeds the engine
+    /// what the bridge would: the board's whole centimetres and RSSI, corrected.
     static func run(
-        _ trace: Trace, config: ProximityConfig, radio: RadioModel, intervalMilliseconds: Int64, random: inout SplitMix64
+        _ trace: Trace, config: ProximityConfig, setup: RadioSetup, intervalMilliseconds: Int64, random: inout SplitMix64
     ) -> Outcome {
         var tracker = ProximityTracker(config: config)
         var outcome = Outcome()
+        var channel = RadioModel.PairChannel()
+        let offset = setup.offsetSpread * (2 * random.unit() - 1)
         let end = Int64(trace.duration * 1000)
         var time = Int64(random.unit() * Double(intervalMilliseconds))
         while time <= end {
             let t = Double(time) / 1000
-            // The board reports whole centimetres.
-            let reading = radio.rangingReading(trueDistance: trace.distance(at: t), random: &random)
-            let sample = RangeSample(
-                time: time, distance: reading.map { ($0.metres * 100).rounded() / 100 }, nonLineOfSight: reading?.nonLineOfSight ?? false)
+            let truth = trace.distance(at: t)
+            let reading = setup.radio.rangingReading(
+                trueDistance: truth, time: t, boardOffsets: offset, channel: &channel, random: &random)
+            let rssi = setup.reportsRSSI ? reading?.rssi : nil
+            let corrected = reading.map { setup.correction.correct(($0.metres * 100).rounded() / 100, rssi: rssi).metres }
+            let sample = RangeSample(time: time, distance: corrected, nonLineOfSight: reading?.nonLineOfSight ?? false, rssi: rssi)
             for change in tracker.update(sample) {
                 switch change {
-                case .contact: outcome.contacts.append(t)
+                case .contact:
+                    outcome.contacts.append(t)
+                    outcome.contactDistances.append(truth)
                 case .near, .far: outcome.zoneChanges.append(t)
                 }
             }
-            if let filtered = tracker.filtered { outcome.errors.append(abs(filtered - trace.distance(at: t))) }
+            if let filtered = tracker.filtered { outcome.errors.append(abs(filtered - truth)) }
             time += intervalMilliseconds
         }
         return outcome
     }
 
     package static func run(
-        sigma: Double, config: ProximityConfig = .default, scale: Scale, seed: UInt64, intervalMilliseconds: Int64 = 100
+        setup: RadioSetup, config: ProximityConfig = .default, scale: Scale, seed: UInt64, intervalMilliseconds: Int64 = 100
     ) -> QualityFigures {
-        let radio = radio(sigma: sigma)
-        var figures = QualityFigures(sigma: sigma, configuredSigma: config.rangingSigmaMetres)
+        var figures = QualityFigures(setup: setup.name)
         for (kindIndex, kind) in Trace.Kind.allCases.enumerated() {
-            let count =
-                switch kind {
-                case .approachAndBump: scale.bumpGestures
-                case .handOver: scale.handOvers
-                case .passBy: scale.passBys
-                case .tableNeighbour: scale.tableNeighbours
-                case .walkingGroup: scale.walkingGroups
-                case .boundary: scale.boundaryPeers
-                case .atClearance: scale.atClearancePeers
-                }
-            for index in 0..<count {
-                // The situation depends on the seed, kind and index only, so every σ sees the same
-                // situations; the noise also depends on σ.
+            for index in 0..<scale.count(of: kind) {
+                // The situation depends on the seed, kind and index only, so every setup sees the
+                // same situations.
                 var situation = SplitMix64(seed: seed ^ (UInt64(kindIndex) << 40) ^ UInt64(index))
                 var generator = TraceGenerator(
                     seed: situation.next(), bumpMetres: config.bumpMetres, clearMetres: config.clearMetres,
                     nearMetres: config.nearMetres, farMetres: config.farMetres)
                 let trace = generator.make(kind)
-                var noise = SplitMix64(seed: situation.next() ^ sigma.bitPattern)
-                let outcome = run(trace, config: config, radio: radio, intervalMilliseconds: intervalMilliseconds, random: &noise)
+                var noise = SplitMix64(seed: situation.next())
+                let outcome = run(trace, config: config, setup: setup, intervalMilliseconds: intervalMilliseconds, random: &noise)
                 figures.record(trace, outcome, clearMetres: config.clearMetres)
             }
         }
@@ -122,11 +182,9 @@ package enum QualityEvaluation {
     }
 }
 
-/// The scored results of one evaluation at one noise level.
+/// The scored results of one evaluation of one radio setup.
 package struct QualityFigures: Sendable {
-    /// The radio's ranging noise, and the σ the engine was configured with.
-    package var sigma: Double
-    package var configuredSigma: Double
+    package var setup: String
     /// Bump gestures, and those with at least one contact detected during the gesture.
     package var gestures = 0
     package var detected = 0
@@ -135,30 +193,35 @@ package struct QualityFigures: Sendable {
     /// Seconds from touch, and from reaching the bump threshold, to the first detection.
     package var latencies: [Double] = []
     package var latenciesFromThreshold: [Double] = []
-    /// Peers that never came closer than the clearance (table, walking, pass-by, far hand-overs).
+    /// Contacts decided while the devices were still more than 10 cm apart (too early to be a touch).
+    package var earlyContacts = 0
+    /// Peers that never came closer than the clearance (table, walking, pass-by, far hand-overs,
+    /// standing at 30–40 cm).
     package var clearPeerHours = 0.0
     package var clearFalseBumps = 0
     /// Peers standing still at exactly the clearance.
     package var atClearanceHours = 0.0
     package var atClearanceFalseBumps = 0
-    /// Hand-overs that came within the clearance but not into contact (20–30 cm).
-    package var closeHandOvers = 0
-    package var closeHandOverBumps = 0
-    /// Peers standing still at a zone threshold.
+    /// Hand-overs by closest approach (5 cm bins, keyed by the bin's lower edge in cm): how
+    /// many, and how many produced a contact.
+    package var handOvers: [Int: (count: Int, bumped: Int)] = [:]
+    /// Peers standing still at a zone threshold, and in the near zone (1.0–1.2 m).
     package var boundaryHours = 0.0
     package var boundaryFlaps = 0
+    package var nearZoneHours = 0.0
+    package var nearZoneFlaps = 0
     /// |filtered − true| after each reading of moving peers (pass-bys, walking groups), metres.
     package var movingErrors: [Double] = []
 
-    package init(sigma: Double, configuredSigma: Double) {
-        self.sigma = sigma
-        self.configuredSigma = configuredSigma
+    package init(setup: String) {
+        self.setup = setup
     }
 
     mutating func record(_ trace: Trace, _ outcome: QualityEvaluation.Outcome, clearMetres: Double) {
         let hours = trace.duration / 3600
         switch trace.kind {
         case .approachAndBump:
+            earlyContacts += outcome.contactDistances.filter { $0 > 0.10 }.count
             for contact in trace.contacts {
                 gestures += 1
                 let seen = outcome.contacts.filter { contact.window.lowerBound <= $0 && $0 <= contact.window.upperBound + 0.5 }
@@ -172,13 +235,21 @@ package struct QualityFigures: Sendable {
         case .boundary:
             boundaryHours += hours
             boundaryFlaps += max(0, outcome.zoneChanges.count - 1)
+        case .nearZone:
+            nearZoneHours += hours
+            nearZoneFlaps += max(0, outcome.zoneChanges.count - 1)
         case .atClearance:
             atClearanceHours += hours
             atClearanceFalseBumps += outcome.contacts.count
-        case .handOver where trace.closest < clearMetres:
-            closeHandOvers += 1
-            closeHandOverBumps += outcome.contacts.count
-        case .handOver, .passBy, .tableNeighbour, .walkingGroup:
+        case .handOver:
+            let bin = Int((trace.closest * 100 / 5).rounded(.down)) * 5
+            handOvers[bin, default: (0, 0)].count += 1
+            if !outcome.contacts.isEmpty { handOvers[bin, default: (0, 0)].bumped += 1 }
+            if trace.closest >= clearMetres {
+                clearPeerHours += hours
+                clearFalseBumps += outcome.contacts.count
+            }
+        case .passBy, .tableNeighbour, .walkingGroup, .standingClose:
             clearPeerHours += hours
             clearFalseBumps += outcome.contacts.count
         }
@@ -190,7 +261,16 @@ package struct QualityFigures: Sendable {
     package var atClearanceFalseBumpsPer100PeerHours: Double {
         100 * Double(atClearanceFalseBumps) / max(atClearanceHours, .leastNonzeroMagnitude)
     }
-    package var flapsPerPeerHour: Double { Double(boundaryFlaps) / max(boundaryHours, .leastNonzeroMagnitude) }
+    package var flapsPerPeerHour: Double {
+        Double(boundaryFlaps + nearZoneFlaps) / max(boundaryHours + nearZoneHours, .leastNonzeroMagnitude)
+    }
+    /// Share of hand-overs whose closest approach lies in `range` (cm) that bumped.
+    package func handOverBumpShare(_ range: Range<Int>) -> (share: Double, bumped: Int, count: Int) {
+        let bins = handOvers.filter { range.contains($0.key) }.values
+        let count = bins.map(\.count).reduce(0, +)
+        let bumped = bins.map(\.bumped).reduce(0, +)
+        return (Double(bumped) / Double(max(count, 1)), bumped, count)
+    }
     package var medianLatency: Double? { Self.percentile(latencies, 0.5) }
     package var p95Latency: Double? { Self.percentile(latencies, 0.95) }
     package var medianLatencyFromThreshold: Double? { Self.percentile(latenciesFromThreshold, 0.5) }

@@ -6,7 +6,7 @@ package struct Trace: Sendable {
     package enum Kind: String, Sendable, CaseIterable {
         /// Walk or reach up, touch for a moment (sometimes leave the devices together), move away.
         case approachAndBump = "approach-and-bump"
-        /// Reach towards each other to 20–40 cm, hold, retreat: close, but no contact.
+        /// Reach towards each other to 10–40 cm, hold, retreat: close, but no contact.
         case handOver = "hand-over"
         /// Someone walks or runs past at 0.3–3 m.
         case passBy = "pass-by"
@@ -18,6 +18,11 @@ package struct Trace: Sendable {
         case boundary
         /// Standing still at exactly the clearance (30 cm) for an hour: the hardest non-contact case.
         case atClearance = "at clearance"
+        /// Standing 30–40 cm apart for an hour, swaying a few centimetres (a chat over a phone).
+        case standingClose = "standing at 30–40 cm"
+        /// Walking up to 1.0–1.2 m (inside the near zone, short of the far threshold) and standing
+        /// there for an hour: body shadowing must not flip the zone.
+        case nearZone = "standing in the near zone"
     }
 
     /// A deliberate contact: the devices touch at `touch` and part at `parted`.
@@ -110,6 +115,8 @@ package struct TraceGenerator {
         case .walkingGroup: walkingGroup()
         case .boundary: still(.boundary, around: random.unit() < 0.5 ? nearMetres : farMetres, sway: -0.02...0.02)
         case .atClearance: still(.atClearance, around: clearMetres, sway: 0...0)
+        case .standingClose: still(.standingClose, around: uniform(0.31...0.37), sway: 0...0.03)
+        case .nearZone: nearZone()
         }
     }
 
@@ -134,11 +141,12 @@ package struct TraceGenerator {
         return Trace(kind: trace.kind, path: trace.path, contacts: [contact])
     }
 
-    /// From 0.6–1.5 m (after 2–5 s) reach to 20–40 cm at 0.3–1.0 m/s, hold 1–3 s, retreat.
-    mutating func handOver() -> Trace {
+    /// From 0.6–1.5 m (after 2–5 s) reach to `closest` (10–40 cm unless given) at 0.3–1.0 m/s,
+    /// hold 1–3 s, retreat.
+    package mutating func handOver(closest given: Double? = nil) -> Trace {
         let start = uniform(0.6...1.5)
         let lead = uniform(2...5)
-        let closest = uniform(0.20...0.40)
+        let closest = given ?? uniform(0.10...0.40)
         let arrive = lead + (start - closest) / uniform(0.3...1.0)
         let leave = arrive + uniform(1...3)
         let away = leave + (start - closest) / uniform(0.3...1.0)
@@ -162,6 +170,15 @@ package struct TraceGenerator {
         var path: [(t: Double, d: Double)] = [(0, base + uniform(sway))]
         while path.last!.t < 3600 { path.append((path.last!.t + uniform(2...8), base + uniform(sway))) }
         return Trace(kind: kind, path: path, contacts: [])
+    }
+
+    /// Walk in from 2 m at 0.5–1.0 m/s to 1.0–1.2 m and stand there for an hour, swaying ±2 cm.
+    mutating func nearZone() -> Trace {
+        let spot = uniform(1.0...1.2)
+        let arrive = 3 + (2 - spot) / uniform(0.5...1.0)
+        var path: [(t: Double, d: Double)] = [(0, 2), (3, 2), (arrive, spot)]
+        while path.last!.t < 3600 { path.append((path.last!.t + uniform(2...8), spot + uniform(-0.02...0.02))) }
+        return Trace(kind: .nearZone, path: path, contacts: [])
     }
 
     /// Ten minutes walking together: a new spacing every 1–4 s, a step of σ 15 cm from the last,

@@ -1,19 +1,65 @@
 import Bridge
 import Glibc
+import Proximity
 
-/// How the virtual radios distort the truth. Defaults follow a DW3000-class radio indoors:
-/// σ ≈ 10 cm ranging noise (the datasheet's "10 cm"), occasional NLoS rounds read long, rare
-/// outliers, dropped rounds, and readings pulled slightly short (even negative) at contact.
+/// How the virtual radios distort the truth. The defaults follow published DW1000/DW3000
+/// behaviour and lean pessimistic (docs/PROXIMITY.md, "Radio model", lists the sources):
+///
+/// - **received-level bias** (Decawave APS011 Table 2): readings up to 11 cm short at strong
+///   signals (close devices), up to 8.6 cm long at weak ones; the board does not correct it;
+/// - **slowly varying multipath error** (σ 5 cm, 1.5× within 0.5 m where hands and bodies
+///   reflect), correlated over seconds and decorrelating after ~0.3 m of movement;
+/// - **body shadowing**: episodes of 1–5 s (about one every two minutes) that read 15–60 cm long,
+///   lose a third of the rounds and are flagged NLoS only half the time (not below 25 cm: no body
+///   fits between devices that close);
+/// - **two sides of a pair** see the same physical error plus a small independent part;
+/// - i.i.d. jitter (σ 6 cm), flagged NLoS rounds, unflagged outliers, dropped rounds;
+/// - an **RSSI** per reading (Q7.1 in UCI 2.0): the link budget's level plus slow fading and
+///   measurement noise, saturating at −35 dBm;
+/// - each board's **antenna-delay offset** (`Scenario.Node.boardOffset`, or drawn per board within
+///   ±`boardOffsetSpread`): 0 unless the scenario says so, i.e. calibrated boards.
 public struct RadioModel: Codable, Sendable, Equatable {
-    /// Standard deviation of ranging noise, metres.
-    public var sigma: Double = 0.10
+    /// Standard deviation of the independent, round-to-round ranging jitter, metres.
+    public var sigma: Double = 0.06
     public var nlosProbability: Double = 0.05
     /// Extra path length of an NLoS round, metres (scaled by a random factor 0.5-1.5).
     public var nlosBias: Double = 0.40
     public var outlierProbability: Double = 0.01
     public var dropoutProbability: Double = 0.05
-    /// Added to readings when the devices are within 15 cm: antennas and bodies at contact.
-    public var contactBias: Double = -0.03
+    /// Added to readings when the devices are within 15 cm (antennas and bodies at contact), on
+    /// top of the received-level bias.
+    public var contactBias: Double = 0
+    /// The board's received-level bias: "aps011" (APS011 Table 2, uncorrected by the firmware) or
+    /// "none".
+    public var levelBias: LevelBias = .aps011
+    /// Received level at 1 m in line of sight (free-space path loss beyond), dBm.
+    public var levelAtOneMetre: Double = -63
+    /// Measurement noise of the reported RSSI, dB; the level it reports saturates at `rssiCeiling`.
+    public var rssiSigma: Double = 2
+    public var rssiCeiling: Double = -35
+    /// Slow fading of the received level (orientation, hands), dB, correlated like multipath.
+    public var fadingSigma: Double = 3
+    /// Slowly varying multipath ranging error: σ (metres) far from bodies, the factor within
+    /// 0.5 m, and how it decorrelates (per metre moved, per second standing).
+    public var multipathSigma: Double = 0.05
+    public var multipathNearFactor: Double = 1.5
+    public var multipathDecorrelationMetres: Double = 0.3
+    public var multipathCorrelationSeconds: Double = 5
+    /// Body shadowing: episodes per minute, their length (s), their extra path (m), the share of
+    /// rounds lost during one, the chance an episode is flagged NLoS, and the level it costs (dB).
+    public var shadowingPerMinute: Double = 0.5
+    public var shadowingSeconds: [Double] = [1, 5]
+    public var shadowingExtra: [Double] = [0.15, 0.60]
+    public var shadowingLoss: Double = 0.3
+    public var shadowingFlagged: Double = 0.5
+    public var shadowingAttenuation: Double = 8
+    /// No body fits between devices closer than this (metres): episodes do not touch them.
+    public var shadowingMinimumDistance: Double = 0.25
+    /// Independent part of each side's reading of the same round, metres.
+    public var sideSigma: Double = 0.01
+    /// Each board's antenna-delay offset is drawn uniformly within ± this (metres) unless the
+    /// scenario node gives `boardOffset`.
+    public var boardOffsetSpread: Double = 0
     /// UWB rounds fail beyond this distance.
     public var uwbRange: Double = 40
     /// BLE adverts and links fail beyond this distance.
@@ -25,44 +71,168 @@ public struct RadioModel: Codable, Sendable, Equatable {
     /// The controlee misses the round's result (deferred DS-TWR sends it in a final data frame)
     /// while the controller has it, so the two sides see slightly different readings.
     public var resultLossProbability: Double = 0
-    /// RSSI at 1 m and the path-loss exponent of the log-distance model.
+    /// RSSI at 1 m and the path-loss exponent of the BLE log-distance model.
     public var rssiAtOneMetre: Double = -59
     public var pathLossExponent: Double = 2.0
 
+    public enum LevelBias: String, Codable, Sendable {
+        case aps011, none
+    }
+
     public init() {}
+
+    /// The model as it was before issue 14: i.i.d. Gaussian noise σ 10 cm, a flat −3 cm within
+    /// 15 cm, nothing correlated, no received-level bias. Kept as the kind baseline the
+    /// evaluation compares against.
+    public static var independentNoise: RadioModel {
+        var radio = RadioModel()
+        radio.sigma = 0.10
+        radio.contactBias = -0.03
+        radio.levelBias = .none
+        radio.multipathSigma = 0
+        radio.shadowingPerMinute = 0
+        radio.fadingSigma = 0
+        radio.sideSigma = 0
+        return radio
+    }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = RadioModel()
-        sigma = try c.decodeIfPresent(Double.self, forKey: .sigma) ?? d.sigma
-        nlosProbability = try c.decodeIfPresent(Double.self, forKey: .nlosProbability) ?? d.nlosProbability
-        nlosBias = try c.decodeIfPresent(Double.self, forKey: .nlosBias) ?? d.nlosBias
-        outlierProbability = try c.decodeIfPresent(Double.self, forKey: .outlierProbability) ?? d.outlierProbability
-        dropoutProbability = try c.decodeIfPresent(Double.self, forKey: .dropoutProbability) ?? d.dropoutProbability
-        contactBias = try c.decodeIfPresent(Double.self, forKey: .contactBias) ?? d.contactBias
-        uwbRange = try c.decodeIfPresent(Double.self, forKey: .uwbRange) ?? d.uwbRange
-        bleRange = try c.decodeIfPresent(Double.self, forKey: .bleRange) ?? d.bleRange
-        advertLossProbability = try c.decodeIfPresent(Double.self, forKey: .advertLossProbability) ?? d.advertLossProbability
-        linkLossProbability = try c.decodeIfPresent(Double.self, forKey: .linkLossProbability) ?? d.linkLossProbability
-        resultLossProbability = try c.decodeIfPresent(Double.self, forKey: .resultLossProbability) ?? d.resultLossProbability
-        rssiAtOneMetre = try c.decodeIfPresent(Double.self, forKey: .rssiAtOneMetre) ?? d.rssiAtOneMetre
-        pathLossExponent = try c.decodeIfPresent(Double.self, forKey: .pathLossExponent) ?? d.pathLossExponent
+        func value<T: Decodable>(_ key: CodingKeys, _ fallback: T) throws -> T {
+            try c.decodeIfPresent(T.self, forKey: key) ?? fallback
+        }
+        sigma = try value(.sigma, d.sigma)
+        nlosProbability = try value(.nlosProbability, d.nlosProbability)
+        nlosBias = try value(.nlosBias, d.nlosBias)
+        outlierProbability = try value(.outlierProbability, d.outlierProbability)
+        dropoutProbability = try value(.dropoutProbability, d.dropoutProbability)
+        contactBias = try value(.contactBias, d.contactBias)
+        levelBias = try value(.levelBias, d.levelBias)
+        levelAtOneMetre = try value(.levelAtOneMetre, d.levelAtOneMetre)
+        rssiSigma = try value(.rssiSigma, d.rssiSigma)
+        rssiCeiling = try value(.rssiCeiling, d.rssiCeiling)
+        fadingSigma = try value(.fadingSigma, d.fadingSigma)
+        multipathSigma = try value(.multipathSigma, d.multipathSigma)
+        multipathNearFactor = try value(.multipathNearFactor, d.multipathNearFactor)
+        multipathDecorrelationMetres = try value(.multipathDecorrelationMetres, d.multipathDecorrelationMetres)
+        multipathCorrelationSeconds = try value(.multipathCorrelationSeconds, d.multipathCorrelationSeconds)
+        shadowingPerMinute = try value(.shadowingPerMinute, d.shadowingPerMinute)
+        shadowingSeconds = try value(.shadowingSeconds, d.shadowingSeconds)
+        shadowingExtra = try value(.shadowingExtra, d.shadowingExtra)
+        shadowingLoss = try value(.shadowingLoss, d.shadowingLoss)
+        shadowingFlagged = try value(.shadowingFlagged, d.shadowingFlagged)
+        shadowingAttenuation = try value(.shadowingAttenuation, d.shadowingAttenuation)
+        shadowingMinimumDistance = try value(.shadowingMinimumDistance, d.shadowingMinimumDistance)
+        sideSigma = try value(.sideSigma, d.sideSigma)
+        boardOffsetSpread = try value(.boardOffsetSpread, d.boardOffsetSpread)
+        uwbRange = try value(.uwbRange, d.uwbRange)
+        bleRange = try value(.bleRange, d.bleRange)
+        advertLossProbability = try value(.advertLossProbability, d.advertLossProbability)
+        linkLossProbability = try value(.linkLossProbability, d.linkLossProbability)
+        resultLossProbability = try value(.resultLossProbability, d.resultLossProbability)
+        rssiAtOneMetre = try value(.rssiAtOneMetre, d.rssiAtOneMetre)
+        pathLossExponent = try value(.pathLossExponent, d.pathLossExponent)
+        guard shadowingSeconds.count == 2, shadowingExtra.count == 2 else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .shadowingSeconds, in: c, debugDescription: "shadowingSeconds and shadowingExtra are [low, high] pairs")
+        }
     }
 
-    /// One UWB round's reading: nil when the round is lost.
+    /// One UWB round as both sides report it: nil when the round is lost.
     public struct Reading: Equatable {
+        /// What the controller reports (metres) and the level it received (dBm, as reported).
         public var metres: Double
         public var nonLineOfSight: Bool
+        public var rssi: Double
+        /// The controlee's reading of the same round: the same physical error, its own jitter.
+        public var otherSide: Double
+        public var otherRSSI: Double
     }
 
-    public func rangingReading(trueDistance: Double, random: inout SplitMix64) -> Reading? {
-        guard trueDistance <= uwbRange, random.unit() >= dropoutProbability else { return nil }
-        var metres = trueDistance + sigma * random.gaussian()
-        if trueDistance < 0.15 { metres += contactBias }
-        let nlos = random.unit() < nlosProbability
-        if nlos { metres += nlosBias * (0.5 + random.unit()) }
+    /// What persists between the rounds of one pair of devices: the slowly varying errors.
+    public struct PairChannel: Sendable {
+        var multipath = 0.0
+        var fading = 0.0
+        var last: (time: Double, distance: Double)?
+        var shadowStart: Double?
+        var shadowEnd = -Double.infinity
+        var shadowExtra = 0.0
+        var shadowFlagged = false
+
+        public init() {}
+    }
+
+    /// One round at `time` (seconds) between devices `trueDistance` apart whose boards add
+    /// `boardOffsets` (metres, both boards together).
+    public func rangingReading(
+        trueDistance d: Double, time: Double, boardOffsets: Double = 0, channel: inout PairChannel, random: inout SplitMix64
+    ) -> Reading? {
+        guard d <= uwbRange else { return nil }
+        advance(&channel, to: time, distance: d, random: &random)
+        let shadowed = time < channel.shadowEnd && d >= shadowingMinimumDistance
+        let loss = shadowed ? 1 - (1 - dropoutProbability) * (1 - shadowingLoss) : dropoutProbability
+        guard random.unit() >= loss else { return nil }
+        var level = levelAtOneMetre - 20 * log10(max(d, 0.01)) + channel.fading
+        if shadowed { level -= shadowingAttenuation }
+        var metres = d + boardOffsets + channel.multipath + sigma * random.gaussian()
+        if levelBias == .aps011 { metres += RangeBiasTable.aps011PRF64.bias(atLevel: level) }
+        if d < 0.15 { metres += contactBias }
+        if shadowed { metres += channel.shadowExtra }
+        var nlos = shadowed && channel.shadowFlagged
+        if random.unit() < nlosProbability {
+            nlos = true
+            metres += nlosBias * (0.5 + random.unit())
+        }
         if random.unit() < outlierProbability { metres += 0.5 + 2.5 * random.unit() }
-        return Reading(metres: metres, nonLineOfSight: nlos)
+        let other = metres + sideSigma * random.gaussian()
+        return Reading(
+            metres: metres, nonLineOfSight: nlos, rssi: reported(level, random: &random), otherSide: other,
+            otherRSSI: reported(level, random: &random))
+    }
+
+    /// The RSSI a board reports for `level`: noisy, in half dB (UCI's Q7.1), saturating.
+    private func reported(_ level: Double, random: inout SplitMix64) -> Double {
+        (min(level + rssiSigma * random.gaussian(), rssiCeiling) * 2).rounded() / 2
+    }
+
+    /// Moves the slow processes on: first-order Gauss-Markov in time and in distance moved, and
+    /// the shadowing episodes as a Poisson process.
+    private func advance(_ channel: inout PairChannel, to time: Double, distance: Double, random: inout SplitMix64) {
+        let near = distance < 0.5 ? multipathNearFactor : 1
+        if let last = channel.last {
+            let dt = max(0, time - last.time)
+            let moved = abs(distance - last.distance)
+            let rho = exp(-dt / max(multipathCorrelationSeconds, 1e-9) - moved / max(multipathDecorrelationMetres, 1e-9))
+            let fresh = (1 - rho * rho).squareRoot()
+            channel.multipath = rho * channel.multipath + fresh * multipathSigma * near * random.gaussian()
+            channel.fading = rho * channel.fading + fresh * fadingSigma * random.gaussian()
+        } else {
+            channel.multipath = multipathSigma * near * random.gaussian()
+            channel.fading = fadingSigma * random.gaussian()
+        }
+        channel.last = (time, distance)
+        guard shadowingPerMinute > 0 else { return }
+        if channel.shadowStart == nil { channel.shadowStart = time + exponential(60 / shadowingPerMinute, random: &random) }
+        if let start = channel.shadowStart, time >= start {
+            channel.shadowEnd = start + uniform(shadowingSeconds, random: &random)
+            channel.shadowExtra = uniform(shadowingExtra, random: &random)
+            channel.shadowFlagged = random.unit() < shadowingFlagged
+            channel.shadowStart = channel.shadowEnd + exponential(60 / shadowingPerMinute, random: &random)
+        }
+    }
+
+    private func exponential(_ mean: Double, random: inout SplitMix64) -> Double {
+        -mean * log(max(random.unit(), 0x1.0p-53))
+    }
+
+    private func uniform(_ bounds: [Double], random: inout SplitMix64) -> Double {
+        bounds[0] + (bounds[1] - bounds[0]) * random.unit()
+    }
+
+    /// A board's antenna-delay offset when the scenario does not give one.
+    public func boardOffset(random: inout SplitMix64) -> Double {
+        boardOffsetSpread > 0 ? boardOffsetSpread * (2 * random.unit() - 1) : 0
     }
 
     /// Whether something that fails with `probability` fails this time. Draws nothing when it

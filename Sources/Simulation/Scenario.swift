@@ -42,12 +42,17 @@ public struct Scenario: Codable, Sendable, Equatable {
         public var uwbSessions: Int?
         /// Whether the path starts over once its last waypoint is reached.
         public var loop: Bool?
+        /// Metres this node's UWB board adds to every reading it takes part in (its antenna-delay
+        /// error; a pair reads the sum of both boards'). Unset: drawn within the radio's
+        /// `boardOffsetSpread` (0 by default: a calibrated board).
+        public var boardOffset: Double?
 
         public init(
             name: String, path: [Waypoint], card: JSONObjectText? = nil, external: Bool? = nil, crowd: Bool? = nil,
-            uwbSessions: Int? = nil, loop: Bool? = nil
+            uwbSessions: Int? = nil, loop: Bool? = nil, boardOffset: Double? = nil
         ) {
             self.name = name
+            self.boardOffset = boardOffset
             self.path = path
             self.loop = loop
             self.card = card

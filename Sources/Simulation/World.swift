@@ -53,10 +53,20 @@ public final class World: Sendable {
         /// Connection attempts still to stall, by initiating body, and the stalled ones' initiators.
         var connectionsToStall: [Int: Int] = [:]
         var stalledConnections: [LinkID: Int] = [:]
+        /// The slowly varying radio errors of each pair of bodies (lower index first).
+        var channels: [Pair: RadioModel.PairChannel] = [:]
+    }
+
+    private struct Pair: Hashable {
+        var low: Int
+        var high: Int
+        init(_ a: Int, _ b: Int) { (low, high) = (min(a, b), max(a, b)) }
     }
 
     public let scenario: Scenario
     public let radio: RadioModel
+    /// Each body's board antenna-delay offset, metres (see `Scenario.Node.boardOffset`).
+    public let boardOffsets: [Double]
     private let state: Mutex<State>
     /// Adverts reach scanners this often.
     static let advertPeriodMilliseconds: Int64 = 250
@@ -65,7 +75,10 @@ public final class World: Sendable {
 
     public init(scenario: Scenario, seed: UInt64) {
         self.scenario = scenario
-        self.radio = scenario.radio ?? RadioModel()
+        let radio = scenario.radio ?? RadioModel()
+        self.radio = radio
+        var offsets = SplitMix64(seed: seed ^ 0x0FF5_E7)
+        self.boardOffsets = scenario.nodes.map { $0.boardOffset ?? radio.boardOffset(random: &offsets) }
         self.state = Mutex(State(random: SplitMix64(seed: seed ^ 0x5EED_0F_A1D)))
     }
 
@@ -288,10 +301,12 @@ public final class World: Sendable {
         }
         s.devices[otherBody]?.uwbs.scheduleNextRound(
             handle: otherHandle, at: session.nextRoundMilliseconds + 2 * session.intervalMilliseconds)
-        let reading = radio.rangingReading(trueDistance: distance(between: body, and: otherBody, at: s.now), random: &s.random)
+        let reading = rangingReading(&s, body, otherBody)
         emit(&s, body: body, handle: session.handle, measurements: [Self.measurement(of: peerAddress, reading)])
         let resultLost = radio.fails(radio.resultLossProbability, random: &s.random)
-        emit(&s, body: otherBody, handle: otherHandle, measurements: [Self.measurement(of: otherAddress, resultLost ? nil : reading)])
+        emit(
+            &s, body: otherBody, handle: otherHandle,
+            measurements: [Self.measurement(of: otherAddress, resultLost ? nil : reading, otherSide: true)])
     }
 
     private func oneToManyRound(_ s: inout State, body: Int, session: VirtualUWBS.Session) {
@@ -304,22 +319,40 @@ public final class World: Sendable {
             }
             s.devices[otherBody]?.uwbs.scheduleNextRound(
                 handle: otherHandle, at: session.nextRoundMilliseconds + 2 * session.intervalMilliseconds)
-            let reading = radio.rangingReading(trueDistance: distance(between: body, and: otherBody, at: s.now), random: &s.random)
+            let reading = rangingReading(&s, body, otherBody)
             measurements.append(Self.measurement(of: controlee, reading))
             let resultLost = radio.fails(radio.resultLossProbability, random: &s.random)
-            emit(&s, body: otherBody, handle: otherHandle, measurements: [Self.measurement(of: ownAddress, resultLost ? nil : reading)])
+            emit(
+                &s, body: otherBody, handle: otherHandle,
+                measurements: [Self.measurement(of: ownAddress, resultLost ? nil : reading, otherSide: true)])
         }
         emit(&s, body: body, handle: session.handle, measurements: measurements)
     }
 
-    private static func measurement(of peer: UInt16, _ reading: RadioModel.Reading?) -> TwoWayMeasurement {
+    /// One round between two bodies: the pair's slowly varying errors move on, both boards'
+    /// offsets apply.
+    private func rangingReading(_ s: inout State, _ body: Int, _ otherBody: Int) -> RadioModel.Reading? {
+        let pair = Pair(body, otherBody)
+        var channel = s.channels[pair] ?? RadioModel.PairChannel()
+        defer { s.channels[pair] = channel }
+        return radio.rangingReading(
+            trueDistance: distance(between: body, and: otherBody, at: s.now), time: Double(s.now) / 1000,
+            boardOffsets: boardOffsets[body] + boardOffsets[otherBody], channel: &channel, random: &s.random)
+    }
+
+    /// The TWR record a board reports: whole centimetres, RSSI as UCI 2.0's Q7.1 magnitude of
+    /// negative dBm (−35 dBm is 70).
+    private static func measurement(of peer: UInt16, _ reading: RadioModel.Reading?, otherSide: Bool = false) -> TwoWayMeasurement {
         guard let reading else {
             return TwoWayMeasurement(address: .short(peer), status: .rangingRxTimeout, lineOfSight: .unknown(0xFF), distanceCentimetres: 0)
         }
+        let metres = otherSide ? reading.otherSide : reading.metres
+        let rssi = otherSide ? reading.otherRSSI : reading.rssi
         return TwoWayMeasurement(
-            address: .short(peer), status: reading.metres < 0 ? .okNegativeDistanceReport : .ok,
+            address: .short(peer), status: metres < 0 ? .okNegativeDistanceReport : .ok,
             lineOfSight: reading.nonLineOfSight ? .nonLineOfSight : .lineOfSight,
-            distanceCentimetres: UInt16(min(abs(reading.metres * 100).rounded(), Double(UInt16.max))))
+            distanceCentimetres: UInt16(min(abs(metres * 100).rounded(), Double(UInt16.max))),
+            rssi: UInt8(clamping: Int((-rssi * 2).rounded())))
     }
 
     private func emit(_ s: inout State, body: Int, handle: UInt32, measurements: [TwoWayMeasurement]) {

@@ -59,7 +59,15 @@ public struct TwoWayMeasurement: Hashable, Sendable {
     public var destinationAzimuth: AngleMeasurement
     public var destinationElevation: AngleMeasurement
     public var slotIndex: UInt8
+    /// UCI 2.0: the received level as a Q7.1 magnitude of negative dBm (0 = not reported).
     public var rssi: UInt8
+
+    /// The received level in dBm, or nil when the board did not report one: 0 (the field's
+    /// value when RSSI reporting is off) or 0xFF (−127.5 dBm, below any receiver's sensitivity;
+    /// what pica sends).
+    public var rssiDBm: Double? {
+        rssi == 0 || rssi == 0xFF ? nil : -Double(rssi) / 2
+    }
 
     public init(
         address: MacAddress, status: StatusCode, lineOfSight: LineOfSight, distanceCentimetres: UInt16,

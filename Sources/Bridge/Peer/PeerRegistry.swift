@@ -69,6 +69,10 @@ final class PeerRegistry {
     private var evicted = 0
     /// Rounds flagged OK with an impossible distance since the last `stats`.
     private var invalidReadings = 0
+    /// Whether the board reads short beyond what its correction explains.
+    private var calibrationWatch = CalibrationWatch()
+    /// The board's correction as of the batch being handled.
+    private var correction: RangeCorrection = .none
     private var lastStatsAt: Int64
 
     init(context: PeerContext, events: NodeEmitter, seed: UInt64) {
@@ -280,6 +284,7 @@ final class PeerRegistry {
             }
         }
         let now = self.now
+        correction = context.boardCorrection.correction
         var bodies: [Event.Body] = []
         bodies.reserveCapacity(order.count)
         var contacts: [(PeerID, Double)] = []
@@ -300,9 +305,14 @@ final class PeerRegistry {
         guard var state = proximity.removeValue(forKey: peer) else { return nil }
         defer { proximity[peer] = state }
         let name = state.processor.peer
+        state.processor.correction = correction
         for reading in readings {
             let outcome = state.processor.process(reading.measurement, of: reading.round, hostTime: hostTime)
             if outcome.measured { state.lastMeasuredAt = hostTime }
+            if let corrected = outcome.corrected, outcome.range.nlos != true, calibrationWatch.add(corrected: corrected) {
+                context.logger.warning(
+                    "the UWB board reads short: \(calibrationWatch.belowContact) of \(calibrationWatch.closeReadings) readings closer than 30 cm were below -5 cm after correction; it looks uncalibrated (run `nearby-bridge calibrate`)")
+            }
             if outcome.invalid { invalidReadings += 1 }
             bodies.append(.range(outcome.range))
             for change in outcome.changes {

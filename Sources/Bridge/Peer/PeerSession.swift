@@ -13,6 +13,8 @@ struct PeerContext: Sendable {
     let ble: any BLEAdapter
     let logger: Logger
     let time: any TimeSource
+    /// The range correction for the board the node has now.
+    let boardCorrection: BoardCorrection
 }
 
 /// One peer: its protocol state (a `PeerMachine`) and the radio effects it asks for.

@@ -1,0 +1,57 @@
+import Proximity
+import Synchronization
+import UCI
+
+/// The name a board's calibration is filed under: its USB serial number when the transport has
+/// one ("usb:… serial X"), else its vendor data from CORE_GET_DEVICE_INFO ("vendor:HEX"; a
+/// virtual board's carries its number). Stable across replugs and ports.
+public enum BoardKey {
+    public static func of(transport description: String, info: DeviceInfo) -> String {
+        if let range = description.range(of: " serial "), !description[range.upperBound...].isEmpty {
+            return String(description[range.upperBound...].prefix { $0 != " " })
+        }
+        return "vendor:" + info.vendorData.hexString
+    }
+}
+
+/// The correction in force for the board the node has now: set at each bring-up (the board may
+/// have been swapped during a replug), read by the registry once per batch of ranges.
+final class BoardCorrection: Sendable {
+    private let current: Mutex<RangeCorrection>
+
+    init(_ initial: RangeCorrection) {
+        current = Mutex(initial)
+    }
+
+    var correction: RangeCorrection {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
+    }
+}
+
+/// Notices a board that reads short by more than the correction explains: an uncalibrated
+/// antenna delay. Touching devices read about 0 after correction, noise taking some of them a
+/// few centimetres below; many readings below −5 cm mean a constant offset is missing.
+struct CalibrationWatch: Sendable {
+    private(set) var closeReadings = 0
+    private(set) var belowContact = 0
+    private(set) var hasWarned = false
+
+    /// Readings closer than 30 cm looked at before judging, and the share below −5 cm that
+    /// makes a board look uncalibrated (noise alone puts a few per cent there).
+    static let minimumCloseReadings = 30
+    static let suspiciousShare = 0.25
+
+    /// Feeds one corrected line-of-sight reading; true once, when the board first looks
+    /// uncalibrated.
+    mutating func add(corrected metres: Double) -> Bool {
+        guard metres < 0.30, !hasWarned else { return false }
+        closeReadings += 1
+        if metres < -0.05 { belowContact += 1 }
+        guard closeReadings >= Self.minimumCloseReadings,
+            Double(belowContact) >= Self.suspiciousShare * Double(closeReadings)
+        else { return false }
+        hasWarned = true
+        return true
+    }
+}

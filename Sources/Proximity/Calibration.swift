@@ -1,0 +1,127 @@
+/// Computes a board's constant offset (antenna delay) from readings taken at known distances, and
+/// refuses when the readings cannot support one. Pure: `nearby-bridge calibrate` collects the
+/// readings and files the result.
+///
+/// Each step's readings are corrected for the received-level bias (the table in force), and the
+/// step's offset is the median of reading minus true distance: robust to the NLoS rounds and
+/// outliers that slip through. The steps must agree: a board whose readings do not follow the
+/// table (its firmware corrects the bias already, or the table is for another family) gives
+/// offsets that differ with distance, and a single offset would then be wrong somewhere.
+public enum Calibration {
+    /// One reading as the board reported it.
+    public struct Reading: Sendable, Equatable {
+        public var metres: Double
+        public var rssi: Double?
+        public var nonLineOfSight: Bool
+
+        public init(metres: Double, rssi: Double?, nonLineOfSight: Bool) {
+            self.metres = metres
+            self.rssi = rssi
+            self.nonLineOfSight = nonLineOfSight
+        }
+    }
+
+    /// The readings taken with the devices `trueMetres` apart (antenna to antenna).
+    public struct Step: Sendable, Equatable {
+        public var trueMetres: Double
+        public var readings: [Reading]
+
+        public init(trueMetres: Double, readings: [Reading]) {
+            self.trueMetres = trueMetres
+            self.readings = readings
+        }
+    }
+
+    /// What one step showed.
+    public struct StepResult: Sendable, Equatable {
+        public var trueMetres: Double
+        /// Line-of-sight readings used.
+        public var readings: Int
+        /// Median of corrected reading minus true distance, metres.
+        public var offset: Double
+        /// Robust spread of the corrected readings (1.4826 × median absolute deviation), metres.
+        public var spread: Double
+        /// Median reported level, dBm (nil: the board reports none).
+        public var rssi: Double?
+        /// The offset the same readings give without the bias table, for comparison.
+        public var offsetWithoutTable: Double
+    }
+
+    public struct Result: Sendable, Equatable {
+        /// Metres the board reads too long; the bridge subtracts it.
+        public var offset: Double
+        public var steps: [StepResult]
+    }
+
+    public enum Refusal: Error, Equatable, CustomStringConvertible {
+        case tooFew(trueMetres: Double, readings: Int, needed: Int)
+        case tooNoisy(trueMetres: Double, spread: Double, limit: Double)
+        case inconsistent(offsets: [Double], limit: Double, withoutTable: [Double])
+        case tooLarge(offset: Double, limit: Double)
+        case needsTwoDistances
+
+        public var description: String {
+            switch self {
+            case .tooFew(let d, let n, let needed):
+                "only \(n) line-of-sight readings at \(cm(d)) (need \(needed)): is the peer ranging, and nothing between the devices?"
+            case .tooNoisy(let d, let spread, let limit):
+                "readings at \(cm(d)) spread \(cm(spread)) (at most \(cm(limit))): hold both devices still, away from bodies and metal"
+            case .inconsistent(let offsets, let limit, let withoutTable):
+                "the distances give offsets \(offsets.map(cm).joined(separator: ", ")), more than \(cm(limit)) apart, so no single offset fits;"
+                    + " without the bias table they would be \(withoutTable.map(cm).joined(separator: ", "))"
+                    + " (if those agree, the firmware corrects the bias itself: set \"rangeBias\": \"none\")"
+            case .tooLarge(let offset, let limit):
+                "the offset came out at \(cm(offset)), beyond \(cm(limit)): were the distances right?"
+            case .needsTwoDistances:
+                "calibration needs readings at two distances at least (e.g. touching and 1.00 m)"
+            }
+        }
+    }
+
+    /// Line-of-sight readings needed per step, the largest spread accepted, how far the steps'
+    /// offsets may differ, and the largest offset believed (antenna delays are worth tens of
+    /// centimetres at most).
+    public static let minimumReadings = 50
+    public static let maximumSpread = 0.10
+    public static let maximumDisagreement = 0.10
+    public static let maximumOffset = 0.60
+
+    public static func solve(_ steps: [Step], correction: RangeCorrection) throws(Refusal) -> Result {
+        guard Set(steps.map(\.trueMetres)).count >= 2 else { throw .needsTwoDistances }
+        var results: [StepResult] = []
+        let plain = RangeCorrection(table: nil, tableName: "none")
+        for step in steps {
+            let lineOfSight = step.readings.filter { !$0.nonLineOfSight }
+            guard lineOfSight.count >= minimumReadings else {
+                throw .tooFew(trueMetres: step.trueMetres, readings: lineOfSight.count, needed: minimumReadings)
+            }
+            let corrected = lineOfSight.map { correction.correct($0.metres, rssi: $0.rssi).metres }
+            let middle = median(corrected)
+            let spread = 1.4826 * median(corrected.map { abs($0 - middle) })
+            guard spread <= maximumSpread else { throw .tooNoisy(trueMetres: step.trueMetres, spread: spread, limit: maximumSpread) }
+            let levels = lineOfSight.compactMap(\.rssi)
+            results.append(
+                StepResult(
+                    trueMetres: step.trueMetres, readings: lineOfSight.count, offset: middle - step.trueMetres, spread: spread,
+                    rssi: levels.isEmpty ? nil : median(levels),
+                    offsetWithoutTable: median(lineOfSight.map { plain.correct($0.metres, rssi: nil).metres }) - step.trueMetres))
+        }
+        let offsets = results.map(\.offset)
+        guard let low = offsets.min(), let high = offsets.max(), high - low <= maximumDisagreement else {
+            throw .inconsistent(offsets: offsets, limit: maximumDisagreement, withoutTable: results.map(\.offsetWithoutTable))
+        }
+        let offset = offsets.reduce(0, +) / Double(offsets.count)
+        guard abs(offset) <= maximumOffset else { throw .tooLarge(offset: offset, limit: maximumOffset) }
+        return Result(offset: offset, steps: results)
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        let mid = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+    }
+
+    private static func cm(_ metres: Double) -> String {
+        "\(Int((metres * 100).rounded())) cm"
+    }
+}

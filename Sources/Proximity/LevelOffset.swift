@@ -1,0 +1,31 @@
+import Glibc
+
+/// How much louder or quieter one peer's signal is than the link budget says: boards differ in
+/// transmit power and antennas by several dB, and a contact test that compared raw levels with
+/// the budget would take a loud peer at 15 cm for a touch.
+///
+/// Learnt from line-of-sight readings while the peer is 0.3–3 m away (where the filtered
+/// distance is good to a few per cent and the receiver is far from saturation), as a slow
+/// exponential average: half of it is new after about 35 readings.
+struct LevelOffset: Sendable {
+    private let budget: LinkBudget
+    private(set) var offset = 0.0
+    private static let weight = 0.02
+    /// Offsets beyond this are more likely a wrong distance than a board that different.
+    private static let limit = 20.0
+
+    init(config: ProximityConfig) {
+        budget = LinkBudget(levelAtOneMetreDBm: config.levelAtOneMetreDBm)
+    }
+
+    mutating func learn(rssi: Double, at distance: Double) {
+        guard (0.3...3).contains(distance) else { return }
+        let sample = rssi - budget.level(atMetres: distance)
+        offset = min(max(offset + Self.weight * (sample - offset), -Self.limit), Self.limit)
+    }
+
+    /// The level as the budget's board would have received it.
+    func normalised(_ rssi: Double) -> Double {
+        rssi - offset
+    }
+}

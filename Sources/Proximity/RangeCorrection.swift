@@ -1,0 +1,110 @@
+import Glibc
+
+/// How far a UWB reading is off as a function of the received signal level, and the constant
+/// offset of one board: what the bridge subtracts from each reading before the proximity engine
+/// sees it.
+///
+/// Why: a DW1000/DW3000 receiver times the leading edge of strong signals early and of weak ones
+/// late (Decawave APS011, "Sources of error in DW1000 based two-way ranging schemes", §3 and
+/// Table 2). Close devices receive strong signals, so an uncorrected board reads about 10 cm short
+/// below a metre: exactly where a touch must be told from a hand-over at 15 cm.
+public struct RangeBiasTable: Sendable, Equatable, Codable {
+    /// (received level in dBm, bias in metres: reported minus true distance), by rising level.
+    public var points: [Point]
+
+    public struct Point: Sendable, Equatable, Codable {
+        public var levelDBm: Double
+        public var biasMetres: Double
+
+        public init(levelDBm: Double, biasMetres: Double) {
+            self.levelDBm = levelDBm
+            self.biasMetres = biasMetres
+        }
+    }
+
+    public init(points: [Point]) {
+        self.points = points.sorted { $0.levelDBm < $1.levelDBm }
+    }
+
+    /// APS011 Table 2, 64 MHz PRF, 500 MHz bandwidth (channels 1–3, 5; the DW3000's channels 5
+    /// and 9 are 500 MHz wide too): −95 dBm +8.6 cm … −77 dBm 0 … −61 dBm −11.0 cm, every 2 dB.
+    /// Beyond the table the bias is taken as constant (the note gives nothing stronger than −61).
+    public static let aps011PRF64 = RangeBiasTable(
+        points: zip(stride(from: -61.0, through: -95.0, by: -2.0), [-110, -105, -100, -93, -82, -69, -51, -27, 0, 21, 35, 42, 49, 62, 71, 76, 81, 86])
+            .map { Point(levelDBm: $0, biasMetres: Double($1) / 1000) })
+
+    /// The bias at `level`, linearly interpolated, constant beyond the ends.
+    public func bias(atLevel level: Double) -> Double {
+        guard let first = points.first, let last = points.last else { return 0 }
+        if level <= first.levelDBm { return first.biasMetres }
+        if level >= last.levelDBm { return last.biasMetres }
+        let upper = points.firstIndex { $0.levelDBm >= level }!
+        let (a, b) = (points[upper - 1], points[upper])
+        return a.biasMetres + (b.biasMetres - a.biasMetres) * (level - a.levelDBm) / (b.levelDBm - a.levelDBm)
+    }
+}
+
+/// The line-of-sight received level of a board family against distance (free space, path-loss
+/// exponent 2): what the correction assumes when a board reports no RSSI, and what the simulated
+/// radio produces.
+public struct LinkBudget: Sendable, Equatable, Codable {
+    /// Received level at 1 m, dBm. −63 dBm puts APS011's zero-bias level (−77 dBm) at 5 m, as in
+    /// the note's set-up; a board at full transmit power can receive up to 20 dB more (Qorvo forum
+    /// reports −58 to −34 dBm at 1 m from a DWM3000 depending on TX power): calibrate.
+    public var levelAtOneMetreDBm: Double = -63
+
+    public init(levelAtOneMetreDBm: Double = -63) {
+        self.levelAtOneMetreDBm = levelAtOneMetreDBm
+    }
+
+    /// Level at `metres` (1 cm at least: antennas touching are not at zero distance).
+    public func level(atMetres metres: Double) -> Double {
+        levelAtOneMetreDBm - 20 * log10(max(metres, 0.01))
+    }
+}
+
+/// What the bridge does to each reading of one board.
+public struct RangeCorrection: Sendable, Equatable {
+    /// Where the level the bias is looked up at comes from.
+    public enum Source: String, Sendable {
+        /// The notification's RSSI (UCI 2.0 boards that report it).
+        case rssi
+        /// The reading itself, through the link budget (boards that report no RSSI).
+        case distance
+        /// No bias correction (the firmware corrects, or the user said so).
+        case none
+    }
+
+    /// Bias table (nil: no bias correction), link budget, and the board's constant offset
+    /// (antenna delay; metres read too long), from calibration.
+    public var table: RangeBiasTable?
+    public var tableName: String
+    public var budget: LinkBudget
+    public var offsetMetres: Double
+    /// Whether `offsetMetres` came from a calibration of this board.
+    public var calibrated: Bool
+
+    public init(table: RangeBiasTable?, tableName: String, budget: LinkBudget = LinkBudget(), offsetMetres: Double = 0, calibrated: Bool = false) {
+        self.table = table
+        self.tableName = tableName
+        self.budget = budget
+        self.offsetMetres = offsetMetres
+        self.calibrated = calibrated
+    }
+
+    /// No correction at all: readings pass through unchanged.
+    public static let none = RangeCorrection(table: nil, tableName: "none")
+
+    /// The corrected distance of a reading, and which level was used.
+    public func correct(_ reading: Double, rssi: Double?) -> (metres: Double, source: Source) {
+        let withoutOffset = reading - offsetMetres
+        guard let table else { return (withoutOffset, .none) }
+        if let rssi { return (withoutOffset - table.bias(atLevel: rssi), .rssi) }
+        // The level follows from the true distance, which is the reading minus the bias at that
+        // level: two fixed-point steps settle it (the bias moves by < 1 cm per cm near contact).
+        var estimate = withoutOffset
+        for _ in 0..<3 { estimate = withoutOffset - table.bias(atLevel: budget.level(atMetres: estimate)) }
+        return (estimate, .distance)
+    }
+}
+
