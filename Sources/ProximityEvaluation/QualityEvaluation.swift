@@ -195,6 +195,8 @@ package struct QualityFigures: Sendable {
     package var latenciesFromThreshold: [Double] = []
     /// Contacts decided while the devices were still more than 10 cm apart (too early to be a touch).
     package var earlyContacts = 0
+    /// The true distance at the farthest contact decided during a bump gesture (metres).
+    package var farthestDecision = 0.0
     /// Peers that never came closer than the clearance (table, walking, pass-by, far hand-overs,
     /// standing at 30–40 cm).
     package var clearPeerHours = 0.0
@@ -222,6 +224,7 @@ package struct QualityFigures: Sendable {
         switch trace.kind {
         case .approachAndBump:
             earlyContacts += outcome.contactDistances.filter { $0 > 0.10 }.count
+            farthestDecision = max(farthestDecision, outcome.contactDistances.max() ?? 0)
             for contact in trace.contacts {
                 gestures += 1
                 let seen = outcome.contacts.filter { contact.window.lowerBound <= $0 && $0 <= contact.window.upperBound + 0.5 }

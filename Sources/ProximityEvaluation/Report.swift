@@ -91,7 +91,7 @@ package struct EvaluationReport: Sendable {
         let bins = [10, 15, 20, 25, 30]
         var out = "Seed \(seed), scale \(scale). Ranging every 100 ms; the radios are described in \"Radio model\".\n\n"
         out += "| radio and correction | bump recall | more than one bump | latency after touch, median / p95 "
-        out += "| after reaching 8 cm, median / p95 | decided > 10 cm apart | false bumps per 100 peer-h (never < 30 cm) "
+        out += "| after reaching 8 cm, median / p95 | decided > 10 cm apart (farthest) | false bumps per 100 peer-h (never < 30 cm) "
         out += "| … standing at exactly 30 cm "
         out += bins.map { "| hand-overs \($0)–\($0 == 30 ? 40 : $0 + 5) cm " }.joined()
         out += "| near/far flaps per peer-h (threshold, near zone) | filter error p95 / p99.9 (moving) |\n"
@@ -103,7 +103,7 @@ package struct EvaluationReport: Sendable {
                 "\(q.doubleBumps)",
                 "\(q.medianLatency.map(Self.milliseconds) ?? "–") / \(q.p95Latency.map(Self.milliseconds) ?? "–")",
                 "\(q.medianLatencyFromThreshold.map(Self.milliseconds) ?? "–") / \(q.p95LatencyFromThreshold.map(Self.milliseconds) ?? "–")",
-                "\(q.earlyContacts)",
+                "\(q.earlyContacts) (\(Self.centimetres(q.farthestDecision)))",
                 "\(Self.fixed(q.falseBumpsPer100PeerHours, 2)) (\(q.clearFalseBumps) in \(Int(q.clearPeerHours.rounded())) h)",
                 "\(Self.fixed(q.atClearanceFalseBumpsPer100PeerHours, 2)) (\(q.atClearanceFalseBumps) in \(Int(q.atClearanceHours.rounded())) h)",
             ]

@@ -17,6 +17,13 @@ extension Scenario {
             let a = 2 * Double.pi * random.unit()
             return (r * cos(a), r * sin(a))
         }
+        /// The distance from the rig (the origin) to the straight walk from `a` to `b`.
+        func closestToTheRig(_ a: (x: Double, y: Double), _ b: (x: Double, y: Double)) -> Double {
+            let (dx, dy) = (b.x - a.x, b.y - a.y)
+            let along = max(0, min(1, -(a.x * dx + a.y * dy) / max(dx * dx + dy * dy, 1e-12)))
+            let (x, y) = (a.x + along * dx, a.y + along * dy)
+            return (x * x + y * y).squareRoot()
+        }
         var nodes = [Node(name: "rig", path: [Waypoint(t: 0, x: 0, y: 0)], uwbSessions: rigSessions)]
         for index in 0..<visitors {
             let inside = random.unit() < 0.5
@@ -30,6 +37,15 @@ extension Scenario {
                 t += ((p.x - last.x) * (p.x - last.x) + (p.y - last.y) * (p.y - last.y)).squareRoot() / speed
                 path.append(Waypoint(t: t, x: p.x, y: p.y))
             }
+            /// A destination `near`–`far` from the rig whose straight walk passes at least a metre
+            /// from it: the rig stands on a table, visitors walk round it, and a walk straight
+            /// through it would be a touch nobody meant.
+            func destination(from near: Double, to far: Double) -> (x: Double, y: Double) {
+                let here = (x: path[path.count - 1].x, y: path[path.count - 1].y)
+                var candidate = point(from: near, to: far)
+                for _ in 0..<50 where closestToTheRig(here, candidate) < 1 { candidate = point(from: near, to: far) }
+                return candidate
+            }
             func stay(_ seconds: Double) {
                 t += seconds
                 path.append(Waypoint(t: t, x: path[path.count - 1].x, y: path[path.count - 1].y))
@@ -42,13 +58,13 @@ extension Scenario {
             var bumped = false
             while t < end {
                 if bumps, !bumped, t >= bumpAt || t >= end - 30 {
-                    walk(to: point(from: 2.5, to: 3.5))
+                    walk(to: destination(from: 2.5, to: 3.5))
                     walk(to: (0.03, 0), speed: 0.6)
                     stay(3)
                     walk(to: point(from: 3, to: 6), speed: 0.6)
                     bumped = true
                 } else {
-                    walk(to: point(from: 2, to: 20), speed: 0.8)
+                    walk(to: destination(from: 2, to: 20), speed: 0.8)
                     stay(5 + 15 * random.unit())
                 }
             }

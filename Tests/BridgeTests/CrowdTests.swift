@@ -39,7 +39,9 @@ import Testing
             let visitor = try #require(ids[node.name])
             let rigSide = atRig.filter { $0["type"] as? String == "bump" && $0["peer"] as? String == visitor }
             let visitorSide = events.filter { $0["type"] as? String == "bump" && $0["node"] as? String == visitor && $0["peer"] as? String == rig }
-            #expect(rigSide.count == 1 && visitorSide.count == 1, "\(node.name) (body \(index))")
+            #expect(
+                rigSide.count == 1 && visitorSide.count == 1,
+                "\(node.name) (body \(index)): \(rigSide.count) bumps at the rig, \(visitorSide.count) at the visitor")
         }
     }
 }

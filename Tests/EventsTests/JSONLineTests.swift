@@ -17,11 +17,11 @@ import Testing
             (.peerFound(.init(peer: peer, name: "", rssi: nil)), #""peer":"fedcba9876543210","name":"","rssi":null}"#),
             (
                 .range(.init(peer: peer, status: "OK", distance: 1.23456, filtered: nil, rate: nil, nlos: false, azimuth: -12.34, elevation: nil)),
-                #""peer":"fedcba9876543210","status":"OK","distance":1.235,"filtered":null,"rate":null,"nlos":false,"azimuth":-12.3,"elevation":null}"#
+                #""peer":"fedcba9876543210","status":"OK","distance":1.235,"filtered":null,"rate":null,"nlos":false,"azimuth":-12.3,"elevation":null,"rssi":null}"#
             ),
             (
-                .range(.init(peer: peer, status: "OK_NEGATIVE_DISTANCE_REPORT", distance: -0.03, filtered: 0, rate: -0.4567, nlos: nil, azimuth: nil, elevation: nil)),
-                #""peer":"fedcba9876543210","status":"OK_NEGATIVE_DISTANCE_REPORT","distance":-0.030,"filtered":0.000,"rate":-0.457,"nlos":null,"azimuth":null,"elevation":null}"#
+                .range(.init(peer: peer, status: "OK_NEGATIVE_DISTANCE_REPORT", distance: -0.03, filtered: 0, rate: -0.4567, nlos: nil, azimuth: nil, elevation: nil, rssi: -41.5)),
+                #""peer":"fedcba9876543210","status":"OK_NEGATIVE_DISTANCE_REPORT","distance":-0.030,"filtered":0.000,"rate":-0.457,"nlos":null,"azimuth":null,"elevation":null,"rssi":-41.5}"#
             ),
             (.near(.init(peer: peer, distance: 0.9, azimuth: nil)), #""peer":"fedcba9876543210","distance":0.900,"azimuth":null}"#),
             (.far(.init(peer: peer, distance: 1.5, azimuth: 45)), #""peer":"fedcba9876543210","distance":1.500,"azimuth":45.0}"#),
