@@ -26,12 +26,24 @@ package struct Finding: Sendable, Equatable {
     }
 }
 
+/// The boards a settings file has offsets for (`calibration` in --config), keyed like the
+/// `board` of the `device` event: USB serial, else "vendor:" and the vendor data in hex.
+package struct CalibrationRecords: Sendable {
+    package var path: String
+    package var boards: Set<String>
+
+    package init(path: String, boards: Set<String>) {
+        self.path = path
+        self.boards = boards
+    }
+}
+
 /// Checks everything a rig needs, radio by radio, and says precisely what is missing: missing
 /// permissions look like flaky radios, so each check names the permission and how to grant it.
 package enum Doctor {
-    package static func examine(logger: Logger) async -> [Finding] {
+    package static func examine(logger: Logger, calibration: CalibrationRecords? = nil) async -> [Finding] {
         var findings = [kernel()]
-        findings += await uwb(logger: logger)
+        findings += await uwb(logger: logger, calibration: calibration)
         findings += await bluetooth()
         return findings
     }
@@ -46,7 +58,7 @@ package enum Doctor {
 
     // MARK: UWB
 
-    static func uwb(logger: Logger) async -> [Finding] {
+    static func uwb(logger: Logger, calibration: CalibrationRecords?) async -> [Finding] {
         var findings: [Finding] = []
         let rules = ["/etc/udev/rules.d/70-nearby-bridge.rules", "/lib/udev/rules.d/70-nearby-bridge.rules"]
         if rules.contains(where: { access($0, R_OK) == 0 }) {
@@ -94,6 +106,8 @@ package enum Doctor {
                 await host.start()
                 let info = try await host.deviceInfo()
                 findings.append(Finding("\(label) UCI", .ok, "answers UCI \(info.uciVersion) (MAC \(info.macVersion), PHY \(info.phyVersion))"))
+                let key = board.serial ?? ("vendor:" + info.vendorData.map { byte in let hex = String(byte, radix: 16); return byte < 16 ? "0" + hex : hex }.joined())
+                findings.append(calibrationFinding(label: label, board: key, records: calibration))
             } catch {
                 findings.append(
                     Finding(
@@ -103,6 +117,22 @@ package enum Doctor {
             }
         }
         return findings
+    }
+
+    /// An uncalibrated board reads a constant few centimetres to tens of centimetres off: near
+    /// the bump threshold that decides whether a hand-over bumps.
+    package static func calibrationFinding(label: String, board: String, records: CalibrationRecords?) -> Finding {
+        guard let records else {
+            return Finding(
+                "\(label) calibration", .info, "not checked (board \(board)): give the rig's settings file, doctor --config FILE")
+        }
+        if records.boards.contains(board) {
+            return Finding("\(label) calibration", .ok, "board \(board) has an offset in \(records.path)")
+        }
+        return Finding(
+            "\(label) calibration", .warn,
+            "board \(board) has no offset in \(records.path): it may read centimetres short or long, and hand-overs may bump",
+            fix: "nearby-bridge calibrate --config \(records.path) (with a reference peer, touching then 1.00 m apart; README, \"Calibration\")")
     }
 
     static func groupMembership() -> Finding {

@@ -10,7 +10,9 @@ struct DoctorCommand: AsyncParsableCommand {
         discussion: """
             One line per check (ok, info, warn, fail) with the fix for each problem: the UWB board \
             (present on USB, udev rules, group, permission, answers FiRa UCI) and Bluetooth \
-            (kernel support, CAP_NET_ADMIN, rfkill, adapters powered, bluetoothd). The exit status \
+            (kernel support, CAP_NET_ADMIN, rfkill, adapters powered, bluetoothd). With --config, \
+            it also checks that each board has a calibrated offset in that settings file (a warning \
+            if not: run `nearby-bridge calibrate`). The exit status \
             is 1 if any check failed, else 0. The report goes to stdout (this command writes no \
             events); --json prints one JSON array instead.
             """)
@@ -18,10 +20,16 @@ struct DoctorCommand: AsyncParsableCommand {
     @Flag(help: "Print the findings as a JSON array of {check, status, detail, fix}.")
     var json = false
 
+    @Option(help: "The rig's settings file (as for run): check that each board's offset is filed in it.")
+    var config: String?
+
     func run() async throws {
+        let calibration = try config.map { path in
+            CalibrationRecords(path: path, boards: Set((try RunConfig.load(path).calibration ?? [:]).keys))
+        }
         var logger = Logger(label: "nearby-bridge")
         logger.logLevel = .critical
-        let findings = await Doctor.examine(logger: logger)
+        let findings = await Doctor.examine(logger: logger, calibration: calibration)
         if json {
             let objects = findings.map { finding -> [String: String] in
                 var object = ["check": finding.check, "status": finding.status.rawValue, "detail": finding.detail]

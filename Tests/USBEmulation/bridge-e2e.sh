@@ -79,6 +79,18 @@ grep -q "^fail  UWB board usb:1-1: .*cannot be opened: LIBUSB_ERROR_ACCESS" "$wo
 grep -q "fix: install the udev rules .* usermod -aG nearby" "$work/doctor-denied.txt" || fail "doctor: denied fix" "$work/doctor-denied.txt"
 pass "doctor: board and UCI ok; without permission: fail with the udev/group fix, exit status 1"
 
+# 3c. doctor --config: a board without a filed offset is warned about (with the calibrate fix); with one, ok.
+serial=0123456789AB  # emulated_board.py's default
+echo '{"uwb": "usb"}' >"$work/uncalibrated.json"
+"${emu[@]}" --uci "${uwb#tcp:}" -- "$bin" doctor --config "$work/uncalibrated.json" >"$work/doctor-uncal.txt" 2>&1 || true
+grep -q "^warn  UWB board usb:1-1 calibration: board $serial has no offset in $work/uncalibrated.json" "$work/doctor-uncal.txt" ||
+  fail "doctor: uncalibrated warning" "$work/doctor-uncal.txt"
+grep -q "fix: nearby-bridge calibrate --config $work/uncalibrated.json" "$work/doctor-uncal.txt" || fail "doctor: calibrate fix" "$work/doctor-uncal.txt"
+echo "{\"uwb\": \"usb\", \"calibration\": {\"$serial\": {\"offset\": 0.042}}}" >"$work/calibrated.json"
+"${emu[@]}" --uci "${uwb#tcp:}" -- "$bin" doctor --config "$work/calibrated.json" >"$work/doctor-cal.txt" 2>&1 || true
+grep -q "^ok    UWB board usb:1-1 calibration: board $serial has an offset" "$work/doctor-cal.txt" || fail "doctor: calibrated" "$work/doctor-cal.txt"
+pass "doctor --config: warns about a board without a calibrated offset and names calibrate; ok once it is filed"
+
 # 4. Ranging from the board's notifications, unplug, replug, garbage, SIGTERM.
 "${emu[@]}" --uci "${uwb#tcp:}" --control "$work/ctl" --log "$work/emu.log" -- \
   "$bin" run --uwb usb --ble "$ble" --name field-rig --ranges --log-level info >"$work/run.jsonl" 2>"$work/run.err" &
