@@ -80,9 +80,11 @@ public enum Calibration {
 
     /// Line-of-sight readings needed per step, the largest spread accepted, how far the steps'
     /// offsets may differ, and the largest offset believed (antenna delays are worth tens of
-    /// centimetres at most).
+    /// centimetres at most). The spread limit leaves room for a DW3000's own noise up close
+    /// (6–9 cm with multipath; the median of 100 readings is still good to about a centimetre)
+    /// and refuses hands waving or a body walking through (readings 15–60 cm long).
     public static let minimumReadings = 50
-    public static let maximumSpread = 0.10
+    public static let maximumSpread = 0.15
     public static let maximumDisagreement = 0.10
     public static let maximumOffset = 0.60
 
