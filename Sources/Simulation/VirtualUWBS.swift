@@ -257,10 +257,13 @@ struct VirtualUWBS {
     mutating func rangeNotification(handle: UInt32, measurements: [TwoWayMeasurement]) -> [UInt8] {
         guard let session = sessions[handle] else { return [] }
         sessions[handle]?.sequence &+= 1
+        // RSSI only when the host asked for it (RSSI_REPORTING 1); the field is 0 otherwise.
+        let reportsRSSI = session.config[.rssiReporting] == [1]
         let data = RangeData(
             sequenceNumber: session.sequence, session: handle, rcrIndicator: 0,
             rangingIntervalMilliseconds: UInt32(session.intervalMilliseconds), measurementType: .twoWay,
-            macAddressMode: .short, measurements: measurements, vendorData: [])
+            macAddressMode: .short,
+            measurements: reportsRSSI ? measurements : measurements.map { var m = $0; m.rssi = 0; return m }, vendorData: [])
         return UCINotification.rangeData(data).message.encoded()
     }
 

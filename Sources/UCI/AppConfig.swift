@@ -156,6 +156,7 @@ public struct AppConfigTLV: Hashable, Sendable {
     }
     public static func rangingRoundControl(_ bits: UInt8) -> AppConfigTLV { .init(id: .rangingRoundControl, value: [bits]) }
     public static func aoaResultRequest(_ v: UInt8) -> AppConfigTLV { .init(id: .aoaResultRequest, value: [v]) }
+    public static func rssiReporting(_ v: UInt8) -> AppConfigTLV { .init(id: .rssiReporting, value: [v]) }
     public static func rangeDataNotificationConfig(_ v: UInt8) -> AppConfigTLV {
         .init(id: .rangeDataNotificationConfig, value: [v])
     }

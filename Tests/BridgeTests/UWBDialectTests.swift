@@ -41,9 +41,11 @@ import UCI
         // Qorvo's firmware is asked for angles whatever it says, as Qorvo's own scripts do.
         let qorvo = QorvoDialect().appConfig(for: Self.parameters, asController: false, profile: profile, board: withoutAngles)
         #expect(qorvo.contains(.aoaResultRequest(1)) && qorvo.contains(.resultReportConfig(0x0B)))
-        // The session itself is configured alike: same TLVs but for the last three.
-        #expect(Array(config(withoutAngles).dropLast(3)) == Array(QorvoDialect().appConfig(
-            for: Self.parameters, asController: true, profile: profile, board: withoutAngles).dropLast(3)))
+        // Both ask for the received level (the range-bias correction needs it).
+        #expect(config(withoutAngles).contains(.rssiReporting(1)) && qorvo.contains(.rssiReporting(1)))
+        // The session itself is configured alike: same TLVs but for the last four.
+        #expect(Array(config(withoutAngles).dropLast(4)) == Array(QorvoDialect().appConfig(
+            for: Self.parameters, asController: true, profile: profile, board: withoutAngles).dropLast(4)))
     }
 
     /// The meetup on the virtual board with each dialect: the `fira` dialect's SET_APP_CONFIG

@@ -109,9 +109,13 @@ extension UWBDialect {
     }
 
     /// What each round reports: time of flight, and with `angles` the azimuth and figures of
-    /// merit (RESULT_REPORT_CONFIG bits 0, 1 and 3); a notification per round.
+    /// merit (RESULT_REPORT_CONFIG bits 0, 1 and 3); the received level (RSSI_REPORTING 1: the
+    /// range-bias correction and the bump decision use it); a notification per round.
     func reportTLVs(angles: Bool) -> [AppConfigTLV] {
-        [.aoaResultRequest(angles ? 1 : 0), .resultReportConfig(angles ? 0x0B : 0x01), .rangeDataNotificationConfig(1)]
+        [
+            .aoaResultRequest(angles ? 1 : 0), .resultReportConfig(angles ? 0x0B : 0x01), .rssiReporting(1),
+            .rangeDataNotificationConfig(1),
+        ]
     }
 }
 
