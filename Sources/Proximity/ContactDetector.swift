@@ -32,7 +32,8 @@ struct ContactDetector: Sendable {
     /// tells, robustly, whether the peer was recently far enough away for an approach). Returns
     /// true when this reading completes a contact.
     mutating func update(
-        time: Int64, distance: Double?, nonLineOfSight: Bool, sigma: Double, filtered: Double?, level: Double? = nil
+        time: Int64, distance: Double?, nonLineOfSight: Bool, sigma: Double, filtered: Double?, level: Double? = nil,
+        saturated: Bool = false
     ) -> Bool {
         if let filtered, filtered >= config.approachMetres { lastApproachSeen = time }
         guard let distance, !nonLineOfSight else { return false }
@@ -62,7 +63,9 @@ struct ContactDetector: Sendable {
         let alternative = config.handOverMetres
         let weight = (alternative - bump) / (sigma * sigma)
         var forContact = weight * ((bump + alternative) / 2 - min(distance, alternative + 2 * sigma))
-        if let level { forContact += levelEvidence(level, against: alternative, cap: config.levelEvidenceCap) }
+        // A saturated receiver says "closer than a hand-over" more strongly than the linear ratio
+        // of the clipped value: a hand-over almost never reaches the ceiling.
+        if let level { forContact += saturated ? config.levelEvidenceCap : levelEvidence(level, against: alternative, cap: config.levelEvidenceCap) }
         evidence = max(0, evidence + forContact)
         let approaching = lastApproachSeen.map { time - $0 <= config.approachWindowMilliseconds } ?? false
         guard evidence >= (approaching ? config.evidenceAfterApproach : config.evidenceWhileLingering) else { return false }

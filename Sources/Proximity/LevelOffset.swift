@@ -9,6 +9,9 @@ import Glibc
 /// exponential average: half of it is new after about 35 readings.
 struct LevelOffset: Sendable {
     private let budget: LinkBudget
+    private let ceiling: Double
+    private let handOverMetres: Double
+    private let sigma: Double
     private(set) var offset = 0.0
     private static let weight = 0.02
     /// Offsets beyond this are more likely a wrong distance than a board that different.
@@ -16,6 +19,9 @@ struct LevelOffset: Sendable {
 
     init(config: ProximityConfig) {
         budget = LinkBudget(levelAtOneMetreDBm: config.levelAtOneMetreDBm)
+        ceiling = config.levelCeilingDBm
+        handOverMetres = config.handOverMetres
+        sigma = config.levelSigmaDB
     }
 
     mutating func learn(rssi: Double, at distance: Double) {
@@ -27,5 +33,13 @@ struct LevelOffset: Sendable {
     /// The level as the budget's board would have received it.
     func normalised(_ rssi: Double) -> Double {
         rssi - offset
+    }
+
+    /// Whether `rssi` is the board's saturated reading, and this peer is quiet enough that a
+    /// hand-over would rarely saturate it (its level there is 2σ below the ceiling): then a
+    /// saturated reading means closer than a hand-over. A peer loud enough to saturate the
+    /// receiver at hand-over distance gets no such evidence.
+    func saturates(_ rssi: Double) -> Bool {
+        rssi >= ceiling - 0.25 && budget.level(atMetres: handOverMetres) + offset + 2 * sigma < ceiling
     }
 }

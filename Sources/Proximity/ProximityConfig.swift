@@ -31,21 +31,27 @@ public struct ProximityConfig: Sendable, Equatable {
     public var approachWindowMilliseconds: Int64 = 2_500
     /// Evidence (natural log-likelihood ratio of "within `bumpMetres`" against "at `clearMetres`")
     /// that fires a contact right after an approach. Lower is faster and less certain.
-    public var evidenceAfterApproach: Double = 3
+    public var evidenceAfterApproach: Double = 4
     /// Evidence needed otherwise: a peer lingering close (a neighbour at a table) gets many chances
     /// for noise to look like contact, so it must show more.
     public var evidenceWhileLingering: Double = 14
-    /// The alternative the contact test weighs each reading against: a hand-over this close.
-    /// Correlated multipath keeps a reading wrong for the whole of a hold, so the test must put
-    /// its midpoint between contact and the hand-overs it has to reject.
-    public var handOverMetres: Double = 0.12
+    /// The alternative the contact test weighs each reading against is a hand-over this much
+    /// beyond the bump threshold (12 cm with the default 8). Correlated multipath keeps a reading
+    /// wrong for the whole of a hold, so the test must put its midpoint between contact and the
+    /// hand-overs it has to reject.
+    public var handOverMarginMetres: Double = 0.04
+    /// The hand-over distance the contact test weighs against.
+    public var handOverMetres: Double { bumpMetres + handOverMarginMetres }
     /// Received level: what a board receives at 1 m (the engine learns each peer's own offset
     /// from it, between 0.3 and 3 m), how far one reading's level wanders (slow fading plus
     /// measurement noise, dB), and the most one reading's level may add to the contact evidence
     /// (a saturated receiver reads the same at 3 cm as at 10): the level mostly vetoes.
     public var levelAtOneMetreDBm: Double = -63
     public var levelSigmaDB: Double = 3.6
-    public var levelEvidenceCap: Double = 3
+    public var levelEvidenceCap: Double = 4
+    /// The level at which the board's RSSI saturates (dBm): a saturated reading counts the whole
+    /// cap towards contact, unless this peer is loud enough to saturate at a hand-over too.
+    public var levelCeilingDBm: Double = -35
 
     // MARK: Nearest peer
 

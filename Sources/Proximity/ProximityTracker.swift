@@ -66,7 +66,8 @@ public struct ProximityTracker: Sendable {
         }
         let touched = contact.update(
             time: sample.time, distance: sample.distance, nonLineOfSight: sample.nonLineOfSight, sigma: noise.sigma,
-            filtered: filter.current?.distance, level: sample.rssi.map(level.normalised))
+            filtered: filter.current?.distance, level: sample.rssi.map(level.normalised),
+            saturated: sample.rssi.map(level.saturates) ?? false)
         // A reading always leaves an estimate, and contact only fires on a reading.
         guard let distance = filtered else { return [] }
         var changes: [ProximityChange] = []

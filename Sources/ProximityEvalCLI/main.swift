@@ -57,8 +57,8 @@ struct ProximityEval: AsyncParsableCommand {
 struct EngineSetting: ExpressibleByArgument {
     nonisolated(unsafe) static let settings: [String: WritableKeyPath<ProximityConfig, Double>] = [
         "evidenceAfterApproach": \.evidenceAfterApproach, "evidenceWhileLingering": \.evidenceWhileLingering,
-        "handOverMetres": \.handOverMetres, "clearMetres": \.clearMetres, "rangingSigmaMetres": \.rangingSigmaMetres,
-        "levelSigmaDB": \.levelSigmaDB, "levelEvidenceCap": \.levelEvidenceCap, "bumpMetres": \.bumpMetres,
+        "handOverMarginMetres": \.handOverMarginMetres, "clearMetres": \.clearMetres, "rangingSigmaMetres": \.rangingSigmaMetres,
+        "levelSigmaDB": \.levelSigmaDB, "levelEvidenceCap": \.levelEvidenceCap, "levelCeilingDBm": \.levelCeilingDBm, "bumpMetres": \.bumpMetres,
     ]
     static var names: [String] { settings.keys.sorted() }
 

@@ -45,7 +45,7 @@ import Testing
     /// proves nothing.
     @Test func theEarlierEngineFailsOnTheRealisticRadio() {
         var earlier = ProximityConfig()
-        earlier.handOverMetres = earlier.clearMetres
+        earlier.handOverMarginMetres = earlier.clearMetres - earlier.bumpMetres
         earlier.levelEvidenceCap = 0
         earlier.evidenceAfterApproach = 9
         earlier.farDwellMilliseconds = earlier.zoneDwellMilliseconds
@@ -60,7 +60,7 @@ import Testing
     @Test func aCarelessDetectorFailsTheFalseBumpTarget() {
         var careless = ProximityConfig()
         careless.evidenceWhileLingering = careless.evidenceAfterApproach
-        careless.handOverMetres = careless.clearMetres
+        careless.handOverMarginMetres = careless.clearMetres - careless.bumpMetres
         careless.levelEvidenceCap = 0
         let scale = QualityEvaluation.Scale(
             bumpGestures: 1, handOvers: 1, passBys: 1, tableNeighbours: 10, walkingGroups: 1, boundaryPeers: 1, atClearancePeers: 0)

@@ -239,7 +239,8 @@ func contacts(_ changes: [ProximityChange]) -> Int {
     @Test func aTighterBumpThresholdNeedsCloserReadings() {
         var loose = ProximityTracker(config: ProximityConfig(bumpMetres: 0.15))
         var tight = ProximityTracker(config: ProximityConfig(bumpMetres: 0.03))
-        let readings = samples([1.2, 1.2, 1.2, 1.2, 1.0, 0.6, 0.3] + Array(repeating: 0.14, count: 8))
+        // Held at 10 cm, as loud as 10 cm is: contact for a 15 cm threshold, not for a 3 cm one.
+        let readings = samples([1.2, 1.2, 1.2, 1.2, 1.0, 0.6, 0.3]) + samples(Array(repeating: 0.10, count: 8), from: 700, rssi: -43)
         let r20 = loose.feed(readings)
         #expect(contacts(r20) == 1)
         let r21 = tight.feed(readings)
