@@ -17,7 +17,20 @@ import Foundation
 /// reach the world over TCP.
 /// `crowd` nodes are visitors: they hear and are heard by the other nodes (the rigs) but not by
 /// each other, which keeps an event with a thousand visitors linear in size. `uwbSessions` sets how
-/// many ranging sessions a node's virtual UWB board runs at once (8 unless given).
+/// many ranging sessions a node's virtual UWB board runs at once (8 unless given); `boardOffset`
+/// the metres its board adds to every reading (an uncalibrated antenna delay).
+///
+/// `radio` overrides any field of `RadioModel` (missing ones keep the realistic defaults):
+/// received-level bias (`levelBias`: "aps011" or "none"), RSSI (`levelAtOneMetre`, `rssiSigma`,
+/// `rssiCeiling`, `fadingSigma`), multipath (`multipathSigma`, `multipathNearFactor`,
+/// `multipathDecorrelationMetres`, `multipathCorrelationSeconds`), body shadowing
+/// (`shadowingPerMinute`, `shadowingSeconds`, `shadowingExtra`, `shadowingLoss`,
+/// `shadowingFlagged`, `shadowingAttenuation`, `shadowingMinimumDistance`), the two sides
+/// (`sideSigma`), jitter and faults (`sigma`, `nlosProbability`, `nlosBias`, `outlierProbability`,
+/// `dropoutProbability`, `contactBias`), boards (`boardOffsetSpread`), ranges and loss (`uwbRange`,
+/// `bleRange`, `advertLossProbability`, `linkLossProbability`, `resultLossProbability`,
+/// `rssiAtOneMetre`, `pathLossExponent`). docs/PROXIMITY.md, "Radio model", gives the defaults
+/// and their sources.
 public struct Scenario: Codable, Sendable, Equatable {
     public var name: String
     public var duration: Double

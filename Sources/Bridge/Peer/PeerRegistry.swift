@@ -311,7 +311,7 @@ final class PeerRegistry {
             if outcome.measured { state.lastMeasuredAt = hostTime }
             if let corrected = outcome.corrected, outcome.range.nlos != true, calibrationWatch.add(corrected: corrected) {
                 context.logger.warning(
-                    "the UWB board reads short: \(calibrationWatch.belowContact) of \(calibrationWatch.closeReadings) readings closer than 30 cm were below -5 cm after correction; it looks uncalibrated (run `nearby-bridge calibrate`)")
+                    "the UWB board reads short: \(calibrationWatch.belowContact) of \(calibrationWatch.closeReadings) readings closer than 30 cm were below -8 cm after correction; it looks uncalibrated (run `nearby-bridge calibrate`)")
             }
             if outcome.invalid { invalidReadings += 1 }
             bodies.append(.range(outcome.range))
