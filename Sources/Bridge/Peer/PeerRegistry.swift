@@ -71,6 +71,7 @@ final class PeerRegistry {
     private var invalidReadings = 0
     /// Whether the board reads short beyond what its correction explains.
     private var calibrationWatch = CalibrationWatch()
+    private var levelWatch = LevelWatch()
     /// The board's correction as of the batch being handled.
     private var correction: RangeCorrection = .none
     private var lastStatsAt: Int64
@@ -312,6 +313,10 @@ final class PeerRegistry {
             if let corrected = outcome.corrected, outcome.range.nlos != true, calibrationWatch.add(corrected: corrected) {
                 context.logger.warning(
                     "the UWB board reads short: \(calibrationWatch.belowContact) of \(calibrationWatch.closeReadings) readings closer than 30 cm were below -8 cm after correction; it looks uncalibrated (run `nearby-bridge calibrate`)")
+            }
+            if outcome.corrected != nil, levelWatch.add(hasLevel: outcome.range.rssi != nil) {
+                context.logger.warning(
+                    "the UWB board reports no RSSI (\(LevelWatch.readingsBeforeWarning) rounds in a row): bumps are decided from distance alone and many touches will be missed; use firmware that honours RSSI_REPORTING")
             }
             if outcome.invalid { invalidReadings += 1 }
             bodies.append(.range(outcome.range))
