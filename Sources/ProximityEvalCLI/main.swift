@@ -55,14 +55,14 @@ struct ProximityEval: AsyncParsableCommand {
 
 /// One engine setting given on the command line.
 struct EngineSetting: ExpressibleByArgument {
-    nonisolated(unsafe) static let settings: [String: WritableKeyPath<ProximityConfig, Double>] = [
+    static let settings: [String: WritableKeyPath<ProximityConfig, Double> & Sendable] = [
         "evidenceAfterApproach": \.evidenceAfterApproach, "evidenceWhileLingering": \.evidenceWhileLingering,
         "handOverMarginMetres": \.handOverMarginMetres, "clearMetres": \.clearMetres, "rangingSigmaMetres": \.rangingSigmaMetres,
         "levelSigmaDB": \.levelSigmaDB, "levelEvidenceCap": \.levelEvidenceCap, "levelCeilingDBm": \.levelCeilingDBm, "bumpMetres": \.bumpMetres,
     ]
     static var names: [String] { settings.keys.sorted() }
 
-    let path: WritableKeyPath<ProximityConfig, Double>
+    let path: WritableKeyPath<ProximityConfig, Double> & Sendable
     let value: Double
 
     init?(argument: String) {
