@@ -21,8 +21,10 @@ struct CalibrateCommand: AsyncParsableCommand {
             calibrated rig, ideally the same for every rig of the event), run this command with \
             the rig's radios, and when asked, put the two devices at each distance in turn \
             (antenna to antenna, line of sight, both held still, away from bodies and metal) and \
-            press Enter. It collects --rounds line-of-sight readings at each distance, corrects \
-            them for the received-level bias, and computes the offset; it refuses (exit status 1, \
+            press Enter; each distance is measured at --placements spots (move the pair together \
+            30 cm or more between them: the multipath of one spot stays in all its readings). It \
+            collects --rounds line-of-sight readings per step, corrects them for the \
+            received-level bias, and computes the offset; it refuses (exit status 1, \
             reason on stderr) when readings are too few, spread too much, or the distances \
             disagree (the board's bias does not follow the table).
 
@@ -50,8 +52,11 @@ struct CalibrateCommand: AsyncParsableCommand {
     @Option(name: .customLong("at"), help: "A distance to measure at, metres, antenna to antenna (repeatable; default: 0.02 touching, then 1.00).")
     var distances: [Double] = []
 
-    @Option(help: "Line-of-sight readings to collect at each distance.")
+    @Option(help: "Line-of-sight readings to collect at each step.")
     var rounds = 100
+
+    @Option(help: "Spots to measure each distance at, moving the pair 30 cm or more between them (averages out multipath).")
+    var placements = 2
 
     @Option(help: "Seconds to wait for the readings of one distance before giving up.")
     var stepTimeout = 60.0
@@ -59,11 +64,18 @@ struct CalibrateCommand: AsyncParsableCommand {
     @Option(help: "The reference peer's own offset, metres (0 for a calibrated reference).")
     var referenceOffset = 0.0
 
-    var steps: [Double] { distances.isEmpty ? [0.02, 1.00] : distances }
+    var distancesToMeasure: [Double] { distances.isEmpty ? [0.02, 1.00] : distances }
+    /// Every distance at each placement in turn.
+    var steps: [(distance: Double, placement: Int)] {
+        distancesToMeasure.flatMap { d in (1...placements).map { (d, $0) } }
+    }
 
     func validate() throws {
-        guard steps.allSatisfy({ (0...10).contains($0) }) else { throw ValidationError("--at takes metres from 0 to 10, e.g. --at 0.02 --at 1.00") }
-        guard Set(steps).count >= 2 else { throw ValidationError("give two different distances at least, e.g. --at 0.02 --at 1.00") }
+        guard distancesToMeasure.allSatisfy({ (0...10).contains($0) }) else {
+            throw ValidationError("--at takes metres from 0 to 10, e.g. --at 0.02 --at 1.00")
+        }
+        guard Set(distancesToMeasure).count >= 2 else { throw ValidationError("give two different distances at least, e.g. --at 0.02 --at 1.00") }
+        guard (1...5).contains(placements) else { throw ValidationError("--placements takes 1 to 5 (2 is a good default)") }
         guard rounds >= Calibration.minimumReadings else {
             throw ValidationError("--rounds must be \(Calibration.minimumReadings) or more (fewer cannot show the offset to a centimetre)")
         }
@@ -111,10 +123,13 @@ struct CalibrateCommand: AsyncParsableCommand {
             }
         }
         var collected: [Calibration.Step] = []
-        for (index, distance) in steps.enumerated() {
+        for (index, (distance, placement)) in steps.enumerated() {
             let place = distance <= 0.03 ? "touching (\(Self.cm(distance)))" : "\(Self.metres(distance)) apart"
+            let spot = placement == 1 ? "" : " at another spot (move both together 30 cm or more)"
             FileHandle.standardError.write(
-                Data("Step \(index + 1) of \(steps.count): put the devices \(place), antenna to antenna, hold them still, then press Enter.\n".utf8))
+                Data(
+                    "Step \(index + 1) of \(steps.count): put the devices \(place)\(spot), antenna to antenna, hold them still, then press Enter.\n"
+                        .utf8))
             await Self.waitForEnter()
             readings.start()
             let deadline = ContinuousClock.now + .seconds(stepTimeout)
@@ -164,7 +179,7 @@ struct CalibrateCommand: AsyncParsableCommand {
         var calibration = object["calibration"] as? [String: Any] ?? [:]
         calibration[board] = [
             "offset": rounded(offset), "date": ISO8601DateFormatter().string(from: Date()), "reference": peer ?? NSNull(),
-            "distances": steps.map { rounded($0.trueMetres) },
+            "distances": steps.map { rounded($0.trueMetres) }.reduce(into: [Double]()) { if !$0.contains($1) { $0.append($1) } },
         ]
         object["calibration"] = calibration
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])

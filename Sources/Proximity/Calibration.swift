@@ -6,7 +6,8 @@
 /// step's offset is the median of reading minus true distance: robust to the NLoS rounds and
 /// outliers that slip through. The steps must agree: a board whose readings do not follow the
 /// table (its firmware corrects the bias already, or the table is for another family) gives
-/// offsets that differ with distance, and a single offset would then be wrong somewhere.
+/// offsets that differ with distance, and a single offset would then be wrong somewhere. Several
+/// steps at one distance are placements at different spots, averaged before that comparison.
 public enum Calibration {
     /// One reading as the board reported it.
     public struct Reading: Sendable, Equatable {
@@ -108,11 +109,16 @@ public enum Calibration {
                     rssi: levels.isEmpty ? nil : median(levels),
                     offsetWithoutTable: median(lineOfSight.map { plain.correct($0.metres, rssi: nil).metres }) - step.trueMetres))
         }
-        let offsets = results.map(\.offset)
+        // Steps at the same distance are placements of the pair at different spots: their mean
+        // averages one spot's multipath out; the distances are compared with each other.
+        let distances = results.map(\.trueMetres).reduce(into: [Double]()) { if !$0.contains($1) { $0.append($1) } }
+        func mean(_ values: [Double]) -> Double { values.reduce(0, +) / Double(values.count) }
+        let offsets = distances.map { d in mean(results.filter { $0.trueMetres == d }.map(\.offset)) }
+        let withoutTable = distances.map { d in mean(results.filter { $0.trueMetres == d }.map(\.offsetWithoutTable)) }
         guard let low = offsets.min(), let high = offsets.max(), high - low <= maximumDisagreement else {
-            throw .inconsistent(offsets: offsets, limit: maximumDisagreement, withoutTable: results.map(\.offsetWithoutTable))
+            throw .inconsistent(offsets: offsets, limit: maximumDisagreement, withoutTable: withoutTable)
         }
-        let offset = offsets.reduce(0, +) / Double(offsets.count)
+        let offset = mean(offsets)
         guard abs(offset) <= maximumOffset else { throw .tooLarge(offset: offset, limit: maximumOffset) }
         return Result(offset: offset, steps: results)
     }
