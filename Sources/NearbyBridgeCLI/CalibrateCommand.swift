@@ -110,7 +110,7 @@ struct CalibrateCommand: AsyncParsableCommand {
         var random = SystemRandomNumberGenerator()
         let identity = NodeIdentity(
             peerID: PeerID(random.next()), name: "calibrate", group: settings.group.map(UInt16.init) ?? 1,
-            card: try ProfileCard(name: "calibrate"), uwbShortAddress: UInt16.random(in: 1...0xFFFE, using: &random))
+            card: ProfileCard(name: "calibrate"), uwbShortAddress: UInt16.random(in: 1...0xFFFE, using: &random))
         let node = BridgeNode(
             identity: identity, config: bridgeConfig, uwbTransport: transport, ble: adapter, events: EventStream(sinks: [readings]),
             time: WallClock(), logger: logger, seed: random.next(), reconnectUWB: reconnect, loop: loop)
@@ -178,7 +178,7 @@ struct CalibrateCommand: AsyncParsableCommand {
         }
         var calibration = object["calibration"] as? [String: Any] ?? [:]
         calibration[board] = [
-            "offset": rounded(offset), "date": ISO8601DateFormatter().string(from: Date()), "reference": peer ?? NSNull(),
+            "offset": rounded(offset), "date": ISO8601DateFormatter().string(from: Date()), "reference": peer.map { $0 as Any } ?? NSNull(),
             "distances": steps.map { rounded($0.trueMetres) }.reduce(into: [Double]()) { if !$0.contains($1) { $0.append($1) } },
         ]
         object["calibration"] = calibration
