@@ -91,7 +91,7 @@ let package = Package(
         .target(
             name: "Doctor",
             dependencies: [
-                "BLE", "BLEBlueZ", "BlueZMgmt", "StreamIO", "UCIHost", "UCIUSB",
+                "BLE", "BLEBlueZ", "BlueZMgmt", "StreamIO", "UCI", "UCIHost", "UCIUSB",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 

@@ -82,7 +82,7 @@ public struct RangeCorrectionSettings: Sendable, Equatable {
     public var table: RangeBiasTable? = .aps011PRF64
     /// The level the correction assumes at 1 m when a board reports no RSSI.
     public var budget = LinkBudget()
-    /// Offsets (metres read too long) by board (`BoardKey`), as `nearby-bridge calibrate` wrote them.
+    /// Offsets (metres read too long) by board (`DeviceInfo.boardKey`), as `nearby-bridge calibrate` wrote them.
     public var offsets: [String: Double] = [:]
 
     public init() {}

@@ -132,7 +132,7 @@ public final class BridgeNode: Sendable {
         let info = board.info
         var detail = [
             "uci": info.uciVersion.description, "mac": info.macVersion.description,
-            "phy": info.phyVersion.description, "vendor": info.vendorData.hexString,
+            "phy": info.phyVersion.description, "vendor": info.vendorDataHex,
         ]
         if let country = board.countryCode {
             detail["country"] = country
@@ -140,7 +140,7 @@ public final class BridgeNode: Sendable {
             context.logger.warning("the UWB board refused the country code; it keeps its own region", metadata: ["country": "\(asked)"])
         }
         let transport = await uwb.transportDescription
-        let key = BoardKey.of(transport: transport, info: info)
+        let key = info.boardKey(serial: usbSerial(inTransport: transport))
         let correction = context.config.rangeCorrection.correction(forBoard: key)
         context.boardCorrection.correction = correction
         detail["board"] = key
@@ -341,12 +341,6 @@ public enum NodeStartError: Error, CustomStringConvertible {
         case .bluetoothUnavailable(let adapter, let error):
             "Bluetooth adapter \(adapter) cannot be used: \(error)"
         }
-    }
-}
-
-extension Array where Element == UInt8 {
-    var hexString: String {
-        map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 }
 

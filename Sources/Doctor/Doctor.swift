@@ -3,6 +3,7 @@ import BLEBlueZ
 import BlueZMgmt
 import Glibc
 import Logging
+import UCI
 import UCIHost
 import UCIUSB
 
@@ -106,8 +107,7 @@ package enum Doctor {
                 await host.start()
                 let info = try await host.deviceInfo()
                 findings.append(Finding("\(label) UCI", .ok, "answers UCI \(info.uciVersion) (MAC \(info.macVersion), PHY \(info.phyVersion))"))
-                let key = board.serial ?? ("vendor:" + info.vendorData.map { byte in let hex = String(byte, radix: 16); return byte < 16 ? "0" + hex : hex }.joined())
-                findings.append(calibrationFinding(label: label, board: key, records: calibration))
+                findings.append(calibrationFinding(label: label, board: info.boardKey(serial: board.serial), records: calibration))
             } catch {
                 findings.append(
                     Finding(

@@ -43,6 +43,18 @@ public struct DeviceInfo: Hashable, Sendable {
         self.uciTestVersion = uciTestVersion
         self.vendorData = vendorData
     }
+
+    /// The vendor data as lowercase hex, two digits per octet.
+    public var vendorDataHex: String {
+        vendorData.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+
+    /// The name a board's calibration is filed under: its USB serial number when it has one, else
+    /// "vendor:" and its vendor data in hex (a virtual board's carries its number). Stable across
+    /// replugs and ports; the `board` of the `device` event and the key `doctor` looks up.
+    public func boardKey(serial: String?) -> String {
+        serial ?? "vendor:" + vendorDataHex
+    }
 }
 
 /// One CORE_GET_CAPS_INFO_RSP TLV. The type stays raw: 1.x and 2.0 number them differently.

@@ -2,16 +2,10 @@ import Proximity
 import Synchronization
 import UCI
 
-/// The name a board's calibration is filed under: its USB serial number when the transport has
-/// one ("usb:… serial X"), else its vendor data from CORE_GET_DEVICE_INFO ("vendor:HEX"; a
-/// virtual board's carries its number). Stable across replugs and ports.
-public enum BoardKey {
-    public static func of(transport description: String, info: DeviceInfo) -> String {
-        if let range = description.range(of: " serial "), !description[range.upperBound...].isEmpty {
-            return String(description[range.upperBound...].prefix { $0 != " " })
-        }
-        return "vendor:" + info.vendorData.hexString
-    }
+/// The USB serial number in a transport's description ("usb:… serial X"), if it has one.
+func usbSerial(inTransport description: String) -> String? {
+    guard let range = description.range(of: " serial "), !description[range.upperBound...].isEmpty else { return nil }
+    return String(description[range.upperBound...].prefix { $0 != " " })
 }
 
 /// The correction in force for the board the node has now: set at each bring-up (the board may
