@@ -63,7 +63,7 @@ public struct RangeProcessor: Sendable {
         let time = roundClock.time(
             ofRound: data.sequenceNumber, reportedInterval: data.rangingIntervalMilliseconds,
             fallbackInterval: fallbackIntervalMilliseconds, hostTime: hostTime)
-        let corrected = distance.map { correction.correct($0, rssi: measurement.rssiDBm).metres }
+        let corrected = distance.map { correction.correct($0, rssi: measurement.rssiDBm) }
         let changes = proximity.update(
             RangeSample(time: time, distance: corrected, nonLineOfSight: nlos ?? false, rssi: measurement.rssiDBm))
         let azimuth = Self.angle(measurement.azimuth, within: 180)

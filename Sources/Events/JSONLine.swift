@@ -29,7 +29,7 @@ public enum JSONLine {
             out.optionalBool("nlos", range.nlos)
             out.degrees("azimuth", range.azimuth)
             out.degrees("elevation", range.elevation)
-            out.degrees("rssi", range.rssi)
+            out.decibels("rssi", range.rssi)
         case .near(let zone), .far(let zone):
             out.string("peer", zone.peer)
             out.metres("distance", zone.distance)
@@ -125,6 +125,12 @@ struct JSONObjectWriter {
 
     /// Degrees with 0.1° resolution.
     mutating func degrees(_ name: StaticString, _ value: Double?) {
+        key(name)
+        Self.appendFixed(value, decimals: 1, to: &bytes)
+    }
+
+    /// Received levels (dBm) with 0.1 dB resolution (UCI reports them in 0.5 dB steps).
+    mutating func decibels(_ name: StaticString, _ value: Double?) {
         key(name)
         Self.appendFixed(value, decimals: 1, to: &bytes)
     }

@@ -161,14 +161,14 @@ struct CalibrateCommand: AsyncParsableCommand {
         let offset = result.offset - referenceOffset
         summary["offset"] = Self.rounded(offset)
         summary["steps"] = result.steps.map(Self.describe)
-        try Self.file(offset: offset, board: board, peer: readings.peer, in: config, steps: result.steps)
+        try Self.file(offset: offset, board: board, peer: readings.peer, in: config, distances: result.distances)
         summary["written"] = config
         Self.printJSON(summary)
         logger.notice("board \(board): offset \(Self.cm(offset)), filed in \(config)")
     }
 
     /// Writes the offset under "calibration" → board, keeping everything else in the file.
-    static func file(offset: Double, board: String, peer: String?, in path: String, steps: [Calibration.StepResult]) throws {
+    static func file(offset: Double, board: String, peer: String?, in path: String, distances: [Double]) throws {
         var object: [String: Any] = [:]
         if let data = FileManager.default.contents(atPath: path), !data.isEmpty {
             guard let existing = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
@@ -179,7 +179,7 @@ struct CalibrateCommand: AsyncParsableCommand {
         var calibration = object["calibration"] as? [String: Any] ?? [:]
         calibration[board] = [
             "offset": rounded(offset), "date": ISO8601DateFormatter().string(from: Date()), "reference": peer.map { $0 as Any } ?? NSNull(),
-            "distances": steps.map { rounded($0.trueMetres) }.reduce(into: [Double]()) { if !$0.contains($1) { $0.append($1) } },
+            "distances": distances.map(rounded),
         ]
         object["calibration"] = calibration
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])

@@ -52,6 +52,8 @@ public enum Calibration {
         /// Metres the board reads too long; the bridge subtracts it.
         public var offset: Double
         public var steps: [StepResult]
+        /// The distances measured, in the order first measured.
+        public var distances: [Double] { Calibration.distinctDistances(of: steps) }
     }
 
     public enum Refusal: Error, Equatable, CustomStringConvertible {
@@ -92,13 +94,12 @@ public enum Calibration {
     public static func solve(_ steps: [Step], correction: RangeCorrection) throws(Refusal) -> Result {
         guard Set(steps.map(\.trueMetres)).count >= 2 else { throw .needsTwoDistances }
         var results: [StepResult] = []
-        let plain = RangeCorrection(table: nil, tableName: "none")
         for step in steps {
             let lineOfSight = step.readings.filter { !$0.nonLineOfSight }
             guard lineOfSight.count >= minimumReadings else {
                 throw .tooFew(trueMetres: step.trueMetres, readings: lineOfSight.count, needed: minimumReadings)
             }
-            let corrected = lineOfSight.map { correction.correct($0.metres, rssi: $0.rssi).metres }
+            let corrected = lineOfSight.map { correction.correct($0.metres, rssi: $0.rssi) }
             let middle = median(corrected)
             let spread = 1.4826 * median(corrected.map { abs($0 - middle) })
             guard spread <= maximumSpread else { throw .tooNoisy(trueMetres: step.trueMetres, spread: spread, limit: maximumSpread) }
@@ -107,11 +108,11 @@ public enum Calibration {
                 StepResult(
                     trueMetres: step.trueMetres, readings: lineOfSight.count, offset: middle - step.trueMetres, spread: spread,
                     rssi: levels.isEmpty ? nil : median(levels),
-                    offsetWithoutTable: median(lineOfSight.map { plain.correct($0.metres, rssi: nil).metres }) - step.trueMetres))
+                    offsetWithoutTable: median(lineOfSight.map(\.metres)) - step.trueMetres))
         }
         // Steps at the same distance are placements of the pair at different spots: their mean
         // averages one spot's multipath out; the distances are compared with each other.
-        let distances = results.map(\.trueMetres).reduce(into: [Double]()) { if !$0.contains($1) { $0.append($1) } }
+        let distances = distinctDistances(of: results)
         func mean(_ values: [Double]) -> Double { values.reduce(0, +) / Double(values.count) }
         let offsets = distances.map { d in mean(results.filter { $0.trueMetres == d }.map(\.offset)) }
         let withoutTable = distances.map { d in mean(results.filter { $0.trueMetres == d }.map(\.offsetWithoutTable)) }
@@ -121,6 +122,10 @@ public enum Calibration {
         let offset = mean(offsets)
         guard abs(offset) <= maximumOffset else { throw .tooLarge(offset: offset, limit: maximumOffset) }
         return Result(offset: offset, steps: results)
+    }
+
+    static func distinctDistances(of steps: [StepResult]) -> [Double] {
+        steps.map(\.trueMetres).reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
     }
 
     static func median(_ values: [Double]) -> Double {

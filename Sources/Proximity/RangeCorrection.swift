@@ -65,16 +65,6 @@ public struct LinkBudget: Sendable, Equatable, Codable {
 
 /// What the bridge does to each reading of one board.
 public struct RangeCorrection: Sendable, Equatable {
-    /// Where the level the bias is looked up at comes from.
-    public enum Source: String, Sendable {
-        /// The notification's RSSI (UCI 2.0 boards that report it).
-        case rssi
-        /// The reading itself, through the link budget (boards that report no RSSI).
-        case distance
-        /// No bias correction (the firmware corrects, or the user said so).
-        case none
-    }
-
     /// Bias table (nil: no bias correction), link budget, and the board's constant offset
     /// (antenna delay; metres read too long), from calibration.
     public var table: RangeBiasTable?
@@ -95,16 +85,16 @@ public struct RangeCorrection: Sendable, Equatable {
     /// No correction at all: readings pass through unchanged.
     public static let none = RangeCorrection(table: nil, tableName: "none")
 
-    /// The corrected distance of a reading, and which level was used.
-    public func correct(_ reading: Double, rssi: Double?) -> (metres: Double, source: Source) {
+    /// The corrected distance of a reading: the bias looked up at the reported level, or (a
+    /// board that reports none) at the level the link budget gives for the corrected distance.
+    public func correct(_ reading: Double, rssi: Double?) -> Double {
         let withoutOffset = reading - offsetMetres
-        guard let table else { return (withoutOffset, .none) }
-        if let rssi { return (withoutOffset - table.bias(atLevel: rssi), .rssi) }
+        guard let table else { return withoutOffset }
+        if let rssi { return withoutOffset - table.bias(atLevel: rssi) }
         // The level follows from the true distance, which is the reading minus the bias at that
         // level: two fixed-point steps settle it (the bias moves by < 1 cm per cm near contact).
         var estimate = withoutOffset
         for _ in 0..<3 { estimate = withoutOffset - table.bias(atLevel: budget.level(atMetres: estimate)) }
-        return (estimate, .distance)
+        return estimate
     }
 }
-

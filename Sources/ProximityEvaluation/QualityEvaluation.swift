@@ -144,7 +144,7 @@ package enum QualityEvaluation {
             let reading = setup.radio.rangingReading(
                 trueDistance: truth, time: t, boardOffsets: offset, channel: &channel, random: &random)
             let rssi = setup.reportsRSSI ? reading?.rssi : nil
-            let corrected = reading.map { setup.correction.correct(($0.metres * 100).rounded() / 100, rssi: rssi).metres }
+            let corrected = reading.map { setup.correction.correct(($0.metres * 100).rounded() / 100, rssi: rssi) }
             let sample = RangeSample(time: time, distance: corrected, nonLineOfSight: reading?.nonLineOfSight ?? false, rssi: rssi)
             for change in tracker.update(sample) {
                 switch change {

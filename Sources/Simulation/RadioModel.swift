@@ -173,7 +173,7 @@ public struct RadioModel: Codable, Sendable, Equatable {
         let shadowed = time < channel.shadowEnd && d >= shadowingMinimumDistance
         let loss = shadowed ? 1 - (1 - dropoutProbability) * (1 - shadowingLoss) : dropoutProbability
         guard random.unit() >= loss else { return nil }
-        var level = levelAtOneMetre - 20 * log10(max(d, 0.01)) + channel.fading
+        var level = LinkBudget(levelAtOneMetreDBm: levelAtOneMetre).level(atMetres: d) + channel.fading
         if shadowed { level -= shadowingAttenuation }
         var metres = d + boardOffsets + channel.multipath + sigma * random.gaussian()
         if levelBias == .aps011 { metres += RangeBiasTable.aps011PRF64.bias(atLevel: level) }
