@@ -23,9 +23,18 @@ struct ContactDetector: Sendable {
     private(set) var isArmed = true
     private var lastApproachSeen: Int64?
     private var lastReading: Int64?
+    /// The link budget's levels at contact, at a hand-over and at the clearance (dBm), which the
+    /// received level is weighed between.
+    private let levelAtContact: Double
+    private let levelAtHandOver: Double
+    private let levelAtClearance: Double
 
     init(config: ProximityConfig) {
         self.config = config
+        let budget = LinkBudget(levelAtOneMetreDBm: config.levelAtOneMetreDBm)
+        levelAtContact = budget.level(atMetres: config.bumpMetres)
+        levelAtHandOver = budget.level(atMetres: config.handOverMetres)
+        levelAtClearance = budget.level(atMetres: config.clearMetres)
     }
 
     /// Feeds one round: its reading, the noise σ of readings, and the filtered distance (which
@@ -50,7 +59,7 @@ struct ContactDetector: Sendable {
             var apart = weight * (min(distance, clear) - (bump + clear) / 2)
             // A body between devices that lie together lowers the level by a few dB only: still
             // far louder than at 20 cm.
-            if let level { apart -= levelEvidence(level, against: clear, cap: 4 * config.levelEvidenceCap) }
+            if let level { apart -= levelEvidence(level, against: levelAtClearance, cap: 4 * config.levelEvidenceCap) }
             evidence = max(0, evidence + apart)
             if evidence >= config.evidenceAfterApproach, (filtered ?? 0) >= clear {
                 isArmed = true
@@ -65,7 +74,9 @@ struct ContactDetector: Sendable {
         var forContact = weight * ((bump + alternative) / 2 - min(distance, alternative + 2 * sigma))
         // A saturated receiver says "closer than a hand-over" more strongly than the linear ratio
         // of the clipped value: a hand-over almost never reaches the ceiling.
-        if let level { forContact += saturated ? config.levelEvidenceCap : levelEvidence(level, against: alternative, cap: config.levelEvidenceCap) }
+        if let level {
+            forContact += saturated ? config.levelEvidenceCap : levelEvidence(level, against: levelAtHandOver, cap: config.levelEvidenceCap)
+        }
         evidence = max(0, evidence + forContact)
         let approaching = lastApproachSeen.map { time - $0 <= config.approachWindowMilliseconds } ?? false
         guard evidence >= (approaching ? config.evidenceAfterApproach : config.evidenceWhileLingering) else { return false }
@@ -73,17 +84,15 @@ struct ContactDetector: Sendable {
         return true
     }
 
-    /// The received level's log-likelihood ratio of contact against devices `alternative` apart:
+    /// The received level's log-likelihood ratio of contact against devices apart at the level
+    /// `atAlternative`:
     /// 20 dB per decade of distance, so a touch receives about 8 dB more than a hand-over at 20 cm.
     /// Capped below (one deep fade is not proof) and above at `cap`: towards contact a saturated
     /// receiver cannot tell 3 cm from 10, and fading is slow, so one loud gesture must not count
     /// many times; against a separation (re-arming) a loud level may count more.
-    private func levelEvidence(_ level: Double, against alternative: Double, cap: Double) -> Double {
-        let budget = LinkBudget(levelAtOneMetreDBm: config.levelAtOneMetreDBm)
-        let atContact = budget.level(atMetres: config.bumpMetres)
-        let atAlternative = budget.level(atMetres: alternative)
+    private func levelEvidence(_ level: Double, against atAlternative: Double, cap: Double) -> Double {
         let variance = config.levelSigmaDB * config.levelSigmaDB
-        let ratio = (atContact - atAlternative) / variance * (level - (atContact + atAlternative) / 2)
+        let ratio = (levelAtContact - atAlternative) / variance * (level - (levelAtContact + atAlternative) / 2)
         return min(max(ratio, -4 * config.levelEvidenceCap), cap)
     }
 

@@ -10,8 +10,8 @@ import Glibc
 struct LevelOffset: Sendable {
     private let budget: LinkBudget
     private let ceiling: Double
-    private let handOverMetres: Double
-    private let sigma: Double
+    /// The budget's level at a hand-over plus 2σ of level noise: what a hand-over rarely exceeds.
+    private let loudHandOverLevel: Double
     private(set) var offset = 0.0
     private static let weight = 0.02
     /// Offsets beyond this are more likely a wrong distance than a board that different.
@@ -20,8 +20,7 @@ struct LevelOffset: Sendable {
     init(config: ProximityConfig) {
         budget = LinkBudget(levelAtOneMetreDBm: config.levelAtOneMetreDBm)
         ceiling = config.levelCeilingDBm
-        handOverMetres = config.handOverMetres
-        sigma = config.levelSigmaDB
+        loudHandOverLevel = budget.level(atMetres: config.handOverMetres) + 2 * config.levelSigmaDB
     }
 
     mutating func learn(rssi: Double, at distance: Double) {
@@ -40,6 +39,6 @@ struct LevelOffset: Sendable {
     /// saturated reading means closer than a hand-over. A peer loud enough to saturate the
     /// receiver at hand-over distance gets no such evidence.
     func saturates(_ rssi: Double) -> Bool {
-        rssi >= ceiling - 0.25 && budget.level(atMetres: handOverMetres) + offset + 2 * sigma < ceiling
+        rssi >= ceiling - 0.25 && loudHandOverLevel + offset < ceiling
     }
 }

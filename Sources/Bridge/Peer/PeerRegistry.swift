@@ -72,8 +72,6 @@ final class PeerRegistry {
     /// Whether the board reads short beyond what its correction explains.
     private var calibrationWatch = CalibrationWatch()
     private var levelWatch = LevelWatch()
-    /// The board's correction as of the batch being handled.
-    private var correction: RangeCorrection = .none
     private var lastStatsAt: Int64
 
     init(context: PeerContext, events: NodeEmitter, seed: UInt64) {
@@ -285,23 +283,24 @@ final class PeerRegistry {
             }
         }
         let now = self.now
-        correction = context.boardCorrection.correction
+        let correction = context.boardCorrection.correction
         var bodies: [Event.Body] = []
         bodies.reserveCapacity(order.count)
         var contacts: [(PeerID, Double)] = []
         for peer in order {
             guard let peerReadings = readings[peer], proximity[peer] != nil else { continue }
-            let filtered = process(peerReadings, of: peer, hostTime: now, into: &bodies, contacts: &contacts)
+            let filtered = process(peerReadings, of: peer, correction: correction, hostTime: now, into: &bodies, contacts: &contacts)
             nearest.update(peer: peer, distance: filtered, time: now)
         }
         events.emit(bodies)
         for (peer, distance) in contacts { await feed(peer, .contact(distance: distance)) }
     }
 
-    /// Runs one peer's readings in order and appends their `range`, `near` and `far` events;
-    /// returns the filtered distance afterwards.
+    /// Runs one peer's readings in order, corrected for the board as of this batch, and appends
+    /// their `range`, `near` and `far` events; returns the filtered distance afterwards.
     private func process(
-        _ readings: [RangeReading], of peer: PeerID, hostTime: Int64, into bodies: inout [Event.Body], contacts: inout [(PeerID, Double)]
+        _ readings: [RangeReading], of peer: PeerID, correction: RangeCorrection, hostTime: Int64, into bodies: inout [Event.Body],
+        contacts: inout [(PeerID, Double)]
     ) -> Double? {
         guard var state = proximity.removeValue(forKey: peer) else { return nil }
         defer { proximity[peer] = state }
