@@ -1,8 +1,10 @@
 /// Everything the proximity engine can be tuned with. Distances in metres, times in milliseconds.
 ///
-/// The defaults are the measured configuration (docs/PROXIMITY.md, "Proximity quality"): they meet the quality
-/// targets for a DW3000-class radio (σ ≈ 10 cm, NLoS rounds, dropouts, contact bias) ranging every
-/// 100 ms. Only the three user-facing thresholds (`--near`, `--far`, `--bump`) are on the command line.
+/// The defaults are the measured configuration (docs/PROXIMITY.md, "Proximity quality"): on the
+/// simulation's pessimistic DW3000-class radio (received-level bias corrected from RSSI, correlated
+/// multipath, body shadowing) ranging every 100 ms they meet every quality target but "no decision
+/// before contact is plausible". Only the three user-facing thresholds (`--near`, `--far`,
+/// `--bump`) are on the command line.
 public struct ProximityConfig: Sendable, Equatable {
     // MARK: Zones
 
@@ -29,8 +31,9 @@ public struct ProximityConfig: Sendable, Equatable {
     /// approach, and contact needs less evidence (`evidenceAfterApproach`).
     public var approachMetres: Double = 0.5
     public var approachWindowMilliseconds: Int64 = 2_500
-    /// Evidence (natural log-likelihood ratio of "within `bumpMetres`" against "at `clearMetres`")
-    /// that fires a contact right after an approach. Lower is faster and less certain.
+    /// Evidence (natural log-likelihood ratio of "within `bumpMetres`" against "a hand-over at
+    /// `handOverMetres`", range and received level together) that fires a contact right after an
+    /// approach. Lower is faster and less certain.
     public var evidenceAfterApproach: Double = 4
     /// Evidence needed otherwise: a peer lingering close (a neighbour at a table) gets many chances
     /// for noise to look like contact, so it must show more.

@@ -166,8 +166,10 @@ package struct TraceGenerator {
     }
 
     /// An hour still at `around` plus a slow sway within `sway` (a new offset every 2–8 s).
-    mutating func still(_ kind: Trace.Kind, around base: Double, sway: ClosedRange<Double>) -> Trace {
-        var path: [(t: Double, d: Double)] = [(0, base + uniform(sway))]
+    mutating func still(
+        _ kind: Trace.Kind, around base: Double, sway: ClosedRange<Double>, arriving arrival: [(t: Double, d: Double)] = []
+    ) -> Trace {
+        var path = arrival.isEmpty ? [(t: 0.0, d: base + uniform(sway))] : arrival
         while path.last!.t < 3600 { path.append((path.last!.t + uniform(2...8), base + uniform(sway))) }
         return Trace(kind: kind, path: path, contacts: [])
     }
@@ -176,9 +178,7 @@ package struct TraceGenerator {
     mutating func nearZone() -> Trace {
         let spot = uniform(1.0...1.2)
         let arrive = 3 + (2 - spot) / uniform(0.5...1.0)
-        var path: [(t: Double, d: Double)] = [(0, 2), (3, 2), (arrive, spot)]
-        while path.last!.t < 3600 { path.append((path.last!.t + uniform(2...8), spot + uniform(-0.02...0.02))) }
-        return Trace(kind: .nearZone, path: path, contacts: [])
+        return still(.nearZone, around: spot, sway: -0.02...0.02, arriving: [(0, 2), (3, 2), (arrive, spot)])
     }
 
     /// Ten minutes walking together: a new spacing every 1–4 s, a step of σ 15 cm from the last,
