@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // C libraries, imported through pkg-config.
@@ -40,6 +41,11 @@ let package = Package(
         .target(name: "UCI", dependencies: ["ByteCoding"]),
         .target(name: "PeerProtocol", dependencies: ["ByteCoding", "BLE"]),
         .target(name: "BlueZMgmt", dependencies: ["ByteCoding"]),
+        // The peer protocol's v2 security: event key schedule, private adverts, the Noise
+        // handshake and sealed frames. Pure: keys and randomness come in as arguments.
+        .target(
+            name: "PeerSecurity",
+            dependencies: ["BLE", "ByteCoding", "PeerProtocol", .product(name: "Crypto", package: "swift-crypto")]),
 
         // I/O and protocol state.
         // Byte streams on descriptors (TCP, tty), the queue that hands their bytes to async code,
@@ -143,6 +149,9 @@ let package = Package(
         .testTarget(name: "ByteCodingTests", dependencies: ["ByteCoding"]),
         .testTarget(name: "UCITests", dependencies: ["UCI"]),
         .testTarget(name: "PeerProtocolTests", dependencies: ["PeerProtocol"]),
+        .testTarget(
+            name: "PeerSecurityTests", dependencies: ["PeerSecurity", "PeerProtocol"], exclude: ["make-vectors.py"],
+            resources: [.copy("Vectors")]),
         .testTarget(name: "StreamIOTests", dependencies: ["StreamIO", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "UCIHostTests", dependencies: ["UCI", "StreamIO", "UCIHost"]),
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "BLEBlueZ", "BlueZMgmt", "CLibUSB", "StreamIO", "UCIHost", "UCIUSB"]),

@@ -12,7 +12,7 @@ import BLE
 /// | 3 | 2 | group |
 /// | 5 | 8 | peer id |
 /// | 13 | 2 | UWB short address |
-/// | 15 | 1 | capabilities (bit 0 UWB, bit 1 AoA) |
+/// | 15 | 1 | capabilities (bit 0 UWB, bit 1 AoA, bit 2 one-to-many controlee) |
 /// | 16 | 1 | L2CAP PSM of the peer channel |
 ///
 /// With the Flags AD this is 3 + 4 + 17 = 24 of the 31 legacy bytes; the name goes in the scan
@@ -28,6 +28,9 @@ public struct Advertisement: Sendable, Equatable {
         public init(rawValue: UInt8) { self.rawValue = rawValue }
         public static let uwb = Capabilities(rawValue: 1 << 0)
         public static let angleOfArrival = Capabilities(rawValue: 1 << 1)
+        /// Can range as a controlee in a one-to-many session. A controller puts only peers that
+        /// advertise it into one (builds before this bit existed would reject the parameters).
+        public static let oneToMany = Capabilities(rawValue: 1 << 2)
     }
 
     public var group: UInt16

@@ -44,7 +44,7 @@ public enum PeerProtocolError: Error, Equatable, Sendable, CustomStringConvertib
         case .truncated(let field, let needed, let available):
             "peer message truncated at \(field): needs \(needed) bytes, \(available) left"
         case .trailingBytes(let what, let count): "\(count) unexpected bytes after \(what)"
-        case .unsupportedVersion(let v): "peer protocol version \(v) is not supported (this build speaks 1)"
+        case .unsupportedVersion(let v): "peer protocol version \(v) is not supported (this build speaks 1 and 2)"
         case .unknownMessageType(let t): "unknown peer message type 0x\(String(t, radix: 16))"
         case .tooLarge(let field, let size, let limit): "\(field) is \(size) bytes, limit \(limit)"
         case .invalidValue(let field, let value): "invalid \(field): \(value)"

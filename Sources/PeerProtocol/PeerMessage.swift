@@ -22,22 +22,46 @@ public enum PeerMessage: Sendable, Equatable {
     /// The initiator connects again after this long, or sooner once the peer's signal is stronger.
     case busy(retryAfterMilliseconds: UInt16)
 
-    public static let version: UInt8 = 1
+    /// The frame layouts: v1 (unencrypted channel) and v2 (inside a v2 sealed frame, see
+    /// `SecureFrame`). Both share the header; `hello` and `rangingParameters` differ in v2.
+    public enum Version: UInt8, Sendable, Comparable {
+        case v1 = 1, v2 = 2
+        public static func < (a: Version, b: Version) -> Bool { a.rawValue < b.rawValue }
+    }
+
     public static let headerSize = 4
     /// Fits one L2CAP SDU comfortably (the CoC MTU we ask for is 512 on real radios).
     public static let maxPayload = 512
     public static let maxNameBytes = 32
     public static let maxCardBytes = 400
 
+    /// What a peer says of itself. v1 names its group (membership by a visible number); v2
+    /// drops it (membership is proven by the handshake) and says which protocol versions and
+    /// capabilities the peer has instead.
     public struct Hello: Sendable, Equatable {
         public var peerID: PeerID
+        /// v1 only; 0 when decoded from v2.
         public var group: UInt16
         public var name: String
-        public init(peerID: PeerID, group: UInt16, name: String) {
+        /// v2 only: the versions the sender speaks (bit n-1 for version n).
+        public var versions: UInt8
+        public var capabilities: Capabilities
+
+        public init(peerID: PeerID, group: UInt16, name: String, versions: UInt8 = 0, capabilities: Capabilities = []) {
             self.peerID = peerID
             self.group = group
             self.name = name
+            self.versions = versions
+            self.capabilities = capabilities
         }
+    }
+
+    /// Features a v2 peer announces in `hello` (the advert carries the same bits).
+    public struct Capabilities: OptionSet, Sendable, Equatable {
+        public var rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// Can range as a controlee in a one-to-many session (`rangingParameters`' slots).
+        public static let oneToMany = Capabilities(rawValue: 1 << 0)
     }
 
     /// Out-of-band ranging parameters chosen by the controller. STS values are random per
@@ -77,15 +101,23 @@ public enum PeerMessage: Sendable, Equatable {
         case hello = 1, rangingParameters = 2, parametersAccepted = 3, card = 4, cardAck = 5, goodbye = 6, cardDecline = 7, busy = 8
     }
 
-    public func encoded() -> [UInt8] {
+    /// The frame in `version`'s layout. In v2 a one-to-one `rangingParameters` leaves out the STS
+    /// values (both sides derive them from the channel's secret); a one-to-many one carries the
+    /// shared session's, which only the sealed channel ever sees.
+    public func encoded(version: Version = .v1) -> [UInt8] {
         var payload: [UInt8] = []
         let kind: Kind
         switch self {
         case .hello(let hello):
             kind = .hello
             payload.appendLE(hello.peerID.rawValue)
-            payload.appendLE(hello.group)
-            let name = Array(hello.name.utf8.prefix(Self.maxNameBytes))
+            if version == .v1 {
+                payload.appendLE(hello.group)
+            } else {
+                payload.append(hello.versions)
+                payload.append(hello.capabilities.rawValue)
+            }
+            let name = Array(Self.truncatedName(hello.name).utf8)
             payload.append(UInt8(name.count))
             payload += name
         case .rangingParameters(let p):
@@ -95,11 +127,20 @@ public enum PeerMessage: Sendable, Equatable {
             payload.append(p.preambleCodeIndex)
             payload.appendLE(p.controllerAddress)
             payload.appendLE(p.controleeAddress)
-            payload.appendLE(p.vendorID)
             precondition(p.staticSTSIV.count == 6, "STATIC_STS_IV is 6 bytes")
-            payload += p.staticSTSIV
-            payload.appendLE(p.rangingIntervalMilliseconds)
-            if let slots = p.oneToManySlots { payload.append(slots) }
+            if version == .v1 {
+                payload.appendLE(p.vendorID)
+                payload += p.staticSTSIV
+                payload.appendLE(p.rangingIntervalMilliseconds)
+                if let slots = p.oneToManySlots { payload.append(slots) }
+            } else {
+                payload.appendLE(p.rangingIntervalMilliseconds)
+                payload.append(p.oneToManySlots ?? 0)
+                if p.oneToManySlots != nil {
+                    payload.appendLE(p.vendorID)
+                    payload += p.staticSTSIV
+                }
+            }
         case .parametersAccepted(let sessionID):
             kind = .parametersAccepted
             payload.appendLE(sessionID)
@@ -122,16 +163,32 @@ public enum PeerMessage: Sendable, Equatable {
             kind = .busy
             payload.appendLE(retryAfter)
         }
-        var frame: [UInt8] = [Self.version, kind.rawValue]
+        var frame: [UInt8] = [version.rawValue, kind.rawValue]
         frame.appendLE(UInt16(payload.count))
         return frame + payload
     }
 
-    /// Decodes exactly one frame (one SDU). Anything a hostile peer can send yields an error.
-    public init(frame: [UInt8]) throws(PeerProtocolError) {
+    /// The longest prefix of `name` that fits `maxNameBytes` of UTF-8 without splitting a
+    /// character (cutting inside one would make the peer reject the whole `hello`).
+    public static func truncatedName(_ name: String) -> String {
+        var result = ""
+        var bytes = 0
+        for character in name {
+            let size = character.utf8.count
+            guard bytes + size <= maxNameBytes else { break }
+            result.append(character)
+            bytes += size
+        }
+        return result
+    }
+
+    /// Decodes exactly one frame (one SDU) of `version`'s layout. Anything a hostile peer can
+    /// send yields an error. A v2 one-to-one `rangingParameters` decodes with zero STS values,
+    /// which the receiver replaces with the ones it derives.
+    public init(frame: [UInt8], version expected: Version = .v1) throws(PeerProtocolError) {
         var reader = ByteReader(frame, context: "frame")
         let version = try reader.u8("version")
-        guard version == Self.version else { throw .unsupportedVersion(version) }
+        guard version == expected.rawValue else { throw .unsupportedVersion(version) }
         let rawKind = try reader.u8("type")
         let length = Int(try reader.uint(UInt16.self, "length"))
         guard length <= Self.maxPayload else { throw .tooLarge(field: "payload", size: length, limit: Self.maxPayload) }
@@ -142,25 +199,42 @@ public enum PeerMessage: Sendable, Equatable {
         switch kind {
         case .hello:
             let peerID = PeerID(try body.uint(UInt64.self, "peer_id"))
-            let group = try body.uint(UInt16.self, "group")
+            var hello = Hello(peerID: peerID, group: 0, name: "")
+            if expected == .v1 {
+                hello.group = try body.uint(UInt16.self, "group")
+            } else {
+                hello.versions = try body.u8("versions")
+                hello.capabilities = Capabilities(rawValue: try body.u8("capabilities"))
+            }
             let nameLength = Int(try body.u8("name_length"))
             guard nameLength <= Self.maxNameBytes else {
                 throw .tooLarge(field: "name", size: nameLength, limit: Self.maxNameBytes)
             }
-            let name = try Self.text(body.take(nameLength, "name"), field: "name")
-            self = .hello(Hello(peerID: peerID, group: group, name: name))
+            hello.name = try Self.text(body.take(nameLength, "name"), field: "name")
+            self = .hello(hello)
         case .rangingParameters:
-            self = .rangingParameters(
-                RangingParameters(
-                    sessionID: try body.uint(UInt32.self, "session_id"),
-                    channel: try body.u8("channel"),
-                    preambleCodeIndex: try body.u8("preamble_code_index"),
-                    controllerAddress: try body.uint(UInt16.self, "controller_address"),
-                    controleeAddress: try body.uint(UInt16.self, "controlee_address"),
-                    vendorID: try body.uint(UInt16.self, "vendor_id"),
-                    staticSTSIV: Array(try body.take(6, "static_sts_iv")),
-                    rangingIntervalMilliseconds: try body.uint(UInt16.self, "ranging_interval"),
-                    oneToManySlots: body.remaining == 0 ? nil : try body.u8("one_to_many_slots")))
+            var p = RangingParameters(
+                sessionID: try body.uint(UInt32.self, "session_id"),
+                channel: try body.u8("channel"),
+                preambleCodeIndex: try body.u8("preamble_code_index"),
+                controllerAddress: try body.uint(UInt16.self, "controller_address"),
+                controleeAddress: try body.uint(UInt16.self, "controlee_address"),
+                vendorID: 0, staticSTSIV: [0, 0, 0, 0, 0, 0], rangingIntervalMilliseconds: 0)
+            if expected == .v1 {
+                p.vendorID = try body.uint(UInt16.self, "vendor_id")
+                p.staticSTSIV = Array(try body.take(6, "static_sts_iv"))
+                p.rangingIntervalMilliseconds = try body.uint(UInt16.self, "ranging_interval")
+                p.oneToManySlots = body.remaining == 0 ? nil : try body.u8("one_to_many_slots")
+            } else {
+                p.rangingIntervalMilliseconds = try body.uint(UInt16.self, "ranging_interval")
+                let slots = try body.u8("one_to_many_slots")
+                if slots != 0 {
+                    p.oneToManySlots = slots
+                    p.vendorID = try body.uint(UInt16.self, "vendor_id")
+                    p.staticSTSIV = Array(try body.take(6, "static_sts_iv"))
+                }
+            }
+            self = .rangingParameters(p)
         case .parametersAccepted:
             self = .parametersAccepted(sessionID: try body.uint(UInt32.self, "session_id"))
         case .card:

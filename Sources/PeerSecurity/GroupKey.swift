@@ -1,0 +1,82 @@
+import Crypto
+
+/// The secret the rigs of one event share (`groupKey` in the config, or a key file made by
+/// `nearby-bridge keygen`). Everything secret in peer protocol v2 is derived from it through
+/// HKDF-SHA256 with a label per use (`KeySchedule`); the key itself never leaves the process.
+///
+/// Text form: 64 hexadecimal digits, optionally followed by a newline (a key file is that one line).
+/// `description` never shows key bytes, only a fingerprint rigs can compare in their logs.
+public struct GroupKey: Sendable, Equatable, CustomStringConvertible {
+    public static let byteCount = 32
+    let bytes: [UInt8]
+
+    public init(bytes: [UInt8]) throws(GroupKeyError) {
+        guard bytes.count == Self.byteCount else { throw .wrongLength(bytes.count) }
+        self.bytes = bytes
+    }
+
+    private init(drawn bytes: [UInt8]) { self.bytes = bytes }
+
+    /// Parses the text form. Errors say what a key looks like without echoing what was given.
+    public init(text: String) throws(GroupKeyError) {
+        let digits = text.trimmingWhitespace()
+        guard digits.count == 2 * Self.byteCount else { throw .notHex(length: digits.count) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Self.byteCount)
+        var iterator = digits.unicodeScalars.makeIterator()
+        while let high = iterator.next(), let low = iterator.next() {
+            guard let h = Self.nibble(high), let l = Self.nibble(low) else { throw .notHex(length: digits.count) }
+            bytes.append(h << 4 | l)
+        }
+        try self.init(bytes: bytes)
+    }
+
+    /// A new key from the system's secure random source.
+    public static func generate() -> GroupKey {
+        GroupKey(drawn: SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })
+    }
+
+    /// The text form (for `keygen` only: never log it).
+    public var text: String {
+        bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+
+    /// 8 hex digits that identify the key without revealing it: HKDF output under its own label,
+    /// so it says nothing about any key actually used on the air.
+    public var fingerprint: String {
+        KeySchedule.derive(from: self, label: "fingerprint", count: 4).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }
+            .joined()
+    }
+
+    public var description: String { "GroupKey(fingerprint \(fingerprint))" }
+
+    private static func nibble(_ scalar: Unicode.Scalar) -> UInt8? {
+        switch scalar {
+        case "0"..."9": UInt8(scalar.value - 48)
+        case "a"..."f": UInt8(scalar.value - 87)
+        case "A"..."F": UInt8(scalar.value - 55)
+        default: nil
+        }
+    }
+}
+
+public enum GroupKeyError: Error, Equatable, Sendable, CustomStringConvertible {
+    case wrongLength(Int)
+    case notHex(length: Int)
+
+    public var description: String {
+        switch self {
+        case .wrongLength(let count): "a group key is \(GroupKey.byteCount) bytes, not \(count)"
+        case .notHex(let length):
+            "a group key is \(2 * GroupKey.byteCount) hexadecimal digits (got \(length) characters); make one with `nearby-bridge keygen`"
+        }
+    }
+}
+
+extension String {
+    fileprivate func trimmingWhitespace() -> Substring {
+        let isSpace: (Character) -> Bool = { $0.isWhitespace }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return self[first...last]
+    }
+}
