@@ -78,7 +78,8 @@ let package = Package(
         .target(
             name: "Bridge",
             dependencies: [
-                "UCI", "UCIHost", "StreamIO", "PeerProtocol", "BLE", "Proximity", "Events",
+                "UCI", "UCIHost", "StreamIO", "PeerProtocol", "PeerSecurity", "BLE", "Proximity", "Events",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]),
@@ -105,7 +106,7 @@ let package = Package(
         .target(
             name: "Simulation",
             dependencies: [
-                "UCI", "StreamIO", "UCIHost", "PeerProtocol", "BLE", "Bridge", "Events", "Proximity",
+                "UCI", "StreamIO", "UCIHost", "PeerProtocol", "PeerSecurity", "BLE", "Bridge", "Events", "Proximity",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Scenarios")]),
@@ -114,7 +115,7 @@ let package = Package(
             name: "NearbyBridgeCLI",
             dependencies: [
                 "StreamIO", "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "Bridge", "Capture", "Doctor", "Events", "Plot", "Proximity", "Replay",
-                "Simulation", "Watch", "WebView",
+                "Simulation", "Watch", "WebView", "PeerSecurity",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -166,7 +167,7 @@ let package = Package(
         .testTarget(name: "WebViewTests", dependencies: ["WebView"]),
         .testTarget(
             name: "BridgeTests",
-            dependencies: ["Bridge", "Simulation", "Events", "UCI", "StreamIO", "UCIHost", "PeerProtocol"],
+            dependencies: ["Bridge", "Simulation", "Events", "UCI", "StreamIO", "UCIHost", "PeerProtocol", "PeerSecurity"],
             resources: [.copy("Golden")]),
     ],
     swiftLanguageModes: [.v6]

@@ -70,6 +70,8 @@ public struct BridgeConfig: Sendable, Equatable {
     public var bluetoothRequired = false
     /// How readings are corrected before the proximity engine sees them.
     public var rangeCorrection = RangeCorrectionSettings()
+    /// The event key and what it allows (docs/PROTOCOL.md, "Security").
+    public var security = PeerSecuritySettings()
 
     public init() {}
 }

@@ -2,6 +2,7 @@ import BLE
 import Events
 import Logging
 import PeerProtocol
+import PeerSecurity
 import Proximity
 import StreamIO
 import Synchronization
@@ -39,6 +40,8 @@ public final class BridgeNode: Sendable {
     private let backoff: Mutex<(policy: ReconnectBackoff, upSince: Int64)>
     private let uwbClock: any Clock<Duration>
     private let loop: EventLoop?
+    /// When the private advert last changed its rotation nonce (node time, ms).
+    private let advertRotatedAt = Atomic<Int64>(0)
 
     /// - Parameters:
     ///   - reconnectUWB: reopens the board after it disappeared (unplugged, connection lost);
@@ -68,7 +71,8 @@ public final class BridgeNode: Sendable {
         ) { inbox.post(.uwbSessions($0)) }
         let context = PeerContext(
             identity: identity, config: config, uwbSessions: uwbSessions, ble: ble, logger: logger, time: time,
-            boardCorrection: BoardCorrection(config.rangeCorrection.correction(forBoard: "")))
+            boardCorrection: BoardCorrection(config.rangeCorrection.correction(forBoard: "")),
+            channels: PeerChannels(settings: config.security))
         let emitter = NodeEmitter(
             emitBodies: { bodies in
                 events.emit(bodies.map { Event(node: tag, body: $0) }, timestampMilliseconds: time.nowMilliseconds())
@@ -110,12 +114,9 @@ public final class BridgeNode: Sendable {
         let inbox = self.inbox
         do {
             try await ble.start { inbox.post(.ble($0)) }
-            let advert = Advertisement(
-                group: identity.group, peerID: identity.peerID, uwbShortAddress: identity.uwbShortAddress,
-                capabilities: [.uwb], psm: context.config.psm)
-            try await ble.advertise(advert.advertisingData(), scanResponse: AdvertisingData.localName(identity.name).bytes)
+            try await advertise()
             try await ble.startScanning()
-            events.emit(.device(.init(radio: .ble, state: .ready, backend: ble.backendName)))
+            events.emit(.device(.init(radio: .ble, state: .ready, backend: ble.backendName, detail: securityDetail)))
         } catch {
             context.logger.error("Bluetooth unavailable", metadata: ["error": "\(error)"])
             events.emit(.device(.init(radio: .ble, state: .unavailable, backend: ble.backendName, detail: ["error": "\(error)"])))
@@ -123,6 +124,47 @@ public final class BridgeNode: Sendable {
                 await ble.stop()
                 await uwb.shutdown()
                 throw NodeStartError.bluetoothUnavailable(adapter: ble.backendName, error)
+            }
+        }
+    }
+
+    /// What the `device` event says about the peer channel's security: the mode, and the event
+    /// key's fingerprint (never the key) so that rigs can be checked to share one.
+    private var securityDetail: [String: String] {
+        var detail = ["security": context.config.security.mode]
+        if let key = context.config.security.groupKey { detail["key"] = key.fingerprint }
+        return detail
+    }
+
+    /// Our advert: v1 with the name in the scan response; with an event key the private advert
+    /// of a new rotation period, and no name (a name would link the periods; peers learn it from
+    /// the encrypted `hello`).
+    private func advertise() async throws {
+        let advert = Advertisement(
+            group: identity.group, peerID: identity.peerID, uwbShortAddress: identity.uwbShortAddress,
+            capabilities: [.uwb, .oneToMany], psm: context.config.psm)
+        guard let key = context.config.security.groupKey else {
+            return try await ble.advertise(advert.advertisingData(), scanResponse: AdvertisingData.localName(identity.name).bytes)
+        }
+        advertRotatedAt.store(context.time.nowMilliseconds(), ordering: .relaxed)
+        let nonce = Array(context.channels.draw("advert nonce").prefix(PrivateAdvert.nonceSize))
+        try await ble.advertise(PrivateAdvert(key: key).advertisingData(for: advert, nonce: nonce), scanResponse: [])
+    }
+
+    /// Starts the next rotation period of the private advert when this one is over. The adapter
+    /// call runs beside the loop: the loop never waits on a radio.
+    private func rotateAdvertIfDue() {
+        let security = context.config.security
+        guard security.groupKey != nil,
+            context.time.nowMilliseconds() - advertRotatedAt.load(ordering: .relaxed) >= security.advertRotationMilliseconds
+        else { return }
+        advertRotatedAt.store(context.time.nowMilliseconds(), ordering: .relaxed)
+        let logger = context.logger
+        Task {
+            do {
+                try await self.advertise()
+            } catch {
+                logger.warning("could not change the advert for its new rotation period", metadata: ["error": "\(error)"])
             }
         }
     }
@@ -252,6 +294,7 @@ public final class BridgeNode: Sendable {
         case .uwbSessions(let event):
             await registry.handle(event)
         case .tick:
+            rotateAdvertIfDue()
             await registry.tick()
         case .stop:
             break  // handled by `run`

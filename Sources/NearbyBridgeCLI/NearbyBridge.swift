@@ -24,6 +24,7 @@ struct NearbyBridge: AsyncParsableCommand {
             """,
         subcommands: [
             Demo.self, Run.self, CalibrateCommand.self, WorldCommand.self, WatchCommand.self, Devices.self, DoctorCommand.self, PlotCommand.self, ReplayCommand.self,
+            KeygenCommand.self,
         ])
 
     /// ArgumentParser's, except for a value found wrong while the command runs (in a config file,

@@ -5,6 +5,7 @@ import Capture
 import Bridge
 import Foundation
 import PeerProtocol
+import PeerSecurity
 import Logging
 import ServiceLifecycle
 import Simulation
@@ -160,6 +161,7 @@ struct Run: AsyncParsableCommand {
         if let dialect = settings.uwbDialect { config.uwbDialect = dialect }
         config.uwb.countryCode = settings.countryCode
         try settings.applyRangeCorrection(to: &config)
+        try settings.applySecurity(to: &config, logger: logger)
         if case .bluez = ble { config.bluetoothRequired = true }
         let node = BridgeNode(
             identity: identity, config: config, uwbTransport: radios.0, ble: radios.1, events: events,
@@ -270,6 +272,48 @@ struct RunConfig: Decodable {
 
     struct BoardCalibrationEntry: Decodable {
         var offset: Double
+    }
+
+    /// The event key (docs/PROTOCOL.md, "Security"): 64 hex digits here, or a file holding them
+    /// (`nearby-bridge keygen --output FILE`); one or the other.
+    var groupKey: String?
+    var groupKeyFile: String?
+    /// With an event key: still range with v1 (unencrypted) peers it hears. Off by default.
+    var allowInsecurePeers: Bool?
+    /// How often the private advert changes (seconds; default 900).
+    var advertRotationSeconds: Int?
+
+    /// The event key and its options into the bridge's settings, and one line on stderr saying
+    /// which security the peer channel has.
+    func applySecurity(to config: inout BridgeConfig, logger: Logger) throws {
+        let text: String?
+        switch (groupKey, groupKeyFile) {
+        case (let key?, nil): text = key
+        case (nil, let path?):
+            guard let data = FileManager.default.contents(atPath: path), let contents = String(data: data, encoding: .utf8) else {
+                throw ValidationError("cannot read \"groupKeyFile\" \(path): \(whyUnreadable(path))")
+            }
+            if let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int, mode & 0o077 != 0 {
+                logger.warning("the event key file can be read by other users; chmod 600 it", metadata: ["file": "\(path)"])
+            }
+            text = contents
+        case (nil, nil): text = nil
+        case (.some, .some): throw ValidationError("give \"groupKey\" or \"groupKeyFile\", not both")
+        }
+        if let text {
+            do { config.security.groupKey = try GroupKey(text: text) } catch { throw ValidationError("\"groupKey\": \(error)") }
+        }
+        config.security.allowInsecurePeers = allowInsecurePeers ?? false
+        if let seconds = advertRotationSeconds {
+            guard seconds >= 60 else { throw ValidationError("\"advertRotationSeconds\" must be at least 60, not \(seconds)") }
+            config.security.advertRotationMilliseconds = Int64(seconds) * 1000
+        }
+        if let key = config.security.groupKey {
+            logger.notice("peer channel: encrypted with the event key", metadata: ["key": "\(key.fingerprint)", "v1 peers": "\(config.security.allowInsecurePeers ? "allowed" : "refused")"])
+        } else {
+            logger.warning(
+                "peer channel: no event key (security: none); adverts, ranging parameters and cards travel in the clear. Make a key with `nearby-bridge keygen` and set \"groupKeyFile\"")
+        }
     }
 
     /// The bias table and the boards' offsets into the bridge's settings.

@@ -222,8 +222,8 @@ func fuzzPeerMachine(_ data: [UInt8]) {
             let advert = Advertisement(group: 1, peerID: peer, uwbShortAddress: 0x0202, capabilities: [.uwb], psm: 0x85)
             input = .heard(advert, name: nil, address: BLEAddress(bytes: [1, 2, 3, 4, 5, 6]), rssi: -Int(op & 0x3F))
         case 1: input = .connectStarted(link)
-        case 2: input = .outgoingLinkOpened(link)
-        case 3: input = .incomingHello(link, .init(peerID: peer, group: 1, name: "peer"), retryAfter: 5_000)
+        case 2: input = .outgoingLinkOpened(link, rangingSecret: nil)
+        case 3: input = .incomingHello(link, .init(peerID: peer, group: 1, name: "peer"), retryAfter: 5_000, rangingSecret: nil)
         case 4, 5:
             let size = Int(script.popFirst() ?? 0)
             let frame = Array(script.prefix(size))

@@ -1,4 +1,5 @@
 import Foundation
+import PeerSecurity
 
 /// A scripted world: who is there, where they walk, and how noisy the radios are.
 ///
@@ -20,6 +21,11 @@ import Foundation
 /// many ranging sessions a node's virtual UWB board runs at once (8 unless given); `boardOffset`
 /// the metres its board adds to every reading (an uncalibrated antenna delay).
 ///
+/// `groupKey` (64 hex digits) gives every node the event key: peer protocol v2, private adverts,
+/// encrypted channel (docs/PROTOCOL.md, "Security"). A node's own `groupKey` overrides it
+/// (`"none"`: a v1 node without a key), and its `allowInsecurePeers` lets a keyed node range with
+/// v1 nodes.
+///
 /// `radio` overrides any field of `RadioModel` (missing ones keep the realistic defaults):
 /// received-level bias (`levelBias`: "aps011" or "none"), RSSI (`levelAtOneMetre`, `rssiSigma`,
 /// `rssiCeiling`, `fadingSigma`), multipath (`multipathSigma`, `multipathNearFactor`,
@@ -35,6 +41,7 @@ public struct Scenario: Codable, Sendable, Equatable {
     public var name: String
     public var duration: Double
     public var group: UInt16?
+    public var groupKey: String?
     public var radio: RadioModel?
     public var nodes: [Node]
 
@@ -59,6 +66,9 @@ public struct Scenario: Codable, Sendable, Equatable {
         /// error; a pair reads the sum of both boards'). Unset: drawn within the radio's
         /// `boardOffsetSpread` (0 by default: a calibrated board).
         public var boardOffset: Double?
+        /// This node's event key instead of the scenario's; "none" for a node without one.
+        public var groupKey: String?
+        public var allowInsecurePeers: Bool?
 
         public init(
             name: String, path: [Waypoint], card: JSONObjectText? = nil, external: Bool? = nil, crowd: Bool? = nil,
@@ -148,6 +158,9 @@ public struct Scenario: Codable, Sendable, Equatable {
     func validate() throws {
         guard duration > 0, duration.isFinite else { throw Invalid.rule("duration must be a positive number of seconds") }
         guard !nodes.isEmpty else { throw Invalid.rule("at least one node is needed") }
+        for key in [groupKey].compactMap({ $0 }) + nodes.compactMap(\.groupKey) where key != "none" {
+            do { _ = try GroupKey(text: key) } catch { throw Invalid.rule("groupKey: \(error)") }
+        }
         var names = Set<String>()
         for node in nodes {
             guard names.insert(node.name).inserted else { throw Invalid.rule("node name \(node.name) is used twice") }

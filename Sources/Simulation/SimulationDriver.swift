@@ -4,6 +4,7 @@ import Events
 import Foundation
 import Logging
 import PeerProtocol
+import PeerSecurity
 import UCIHost
 
 /// Time as the world sees it, on the Unix epoch for event timestamps.
@@ -57,8 +58,10 @@ public final class SimulationDriver: Sendable {
                 SimulatedTransport(world: world, body: body, tracker: tracker), VirtualAdapter(world: world, body: body)
             )
             if let instrument = options.instrument { radios = instrument(spec.name, radios.0, radios.1, time) }
+            var config = options.bridge
+            config.security = Self.security(for: spec, in: scenario, seed: seed, base: config.security)
             let node = BridgeNode(
-                identity: identity, config: options.bridge, uwbTransport: radios.0, ble: radios.1, events: events,
+                identity: identity, config: config, uwbTransport: radios.0, ble: radios.1, events: events,
                 time: time, logger: logger, seed: seed, tracker: tracker, uwbClock: options.uwbClock)
             nodes.append((body, node, tracker, seed))
         }
@@ -91,6 +94,19 @@ public final class SimulationDriver: Sendable {
         let address = UInt16.random(in: 1...0xFFFE, using: &random)
         let card = spec.card.flatMap { try? ProfileCard(json: $0.text) } ?? ProfileCard(name: spec.name)
         return NodeIdentity(peerID: peerID, name: spec.name, group: group, card: card, uwbShortAddress: address)
+    }
+
+    /// A node's event key (its own, else the scenario's; validated with the scenario) and a key
+    /// seed from its seed, so that a world runs the same way twice.
+    static func security(for spec: Scenario.Node, in scenario: Scenario, seed: UInt64, base: PeerSecuritySettings) -> PeerSecuritySettings {
+        var security = base
+        if let text = spec.groupKey ?? scenario.groupKey {
+            security.groupKey = text == "none" ? nil : try? GroupKey(text: text)
+        }
+        if let allow = spec.allowInsecurePeers { security.allowInsecurePeers = allow }
+        var random = SplitMix64(seed: seed ^ 0x5EC0_12E7)
+        security.keySeed = (0..<4).flatMap { _ in withUnsafeBytes(of: random.next().littleEndian, Array.init) }
+        return security
     }
 
     /// Runs the scenario to its end (or `until` returns true), then stops every node.

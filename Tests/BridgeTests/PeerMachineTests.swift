@@ -2,6 +2,7 @@ import BLE
 @testable import Bridge
 import Events
 import PeerProtocol
+import PeerSecurity
 import Testing
 import UCI
 
@@ -92,9 +93,11 @@ final class PeerPair {
     static func identity(_ side: Side) -> NodeIdentity {
         NodeIdentity(peerID: id(side), name: name(side), group: group, card: card(side), uwbShortAddress: uwbAddress(side))
     }
-    static func hello(_ side: Side) -> PeerMessage { .hello(.init(peerID: id(side), group: group, name: name(side))) }
+    static func hello(_ side: Side) -> PeerMessage {
+        .hello(.init(peerID: id(side), group: group, name: name(side), versions: 0b11, capabilities: [.oneToMany]))
+    }
     static func advert(_ side: Side) -> Advertisement {
-        Advertisement(group: group, peerID: id(side), uwbShortAddress: uwbAddress(side), capabilities: [.uwb], psm: 0x85)
+        Advertisement(group: group, peerID: id(side), uwbShortAddress: uwbAddress(side), capabilities: [.uwb, .oneToMany], psm: 0x85)
     }
     /// What a one-to-many controller's session manager hands out.
     static func sharedParameters(controlee: UInt16) -> PeerMessage.RangingParameters {
@@ -105,6 +108,8 @@ final class PeerPair {
 
     /// What the adapter does with C's `.connect`.
     enum ConnectOutcome { case opens, hangs }
+    /// The handshake's ranging secret, as both registries would hand it over on a v2 link; nil: v1.
+    var rangingSecret: [UInt8]?
     /// What a board does with `.openUWB`: start at once, fail at once, or wait for `answerUWB`.
     enum UWBOutcome { case starts, fails, waits }
 
@@ -332,7 +337,7 @@ final class PeerPair {
             let links = BySide(c: 100 + number, r: 200 + number)
             connections.append(Connection(links: links, open: connectOutcome == .opens))
             pending.append(.input(.c, .connectStarted(links.c)))
-            if connectOutcome == .opens { pending.append(.input(.c, .outgoingLinkOpened(links.c))) }
+            if connectOutcome == .opens { pending.append(.input(.c, .outgoingLinkOpened(links.c, rangingSecret: rangingSecret))) }
         case .disconnect(let link):
             guard let index = connections.firstIndex(where: { $0.links[side] == link }), connections[index].open else { return }
             connections[index].open = false
@@ -368,7 +373,14 @@ final class PeerPair {
         sentByKind[side][message.kind, default: 0] += 1
         let copies = network(packet)
         if copies == 0 { lost.append(packet) }
-        for _ in 0..<copies { pending.append(.deliver(message, to: side.other, connection: index)) }
+        // Through the bytes of the link's version, as the air carries it: on a v2 link the
+        // receiver gets a one-to-one session's parameters without STS values.
+        let version: PeerMessage.Version = rangingSecret == nil ? .v1 : .v2
+        guard let received = try? PeerMessage(frame: message.encoded(version: version), version: version) else {
+            Issue.record("\(message) does not survive its \(version) encoding")
+            return
+        }
+        for _ in 0..<copies { pending.append(.deliver(received, to: side.other, connection: index)) }
     }
 
     private func deliver(_ message: PeerMessage, to side: Side, connection index: Int) {
@@ -383,7 +395,7 @@ final class PeerPair {
                 return
             }
             connections[index].helloSeen = true
-            apply(.r, .incomingHello(link, hello, retryAfter: retryAfter))
+            apply(.r, .incomingHello(link, hello, retryAfter: retryAfter, rangingSecret: rangingSecret))
             return
         }
         guard bound[side].contains(link) else { return }  // the registry drops data on a link no session owns
@@ -453,6 +465,23 @@ final class PeerPair {
         #expect(pair.machine(.r).stage == .ranging(rLink))
         #expect(pair.machine(.r).name == Pair.name(.c))
         #expect(pair.machine(.c).name == Pair.name(.r))
+    }
+
+    /// On a v2 link both sides derive the session's STS values from the channel's secret: the
+    /// frame carries none, and both sessions get the same ones, fresh for each session id.
+    @Test func onAV2LinkSTSValuesAreDerivedNotSent() throws {
+        let pair = Pair()
+        pair.rangingSecret = Array(repeating: 0x42, count: 32)
+        pair.heard(.c)
+        let parameters = try #require(pair.proposed)
+        let keys = RangingKeys(rangingSecret: Array(repeating: 0x42, count: 32), sessionID: parameters.sessionID)
+        #expect(parameters.vendorID == keys.vendorID && parameters.staticSTSIV == keys.staticSTSIV)
+        let wire = PeerMessage.rangingParameters(parameters).encoded(version: .v2)
+        #expect(wire.count == 4 + 4 + 1 + 1 + 2 + 2 + 2 + 1, "session, channel, preamble, addresses, interval, slots: no STS values")
+        let controller = try #require(pair.uwbRequests.c.last), controlee = try #require(pair.uwbRequests.r.last)
+        #expect(controller.parameters == controlee.parameters)
+        #expect(pair.machine(.r).stage == .ranging(try #require(pair.link(.r))))
+        #expect(RangingKeys(rangingSecret: Array(repeating: 0x42, count: 32), sessionID: parameters.sessionID &+ 1) != keys)
     }
 
     @Test func theControleeRefusesParametersNamingAnotherUWBAddress() throws {
@@ -985,7 +1014,7 @@ final class PeerPair {
         pair.tick([.c])
         #expect(pair.acts(.c, since: mark) == [.disconnect(link), .unbindLink(link)])
         #expect(pair.machine(.c).stage == .discovered)
-        #expect(pair.feed(.c, .outgoingLinkOpened(link)) == [])  // opened after all: no hello on it
+        #expect(pair.feed(.c, .outgoingLinkOpened(link, rangingSecret: nil)) == [])  // opened after all: no hello on it
         pair.connectOutcome = .opens
         #expect(pair.heard(.c).first == .connect(Pair.bleAddress(.r)))
         #expect(pair.isRanging(.c) && pair.isRanging(.r))

@@ -2,6 +2,7 @@ import BLE
 import Events
 import Logging
 import PeerProtocol
+import PeerSecurity
 import UCI
 
 /// What the registry's proximity state says about a peer when an input reaches its machine. The
@@ -22,9 +23,10 @@ enum PeerInput: Sendable {
     /// The adapter accepted our `.connect` and names the link it will open.
     case connectStarted(LinkID)
     case connectFailed(String)
-    case outgoingLinkOpened(LinkID)
+    /// Our link is up (after the handshake, on a v2 link, whose ranging secret comes with it).
+    case outgoingLinkOpened(LinkID, rangingSecret: [UInt8]?)
     /// A peer connected to us and its first message was a valid `hello`.
-    case incomingHello(LinkID, PeerMessage.Hello, retryAfter: Int64)
+    case incomingHello(LinkID, PeerMessage.Hello, retryAfter: Int64, rangingSecret: [UInt8]?)
     case message(PeerMessage, on: LinkID, ProximityView)
     case linkClosed(LinkID)
     /// The answer to `.reserveSharedPlace`.
@@ -131,8 +133,13 @@ struct PeerMachine: Sendable {
     let peer: PeerID
     private let identity: NodeIdentity
     private let config: BridgeConfig
-    /// Whether sessions we control are one-to-many (`controleesPerSession` > 1).
+    /// Whether sessions we control are one-to-many (`controleesPerSession` > 1); used only with
+    /// peers that advertise they can join one.
     private let controlsSharedSessions: Bool
+    private var peerCapabilities: Advertisement.Capabilities = []
+    /// On a v2 link: the secret both sides derive each UWB session's STS values from, so they
+    /// never cross the air. Nil on a v1 link, whose STS values travel in `rangingParameters`.
+    private var rangingSecret: [UInt8]?
     private(set) var stage: Stage = .discovered
     private(set) var name = ""
     private var address: BLEAddress?
@@ -210,8 +217,9 @@ struct PeerMachine: Sendable {
             connectStartedAt = now
             actions.append(.bindLink(link))
         case .connectFailed(let error): log(.warning, "connect failed", ["error": "\(error)"])
-        case .outgoingLinkOpened(let link): outgoingLinkOpened(link)
-        case .incomingHello(let link, let hello, let retryAfter): incomingHello(link, hello, retryAfter: retryAfter)
+        case .outgoingLinkOpened(let link, let secret): outgoingLinkOpened(link, rangingSecret: secret)
+        case .incomingHello(let link, let hello, let retryAfter, let secret):
+            incomingHello(link, hello, retryAfter: retryAfter, rangingSecret: secret)
         case .message(let message, let link, let proximity): receive(message, on: link, proximity: proximity)
         case .linkClosed(let link):
             if self.link == link { linkClosed() }
@@ -257,6 +265,7 @@ struct PeerMachine: Sendable {
         lastHeard = now
         self.address = address
         advertisedUWBAddress = advert.uwbShortAddress
+        peerCapabilities = advert.capabilities
         if let name { self.name = name }
         if rough.add(rssi), !granted { reportRough() }
         connectIfInitiator()
@@ -288,15 +297,17 @@ struct PeerMachine: Sendable {
 
     /// Our outgoing link is up: introduce ourselves and propose the ranging parameters. A link
     /// we gave up on (see `connectTimeoutMilliseconds`) that opens after all is being closed.
-    private mutating func outgoingLinkOpened(_ link: LinkID) {
+    private mutating func outgoingLinkOpened(_ link: LinkID, rangingSecret: [UInt8]?) {
         guard stage == .connecting(link), let advertisedUWBAddress else { return }
         stage = .negotiating(link)
-        if controlsSharedSessions {
+        self.rangingSecret = rangingSecret
+        if sharesSession {
             actions.append(.reserveSharedPlace(controlee: advertisedUWBAddress))
             return
         }
-        pendingParameters = PeerMessage.RangingParameters(
-            sessionID: UInt32.random(in: 1...UInt32.max, using: &random),
+        let sessionID = UInt32.random(in: 1...UInt32.max, using: &random)
+        let parameters = PeerMessage.RangingParameters(
+            sessionID: sessionID,
             channel: config.uwb.channel,
             preambleCodeIndex: config.uwb.preambleCodeIndex,
             controllerAddress: identity.uwbShortAddress,
@@ -304,7 +315,20 @@ struct PeerMachine: Sendable {
             vendorID: UInt16.random(in: 1...UInt16.max, using: &random),
             staticSTSIV: (0..<6).map { _ in UInt8.random(in: 0...255, using: &random) },
             rangingIntervalMilliseconds: config.uwb.rangingIntervalMilliseconds)
+        pendingParameters = rangingSecret.map { Self.withDerivedSTS(parameters, $0) } ?? parameters
         proposeParameters(on: link)
+    }
+
+    /// Whether this peer, as our controlee, joins one of our one-to-many sessions.
+    var sharesSession: Bool { controlsSharedSessions && peerCapabilities.contains(.oneToMany) }
+
+    /// A one-to-one session's STS values as both sides derive them on a v2 link.
+    static func withDerivedSTS(_ parameters: PeerMessage.RangingParameters, _ secret: [UInt8]) -> PeerMessage.RangingParameters {
+        var parameters = parameters
+        let keys = RangingKeys(rangingSecret: secret, sessionID: parameters.sessionID)
+        parameters.vendorID = keys.vendorID
+        parameters.staticSTSIV = keys.staticSTSIV
+        return parameters
     }
 
     private mutating func sharedPlaceReserved(_ parameters: PeerMessage.RangingParameters) {
@@ -328,10 +352,11 @@ struct PeerMachine: Sendable {
 
     /// A peer connected to us and introduced itself. Without a ranging session for it now, it
     /// is told `busy` and the link is closed.
-    private mutating func incomingHello(_ link: LinkID, _ hello: PeerMessage.Hello, retryAfter: Int64) {
+    private mutating func incomingHello(_ link: LinkID, _ hello: PeerMessage.Hello, retryAfter: Int64, rangingSecret: [UInt8]?) {
         if self.link != nil { close(sayGoodbye: false) }
         lastHeard = now
         name = hello.name
+        self.rangingSecret = rangingSecret
         guard granted else {
             refuse(link, retryAfter: retryAfter)
             return
@@ -376,7 +401,7 @@ struct PeerMachine: Sendable {
     }
 
     private var hello: PeerMessage.Hello {
-        .init(peerID: identity.peerID, group: identity.group, name: identity.name)
+        .init(peerID: identity.peerID, group: identity.group, name: identity.name, versions: 0b11, capabilities: [.oneToMany])
     }
 
     // MARK: Peer messages
@@ -388,7 +413,8 @@ struct PeerMachine: Sendable {
         switch message {
         case .hello(let hello):
             name = hello.name
-        case .rangingParameters(let parameters):
+        case .rangingParameters(var parameters):
+            if let rangingSecret, parameters.oneToManySlots == nil { parameters = Self.withDerivedSTS(parameters, rangingSecret) }
             guard !isInitiator else { return violation("the controller sent ranging parameters to the controller", on: link) }
             guard parameters.controleeAddress == identity.uwbShortAddress else {
                 return violation(
@@ -447,6 +473,7 @@ struct PeerMachine: Sendable {
     private mutating func linkClosed() {
         if let link { actions.append(.unbindLink(link)) }
         stage = .discovered
+        rangingSecret = nil
         if let current = exchange { endExchange(current, reason: "the link closed") }
         pendingParameters = nil
         stopUWB()

@@ -3,6 +3,7 @@ import CoreMetrics
 import Events
 import Logging
 import PeerProtocol
+import PeerSecurity
 import Proximity
 import UCI
 import UCIHost
@@ -48,6 +49,13 @@ final class PeerRegistry {
     private var peerByRoute: [UWBRoute: PeerID] = [:]
     private var routeByPeer: [PeerID: UWBRoute] = [:]
     private var linksAwaitingHello: Set<LinkID> = []
+    /// What each peer's adverts say: the protocol version it speaks and its capabilities.
+    private var advertised: [PeerID: (version: PeerMessage.Version, capabilities: Advertisement.Capabilities)] = [:]
+    /// With an event key: reads other rigs' private adverts.
+    private let privateAdverts: PrivateAdvert?
+    /// Peers and adverts we ignore, each logged once: v1 rigs (without `allowInsecurePeers`),
+    /// rigs of a secured event when we have no key.
+    private var ignoredOnce: Set<String> = []
     /// Peer-channel links open now, for `nearby_ble_links` (and to tell a link that closed from a
     /// connection attempt that failed).
     private var openLinks: Set<LinkID> = []
@@ -78,6 +86,7 @@ final class PeerRegistry {
         self.context = context
         self.events = events
         self.random = SplitMix64(seed: seed)
+        self.privateAdverts = context.config.security.groupKey.map(PrivateAdvert.init)
         self.nearest = NearestTracker(config: context.config.proximity)
         self.scheduler = RangingScheduler(budget: context.config.rangingSessions ?? BridgeConfig.defaultRangingSessions)
         if context.config.controleesPerSession > 1 { scheduler.controleesPerSession = context.config.controleesPerSession }
@@ -140,7 +149,13 @@ final class PeerRegistry {
             Self.countLinks(openLinks.count, node: context.identity.peerID)
             if initiatedLocally {
                 // A link we gave up on (connect timeout) that opened after all has no peer: close it.
-                if let peer = peerByLink[link] { await feed(peer, .outgoingLinkOpened(link)) } else { await context.ble.disconnect(link) }
+                guard let peer = peerByLink[link] else { return await context.ble.disconnect(link) }
+                let version = advertised[peer]?.version ?? .v1
+                if let handshake = context.channels.openOutgoing(link, peerVersion: version, now: now) {
+                    await sendFrame(handshake, on: link)  // the link is the peer's once the handshake completes
+                } else {
+                    await feed(peer, .outgoingLinkOpened(link, rangingSecret: nil))
+                }
             } else {
                 linksAwaitingHello.insert(link)
             }
@@ -152,6 +167,7 @@ final class PeerRegistry {
             }
             Self.countLinks(openLinks.count, node: context.identity.peerID)
             linksAwaitingHello.remove(link)
+            context.channels.close(link)
             guard let peer = peerByLink.removeValue(forKey: link) else { return }
             await feed(peer, .linkClosed(link))
         case .adapterPowered:
@@ -170,39 +186,81 @@ final class PeerRegistry {
     }
 
     private func advertisement(from address: BLEAddress, rssi: Int, data: [UInt8]) async {
-        let advert: Advertisement?
-        do {
-            advert = try Advertisement.find(in: data)
-        } catch {
-            context.logger.debug("malformed advertisement", metadata: ["from": "\(address)", "error": "\(error)"])
-            return
-        }
-        guard let advert, advert.group == context.identity.group, advert.peerID != context.identity.peerID else { return }
+        guard let (advert, version) = readAdvert(from: address, data), advert.peerID != context.identity.peerID else { return }
+        advertised[advert.peerID] = (version, advert.capabilities)
         let name = AdvertisingData(data).localName
         await sessionFor(advert.peerID, name: name, rssi: rssi)
         await feed(advert.peerID, .heard(advert, name: name, address: address, rssi: rssi))
     }
 
+    /// A peer's advert in the version this node speaks with it: private (v2) with our event
+    /// key, v1 with our group otherwise; v1 peers are ignored by a keyed node unless allowed.
+    private func readAdvert(from address: BLEAddress, _ data: [UInt8]) -> (Advertisement, PeerMessage.Version)? {
+        let security = context.config.security
+        if let privateAdverts {
+            if let advert = privateAdverts.open(data) { return (advert, .v2) }
+        } else if PrivateAdvert.isPresent(in: data) {
+            ignoreOnce(
+                "v2:\(address)", "ignoring a rig of a secured event: this rig has no event key (groupKey in the config)",
+                ["address": "\(address)"])
+            return nil
+        }
+        let advert: Advertisement?
+        do {
+            advert = try Advertisement.find(in: data)
+        } catch {
+            context.logger.debug("malformed advertisement", metadata: ["from": "\(address)", "error": "\(error)"])
+            return nil
+        }
+        guard let advert, advert.group == context.identity.group else { return nil }
+        guard security.groupKey == nil || security.allowInsecurePeers else {
+            ignoreOnce(
+                "v1:\(advert.peerID)",
+                "ignoring a v1 (unencrypted) peer; set \"allowInsecurePeers\": true to range with it",
+                ["peer": "\(advert.peerID)"])
+            return nil
+        }
+        return (advert, .v1)
+    }
+
+    private func ignoreOnce(_ key: String, _ message: String, _ metadata: Logger.Metadata) {
+        guard ignoredOnce.count < 4096, ignoredOnce.insert(key).inserted else { return }
+        context.logger.notice("\(message)", metadata: metadata)
+    }
+
+    private func sendFrame(_ frame: [UInt8], on link: LinkID) async {
+        do {
+            try await context.ble.send(frame, on: link)
+        } catch {
+            context.logger.debug("handshake send failed", metadata: ["link": "\(link)", "error": "\(error)"])
+        }
+    }
+
     private func linkData(_ sdu: [UInt8], on link: LinkID) async {
         let message: PeerMessage
-        do {
-            message = try PeerMessage(frame: sdu)
-        } catch {
-            await drop(link, because: "undecodable message: \(error)")
+        switch context.channels.receive(sdu, on: link) {
+        case .message(let received): message = received
+        case .reply(let frame): return await sendFrame(frame, on: link)
+        case .established:
+            guard let peer = peerByLink[link] else { return await drop(link, because: "handshake on an unknown link") }
+            await feed(peer, .outgoingLinkOpened(link, rangingSecret: context.channels.rangingSecret(link)))
             return
+        case .refused(let reason): return await drop(link, because: reason)
         }
         if linksAwaitingHello.contains(link) {
             guard case .hello(let hello) = message else {
                 await drop(link, because: "first message was not hello")
                 return
             }
-            guard hello.group == context.identity.group, hello.peerID < context.identity.peerID else {
+            let secret = context.channels.rangingSecret(link)
+            // v1 names its group in the hello; on a v2 link the handshake proved membership.
+            guard secret != nil || hello.group == context.identity.group, hello.peerID < context.identity.peerID else {
                 await drop(link, because: "hello from \(hello.peerID) breaks group or role rules")
                 return
             }
             linksAwaitingHello.remove(link)
             await sessionFor(hello.peerID, name: hello.name, rssi: nil)
-            await feed(hello.peerID, .incomingHello(link, hello, retryAfter: retryAfter))
+            await feed(hello.peerID, .incomingHello(link, hello, retryAfter: retryAfter, rangingSecret: secret))
             return
         }
         guard let peer = peerByLink[link] else {
@@ -216,6 +274,7 @@ final class PeerRegistry {
     private func drop(_ link: LinkID, because reason: String) async {
         context.logger.warning("closing link", metadata: ["link": "\(link)", "reason": "\(reason)"])
         linksAwaitingHello.remove(link)
+        context.channels.close(link)
         if let peer = peerByLink[link] {
             await feed(peer, .linkClosed(link))
             peerByLink[link] = nil
@@ -256,6 +315,7 @@ final class PeerRegistry {
     /// Whether this peer, once granted, ranges in a one-to-many session we control.
     private func sharesSession(_ peer: PeerID) -> Bool {
         context.config.controleesPerSession > 1 && context.identity.peerID < peer
+            && advertised[peer]?.capabilities.contains(.oneToMany) == true
     }
 
     private func setRoute(_ route: UWBRoute?, of peer: PeerID) {
@@ -367,6 +427,9 @@ final class PeerRegistry {
     // MARK: Time and shutdown
 
     func tick() async {
+        for (link, frame) in context.channels.repeats(now: now, interval: context.config.retransmitMilliseconds) {
+            await sendFrame(frame, on: link)
+        }
         var reports: [(PeerID, SessionReport)] = []
         reports.reserveCapacity(sessions.count)
         for peer in sessions.keys.sorted() {
@@ -446,6 +509,7 @@ final class PeerRegistry {
         since[peer] = nil
         lastHeard[peer] = nil
         sharedPlace[peer] = nil
+        advertised[peer] = nil
         peerByLink = peerByLink.filter { $0.value != peer }
         setRoute(nil, of: peer)
         events.emit(.peerLost(.init(peer: peer.description, reason: reason)))

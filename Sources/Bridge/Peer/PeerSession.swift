@@ -15,6 +15,8 @@ struct PeerContext: Sendable {
     let time: any TimeSource
     /// The range correction for the board the node has now.
     let boardCorrection: BoardCorrection
+    /// Each link's security: how a message becomes the bytes on the air.
+    let channels: PeerChannels
 }
 
 /// One peer: its protocol state (a `PeerMachine`) and the radio effects it asks for.
@@ -49,8 +51,12 @@ actor PeerSession {
             for action in machine.receive(inputs.removeFirst(), now: context.time.nowMilliseconds()) {
                 switch action {
                 case .send(let message, let link):
+                    guard let frame = context.channels.frame(message, on: link) else {
+                        logger.debug("send on a closed link", metadata: ["link": "\(link)"])
+                        continue
+                    }
                     do {
-                        try await context.ble.send(message.encoded(), on: link)
+                        try await context.ble.send(frame, on: link)
                     } catch BLEAdapterError.unknownLink {
                         // The link closed under us; its close is on its way as an input.
                         logger.debug("send on a closed link", metadata: ["link": "\(link)"])

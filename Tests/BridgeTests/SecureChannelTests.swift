@@ -1,0 +1,132 @@
+import BLE
+import Bridge
+import Events
+import Foundation
+import PeerProtocol
+import PeerSecurity
+import Synchronization
+import Testing
+import UCI
+
+@testable import Simulation
+
+/// Peer protocol v2 in a whole world: the rigs of one event range and bump over the encrypted
+/// channel; a rig without the key, or with another event's, never gets in; nothing secret is on the air.
+@Suite(.serialized) struct SecureChannelTests {
+    /// Everything a node's adapter put on the air: adverts, scan responses, SDUs.
+    final class AirLog: BLEAdapter {
+        private let inner: any BLEAdapter
+        private let sent = Mutex<[[UInt8]]>([])
+        var bytes: [[UInt8]] { sent.withLock { $0 } }
+        var backendName: String { inner.backendName }
+
+        init(_ inner: any BLEAdapter) { self.inner = inner }
+
+        func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws { try await inner.start(events: events) }
+        func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {
+            sent.withLock { $0 += [data, scanResponse] }
+            try await inner.advertise(data, scanResponse: scanResponse)
+        }
+        func startScanning() async throws { try await inner.startScanning() }
+        func connect(to peer: BLEAddress) async throws -> LinkID { try await inner.connect(to: peer) }
+        func send(_ sdu: [UInt8], on link: LinkID) async throws {
+            sent.withLock { $0.append(sdu) }
+            try await inner.send(sdu, on: link)
+        }
+        func disconnect(_ link: LinkID) async { await inner.disconnect(link) }
+        func stop() async { await inner.stop() }
+    }
+
+    static let eventKey = String(repeating: "5a", count: 32)
+    static let otherEventKey = String(repeating: "a5", count: 32)
+
+    @Test func onlyTheEventsRigsGetInAndNothingSecretIsOnTheAir() async throws {
+        var scenario = try Scenario.builtIn()
+        scenario.groupKey = Self.eventKey
+        scenario.nodes[scenario.nodes.firstIndex { $0.name == "bob" }!].groupKey = "none"  // a v1 rig
+        scenario.nodes[scenario.nodes.firstIndex { $0.name == "dave" }!].groupKey = Self.otherEventKey
+        let airs = Mutex<[String: AirLog]>([:])
+        let boards = Mutex<[String: OneToManyTests.CommandLog]>([:])
+        var options = SimulationDriver.Options()
+        options.speed = nil
+        options.epochMilliseconds = fixedEpoch
+        options.instrument = { name, uwb, ble, _ in
+            let (air, board) = (AirLog(ble), OneToManyTests.CommandLog(uwb))
+            airs.withLock { $0[name] = air }
+            boards.withLock { $0[name] = board }
+            return (board, air)
+        }
+        let output = CollectedEvents()
+        let driver = SimulationDriver(
+            scenario: scenario, options: options, events: EventStream(output: output, includesRanges: false), logger: quietLogger)
+        try await driver.run()
+        let events = try parse(output.lines)
+        let ids = driver.identities.mapValues(\.peerID.description)
+
+        func found(by node: String) -> Set<String> {
+            Set(events.filter { $0["node"] as? String == ids[node] && $0["type"] as? String == "peer.found" }.compactMap { $0["peer"] as? String })
+        }
+        #expect(found(by: "rig") == [ids["alice"]!, ids["carol"]!])
+        #expect(found(by: "bob").isDisjoint(with: [ids["rig"]!, ids["alice"]!, ids["carol"]!, ids["dave"]!]))
+        #expect(found(by: "dave").isEmpty)
+        let bumps = events.filter { $0["type"] as? String == "bump" }
+        let rigBumps = bumps.filter { $0["node"] as? String == ids["rig"] && $0["peer"] as? String == ids["alice"] }
+        let aliceBumps = bumps.filter { $0["node"] as? String == ids["alice"] && $0["peer"] as? String == ids["rig"] }
+        #expect(rigBumps.count == 1 && aliceBumps.count == 1)
+        #expect(rigBumps.first?["bump_id"] as? Int == aliceBumps.first?["bump_id"] as? Int)
+        #expect(((aliceBumps.first?["card"] as? [String: Any])?["name"] as? String) == "Booth rig")
+        #expect(!bumps.contains { [ids["bob"], ids["dave"]].contains($0["peer"] as? String) }, "bob and dave bump no keyed rig")
+        let devices = events.filter { $0["type"] as? String == "device" && $0["radio"] as? String == "ble" }
+        let security = Dictionary(
+            uniqueKeysWithValues: devices.compactMap { e in (e["node"] as? String).map { ($0, (e["detail"] as? [String: String])?["security"]) } })
+        #expect(security[ids["rig"]!] == "event-key" && security[ids["bob"]!] == "none")
+
+        // What the keyed rigs sent: no card, no name, no STS value their boards were given.
+        let secrets: [(String, [UInt8])] =
+            ["rig", "alice", "carol"].flatMap { node -> [(String, [UInt8])] in
+                let card = driver.identities[node]!.card.json
+                let ivs = (boards.withLock { $0[node] }?.commands ?? []).flatMap { command -> [[UInt8]] in
+                    guard case .setAppConfig(_, let tlvs) = command else { return [] }
+                    return tlvs.filter { $0.id == .staticSTSIV }.map(\.value)
+                }
+                #expect(!ivs.isEmpty, "\(node)'s board was given STS values")
+                return [("card of \(node)", Array(card.utf8)), ("name of \(node)", Array(node.utf8))] + ivs.map { ("STS IV of \(node)", $0) }
+            }
+        for node in ["rig", "alice", "carol"] {
+            let air = try #require(airs.withLock { $0[node] }).bytes
+            #expect(air.count > 5, "adverts, handshake and sealed frames")
+            for (what, secret) in secrets {
+                #expect(!air.contains { Self.contains($0, secret) }, "\(what) is on the air in \(node)'s traffic")
+            }
+        }
+    }
+
+    /// The handshake costs one round trip before `hello`: ranging starts at most 100 ms later
+    /// than over the v1 channel (virtual time: the same every run).
+    @Test func theHandshakeDelaysTheFirstRangeByAtMostATenthOfASecond() async throws {
+        func delay(groupKey: String?) async throws -> Int64 {
+            var scenario = try Scenario.builtIn()
+            scenario.groupKey = groupKey
+            let (driver, output) = fastDriver(scenario, ranges: true)
+            try await driver.run()
+            let events = try parse(output.lines)
+            let (rig, alice) = (driver.identities["rig"]!.peerID.description, driver.identities["alice"]!.peerID.description)
+            func time(_ type: String) throws -> Int64 {
+                let event = try #require(events.first { $0["node"] as? String == rig && $0["peer"] as? String == alice && $0["type"] as? String == type })
+                let stamp = try #require(event["ts"] as? String)
+                let formatter = ISO8601DateFormatter()
+                formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+                return Int64((try #require(formatter.date(from: stamp)).timeIntervalSince1970 * 1000).rounded())
+            }
+            return try time("range") - time("peer.found")
+        }
+        let (clear, encrypted) = (try await delay(groupKey: nil), try await delay(groupKey: Self.eventKey))
+        #expect(encrypted - clear <= 100, "peer.found to first range: \(clear) ms in the clear, \(encrypted) ms encrypted")
+        #expect(encrypted >= clear, "the handshake cannot make ranging start sooner")
+    }
+
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty, haystack.count >= needle.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
+    }
+}
