@@ -181,7 +181,7 @@ if ProcessInfo.processInfo.environment["NEARBY_BRIDGE_FUZZ"] == "1" {
         .executableTarget(
             name: "NearbyBridgeFuzz",
             dependencies: [
-                "BLE", "Bridge", "BlueZMgmt", "Capture", "PeerProtocol", "Replay", "Simulation", "UCI", "UCIHost",
+                "BLE", "Bridge", "BlueZMgmt", "Capture", "PeerProtocol", "PeerSecurity", "Replay", "Simulation", "UCI", "UCIHost",
                 .product(name: "Logging", package: "swift-log"),
             ]))
 }

@@ -17,6 +17,7 @@ import Dispatch
 import Foundation
 import Logging
 import PeerProtocol
+import PeerSecurity
 @testable import Replay
 import Simulation
 import UCI
@@ -193,13 +194,33 @@ func fuzzUCIHost(_ data: [UInt8]) {
 
 // MARK: Peers
 
-/// A frame from a peer and the advertising data of an advert.
+/// A fixed event key and a v2 channel for the v2 decoders: what hostile bytes meet on a keyed rig.
+let fuzzKey = try! GroupKey(bytes: Array(0..<32))
+let fuzzAdverts = PrivateAdvert(key: fuzzKey)
+let fuzzChannel: SecureChannel = {
+    var initiator = NoiseHandshake(role: .initiator, psk: KeySchedule.handshakePSK(fuzzKey), ephemeral: .init())
+    var responder = NoiseHandshake(role: .responder, psk: KeySchedule.handshakePSK(fuzzKey), ephemeral: .init())
+    _ = try! responder.readInitiation(initiator.writeInitiation())
+    return SecureChannel(keys: try! responder.writeResponse().keys)
+}()
+
+/// A frame from a peer (v1, v2 inner, v2 outer) and the advertising data of an advert (v1, private).
 func fuzzPeerMessage(_ data: [UInt8]) {
-    if let message = try? PeerMessage(frame: data) {
-        // What decodes must encode to a frame that decodes to the same message.
-        precondition((try? PeerMessage(frame: message.encoded())) == message, "\(message) does not survive a round trip")
+    for version in [PeerMessage.Version.v1, .v2] {
+        if let message = try? PeerMessage(frame: data, version: version) {
+            // What decodes must encode to a frame that decodes to the same message.
+            precondition(
+                (try? PeerMessage(frame: message.encoded(version: version), version: version)) == message,
+                "\(message) does not survive a \(version) round trip")
+        }
+    }
+    if let frame = try? SecureFrame(frame: data) {
+        precondition((try? SecureFrame(frame: frame.encoded())) == frame, "\(frame) does not survive a round trip")
+        var channel = fuzzChannel
+        _ = try? channel.open(frame)
     }
     _ = try? Advertisement.find(in: data)
+    _ = fuzzAdverts.open(data)
 }
 
 /// One peer's protocol state machine, either role, driven by a hostile script: adverts, links
