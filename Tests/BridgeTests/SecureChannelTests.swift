@@ -101,6 +101,33 @@ import UCI
         }
     }
 
+    /// The private advert changes every rotation period, and every version of it resolves, with
+    /// the key, to the same rig.
+    @Test func theAdvertRotatesOnSchedule() async throws {
+        var scenario = try Scenario.builtIn()
+        scenario.groupKey = Self.eventKey
+        let air = Mutex<AirLog?>(nil)
+        var options = SimulationDriver.Options()
+        options.speed = nil
+        options.epochMilliseconds = fixedEpoch
+        options.bridge.security.advertRotationMilliseconds = 10_000
+        options.instrument = { name, uwb, ble, _ in
+            guard name == "rig" else { return (uwb, ble) }
+            let logged = AirLog(ble)
+            air.withLock { $0 = logged }
+            return (uwb, logged)
+        }
+        let driver = SimulationDriver(
+            scenario: scenario, options: options, events: EventStream(output: CollectedEvents(), includesRanges: false), logger: quietLogger)
+        try await driver.run()
+        let adverts = try #require(air.withLock { $0 }).bytes.filter { PrivateAdvert.isPresent(in: $0) }
+        // 60 s: the one at start and one per 10 s period after it.
+        #expect(adverts.count == 6 || adverts.count == 7, "\(adverts.count) adverts")
+        #expect(Set(adverts).count == adverts.count, "every period's advert is new")
+        let resolver = PrivateAdvert(key: try GroupKey(text: Self.eventKey))
+        #expect(adverts.allSatisfy { resolver.open($0)?.peerID == driver.identities["rig"]!.peerID })
+    }
+
     /// The handshake costs one round trip before `hello`: ranging starts at most 100 ms later
     /// than over the v1 channel (virtual time: the same every run).
     @Test func theHandshakeDelaysTheFirstRangeByAtMostATenthOfASecond() async throws {
