@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 import PeerProtocol
 import Testing
 
@@ -77,6 +78,13 @@ struct SecurityTests {
         var forged = first
         forged[20] ^= 1
         #expect(PrivateAdvert(key: key).open(forged) == nil)
+    }
+
+    /// An input the fuzzer reported (a v2-shaped advert with garbage nonce, body and tag): opens to nothing.
+    @Test func aForgedV2AdvertOpensToNothing() throws {
+        let data = Array(Data(base64Encoded: "AgEGG////05C/////wL/W////3R0dHR0dHR0dHR0AgEGG////05CAhQAMBXBywl0//90dHR0dHR0dHR0dHR0")!)
+        #expect(PrivateAdvert(key: v.groupKey).open(data) == nil)
+        #expect(PrivateAdvert.isPresent(in: data))
     }
 
     @Test func groupKeyText() throws {
