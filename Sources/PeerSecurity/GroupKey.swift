@@ -37,15 +37,16 @@ public struct GroupKey: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The text form (for `keygen` only: never log it).
-    public var text: String {
-        bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-    }
+    public var text: String { Self.hex(bytes) }
 
     /// 8 hex digits that identify the key without revealing it: HKDF output under its own label,
     /// so it says nothing about any key actually used on the air.
     public var fingerprint: String {
-        KeySchedule.derive(from: self, label: "fingerprint", count: 4).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }
-            .joined()
+        Self.hex(KeySchedule.derive(from: self, label: "fingerprint", count: 4))
+    }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
+        bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
     public var description: String { "GroupKey(fingerprint \(fingerprint))" }

@@ -57,13 +57,9 @@ public struct PrivateAdvert: Sendable {
     /// Finds a version-2 payload among the AD structures and opens it. nil for foreign adverts,
     /// other versions, and adverts of other events (the tag does not verify under our key).
     public func open(_ advertisingData: [UInt8]) -> Advertisement? {
-        for structure in AdvertisingData(advertisingData) where structure.type == AdvertisingData.manufacturerSpecific {
-            let data = Array(structure.data)
-            let headerEnd = 2 + Advertisement.magic.count + 1
-            guard data.count == headerEnd + Self.nonceSize + Self.bodySize + Self.tagSize,
-                data[0] == UInt8(Advertisement.companyID & 0xFF), data[1] == UInt8(Advertisement.companyID >> 8),
-                Array(data[2..<4]) == Advertisement.magic, data[4] == Self.version
-            else { continue }
+        let headerEnd = 2 + Advertisement.magic.count + 1
+        for data in AdvertisingData(advertisingData).compactMap(Self.version2Data) {
+            guard data.count == headerEnd + Self.nonceSize + Self.bodySize + Self.tagSize else { continue }
             let nonce = Array(data[headerEnd..<(headerEnd + Self.nonceSize)])
             let sealed = Array(data[(headerEnd + Self.nonceSize)..<(headerEnd + Self.nonceSize + Self.bodySize)])
             let tag = Array(data.suffix(Self.tagSize))
@@ -80,12 +76,18 @@ public struct PrivateAdvert: Sendable {
 
     /// Whether `advertisingData` holds a version-2 payload at all, ours or another event's.
     public static func isPresent(in advertisingData: [UInt8]) -> Bool {
-        AdvertisingData(advertisingData).contains { structure in
-            let data = Array(structure.data)
-            return structure.type == AdvertisingData.manufacturerSpecific && data.count >= 5
-                && data[0] == UInt8(Advertisement.companyID & 0xFF) && data[1] == UInt8(Advertisement.companyID >> 8)
-                && Array(data[2..<4]) == Advertisement.magic && data[4] == version
-        }
+        AdvertisingData(advertisingData).contains { version2Data($0) != nil }
+    }
+
+    /// The data of a manufacturer-specific structure that starts with our company id, magic and
+    /// payload version 2; nil for anything else.
+    private static func version2Data(_ structure: AdvertisingData.Structure) -> [UInt8]? {
+        let data = Array(structure.data)
+        guard structure.type == AdvertisingData.manufacturerSpecific, data.count >= 5,
+            data[0] == UInt8(Advertisement.companyID & 0xFF), data[1] == UInt8(Advertisement.companyID >> 8),
+            Array(data[2..<4]) == Advertisement.magic, data[4] == version
+        else { return nil }
+        return data
     }
 
     private func keystream(_ nonce: [UInt8]) -> [UInt8] {

@@ -75,6 +75,12 @@ final class PeerChannels: Sendable {
         return Array(HMAC<SHA256>.authenticationCode(for: data, using: SymmetricKey(data: keySeed)))
     }
 
+    /// A fresh ephemeral key for one handshake. Any 32 bytes are an X25519 private key (clamped
+    /// when used), so this cannot fail.
+    private func newEphemeralKey() -> Curve25519.KeyAgreement.PrivateKey {
+        try! Curve25519.KeyAgreement.PrivateKey(rawRepresentation: draw("ephemeral"))
+    }
+
     // MARK: Opening links
 
     /// Our connection to a peer is up. A v2 peer gets the handshake's first message (returned,
@@ -84,9 +90,7 @@ final class PeerChannels: Sendable {
             state.withLock { $0.links[link] = .plain }
             return nil
         }
-        // Any 32 bytes are an X25519 private key (clamped when used).
-        let ephemeral = try! Curve25519.KeyAgreement.PrivateKey(rawRepresentation: draw("ephemeral"))
-        var handshake = NoiseHandshake(role: .initiator, psk: psk, ephemeral: ephemeral)
+        var handshake = NoiseHandshake(role: .initiator, psk: psk, ephemeral: newEphemeralKey())
         let frame = SecureFrame.handshakeInitiation(handshake.writeInitiation()).encoded()
         state.withLock { $0.links[link] = .initiating(handshake, frame: frame, sentAt: now) }
         return frame
@@ -162,8 +166,7 @@ final class PeerChannels: Sendable {
                 guard case .handshakeInitiation(let message) = try SecureFrame(frame: sdu) else {
                     return .refused("the first v2 frame was not the handshake's first message")
                 }
-                let ephemeral = try! Curve25519.KeyAgreement.PrivateKey(rawRepresentation: draw("ephemeral"))
-                var handshake = NoiseHandshake(role: .responder, psk: psk, ephemeral: ephemeral)
+                var handshake = NoiseHandshake(role: .responder, psk: psk, ephemeral: newEphemeralKey())
                 _ = try handshake.readInitiation(message)
                 let (response, keys) = try handshake.writeResponse()
                 let reply = SecureFrame.handshakeResponse(response).encoded()
