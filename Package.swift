@@ -13,7 +13,7 @@ let package = Package(
         .executable(name: "proximity-eval", targets: ["ProximityEvalCLI"]),
         // For the benchmarks (Benchmarks/, a package of its own so its dependencies stay out of
         // this package's builds).
-        .library(name: "NearbyBridgeCore", targets: ["UCI", "StreamIO", "UCIHost", "PeerProtocol", "BLE", "Proximity", "Events", "Bridge", "Simulation", "WebView"]),
+        .library(name: "NearbyBridgeCore", targets: ["UCI", "StreamIO", "UCIHost", "PeerProtocol", "PeerSecurity", "BLE", "Proximity", "Events", "Bridge", "Simulation", "WebView"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -90,7 +90,7 @@ let package = Package(
         .target(
             name: "Replay",
             dependencies: [
-                "BLE", "Bridge", "Capture", "Events", "PeerProtocol", "Proximity", "StreamIO", "UCI", "UCIHost",
+                "BLE", "Bridge", "Capture", "Events", "PeerProtocol", "PeerSecurity", "Proximity", "StreamIO", "UCI", "UCIHost",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 

@@ -21,6 +21,8 @@ public final class BridgeNode: Sendable {
     /// The radios as first attached, by the names their `device` events carry.
     public let uwbBackend: String
     public let bleBackend: String
+    /// The peer channel's security as this node runs it, key seed included (for `--capture`).
+    public var security: PeerSecuritySettings { context.channels.settings }
     private let ble: any BLEAdapter
     private let inbox: NodeInbox
     /// Handed to `run`'s loop, its only user from then on (`start` sets its budget first).

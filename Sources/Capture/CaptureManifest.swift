@@ -14,10 +14,12 @@ package struct CaptureManifest: Codable, Sendable, Equatable {
         /// The radios' names as the node's `device` events gave them.
         package var uwbBackend: String
         package var bleBackend: String
+        /// The peer channel's security; nil for a capture from before event keys (no key).
+        package var security: Security?
 
         package init(
             name: String, peerID: String, group: UInt16, uwbShortAddress: UInt16, card: String, seed: UInt64,
-            uwbBackend: String, bleBackend: String
+            uwbBackend: String, bleBackend: String, security: Security? = nil
         ) {
             self.name = name
             self.peerID = peerID
@@ -27,6 +29,24 @@ package struct CaptureManifest: Codable, Sendable, Equatable {
             self.seed = seed
             self.uwbBackend = uwbBackend
             self.bleBackend = bleBackend
+            self.security = security
+        }
+    }
+
+    /// A node's security settings, nothing secret: the key's fingerprint says which key replay
+    /// must find in `secrets.json` (`CaptureSecrets`).
+    package struct Security: Codable, Sendable, Equatable {
+        /// The `device` event's `security` value.
+        package var mode: String
+        package var keyFingerprint: String?
+        package var allowInsecurePeers: Bool
+        package var advertRotationMilliseconds: Int64
+
+        package init(mode: String, keyFingerprint: String?, allowInsecurePeers: Bool, advertRotationMilliseconds: Int64) {
+            self.mode = mode
+            self.keyFingerprint = keyFingerprint
+            self.allowInsecurePeers = allowInsecurePeers
+            self.advertRotationMilliseconds = advertRotationMilliseconds
         }
     }
 

@@ -98,6 +98,8 @@ package enum CaptureError: Error, CustomStringConvertible {
     case cannotRead(path: String, errno: Int32)
     /// Replaying: a file is there but does not hold what a capture writes.
     case malformed(path: String, reason: String)
+    /// Replaying: a file the capture needs is not there, and why it is needed.
+    case missing(path: String, reason: String)
 
     package var description: String {
         switch self {
@@ -106,6 +108,7 @@ package enum CaptureError: Error, CustomStringConvertible {
             "cannot read \(path): \(String(cString: strerror(errno)))"
                 + (path.hasSuffix("/capture.json") ? " (not a --capture directory?)" : "")
         case .malformed(let path, let reason): "\(path) is not a capture file nearby-bridge wrote: \(reason)"
+        case .missing(let path, let reason): "\(path) is missing: \(reason)"
         }
     }
 }

@@ -18,6 +18,7 @@ public struct Event: Sendable, Equatable {
     public enum Body: Sendable, Equatable {
         case device(Device)
         case peerFound(PeerFound)
+        case peerNamed(PeerNamed)
         case range(Range)
         case near(Zone)
         case far(Zone)
@@ -33,6 +34,7 @@ public struct Event: Sendable, Equatable {
         switch body {
         case .device: "device"
         case .peerFound: "peer.found"
+        case .peerNamed: "peer.named"
         case .range: "range"
         case .near: "near"
         case .far: "far"
@@ -78,6 +80,18 @@ public struct Event: Sendable, Equatable {
             self.peer = peer
             self.name = name
             self.rssi = rssi
+        }
+    }
+
+    /// The name a peer gave in its `hello`, when it differs from the one `peer.found` carried:
+    /// a v2 peer advertises no name, so this is the first time its name is known (after the
+    /// handshake proved it a member of the event).
+    public struct PeerNamed: Sendable, Equatable {
+        public var peer: String
+        public var name: String
+        public init(peer: String, name: String) {
+            self.peer = peer
+            self.name = name
         }
     }
 

@@ -20,6 +20,9 @@ public enum JSONLine {
             out.string("peer", found.peer)
             out.string("name", found.name)
             out.optionalNumber("rssi", found.rssi)
+        case .peerNamed(let named):
+            out.string("peer", named.peer)
+            out.string("name", named.name)
         case .range(let range):
             out.string("peer", range.peer)
             out.string("status", range.status)

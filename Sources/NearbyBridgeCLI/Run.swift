@@ -7,6 +7,7 @@ import Foundation
 import PeerProtocol
 import PeerSecurity
 import Logging
+import Replay
 import ServiceLifecycle
 import Simulation
 import StreamIO
@@ -171,6 +172,7 @@ struct Run: AsyncParsableCommand {
                 stepMilliseconds: nil, durationMilliseconds: nil, proximity: .init(proximity.config),
                 nodes: [.init(displayName, node, seed: seed)]
             ).write(to: capture.path)
+            try CaptureSecrets([(displayName, node.security)]).write(to: capture.path)
         }
         return NodeService(node: node, stop: context.stop)
     }

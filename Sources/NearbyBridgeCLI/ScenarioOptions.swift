@@ -1,6 +1,7 @@
 import ArgumentParser
 import Capture
 import Proximity
+import Replay
 import Bridge
 import Foundation
 import ServiceLifecycle
@@ -60,6 +61,7 @@ struct ScenarioOptions: ParsableArguments {
             proximity: .init(proximity),
             nodes: driver.nodeSetups.map { CaptureManifest.Node($0.name, $0.node, seed: $0.seed) }
         ).write(to: capture.path)
+        try CaptureSecrets(driver.nodeSetups.map { ($0.name, $0.node.security) }).write(to: capture.path)
     }
 
 }
@@ -93,6 +95,6 @@ extension CaptureManifest.Node {
         self.init(
             name: name, peerID: node.identity.peerID.description, group: node.identity.group,
             uwbShortAddress: node.identity.uwbShortAddress, card: node.identity.card.json, seed: seed,
-            uwbBackend: node.uwbBackend, bleBackend: node.bleBackend)
+            uwbBackend: node.uwbBackend, bleBackend: node.bleBackend, security: .init(node.security))
     }
 }

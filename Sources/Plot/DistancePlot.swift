@@ -66,7 +66,7 @@ package struct DistancePlot {
         let time = t - start!
         end = max(end, time)
         let node = event["node"] as? String ?? "?"
-        if type == "peer.found", let peer = event["peer"] as? String, let name = event["name"] as? String, !name.isEmpty {
+        if type == "peer.found" || type == "peer.named", let peer = event["peer"] as? String, let name = event["name"] as? String, !name.isEmpty {
             names[peer] = name
         }
         guard let peer = event["peer"] as? String, ["range", "near", "far", "bump"].contains(type) else { return }

@@ -6,8 +6,8 @@ import Logging
 import PeerProtocol
 import Proximity
 
-/// `nearby-bridge replay DIR`: rebuilds every captured node with its recorded identity and seed
-/// and feeds its recorded radio traffic back through the same code (UCI codec and host, peer
+/// `nearby-bridge replay DIR`: rebuilds every captured node with its recorded identity, seed and
+/// security (a keyed node's key and key seed from `secrets.json`) and feeds its recorded radio traffic back through the same code (UCI codec and host, peer
 /// protocol, proximity, events), in recorded order, with ticks on the recorded step. The event
 /// stream comes out as it was written, timestamps included: they are the recorded ones.
 package final class ReplayDriver: Sendable {
@@ -27,6 +27,7 @@ package final class ReplayDriver: Sendable {
 
     package init(directory: String, events: EventStream, logger: Logger) throws {
         manifest = try CaptureManifest.read(from: directory)
+        let secrets = try CaptureSecrets.read(from: directory)
         var replayed: [Replayed] = []
         for spec in manifest.nodes {
             let captured = try CapturedNode(uciPcap: "\(directory)/\(spec.name)/uci.pcap", blePcap: "\(directory)/\(spec.name)/ble.pcap")
@@ -41,6 +42,7 @@ package final class ReplayDriver: Sendable {
             config.proximity = ProximityConfig(
                 nearMetres: manifest.proximity.nearMetres, farMetres: manifest.proximity.farMetres,
                 bumpMetres: manifest.proximity.bumpMetres)
+            config.security = try PeerSecuritySettings(recorded: spec.security, secrets: secrets, node: spec.name, directory: directory)
             let node = BridgeNode(
                 identity: identity, config: config, uwbTransport: transport, ble: adapter, events: events,
                 time: time, logger: logger, seed: spec.seed, tracker: tracker)

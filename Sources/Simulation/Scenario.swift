@@ -21,10 +21,10 @@ import PeerSecurity
 /// many ranging sessions a node's virtual UWB board runs at once (8 unless given); `boardOffset`
 /// the metres its board adds to every reading (an uncalibrated antenna delay).
 ///
-/// `groupKey` (64 hex digits) gives every node the event key: peer protocol v2, private adverts,
-/// encrypted channel (docs/PROTOCOL.md, "Security"). A node's own `groupKey` overrides it
-/// (`"none"`: a v1 node without a key), and its `allowInsecurePeers` lets a keyed node range with
-/// v1 nodes.
+/// `groupKey` (64 hex digits, or `"from-seed"`: a key drawn from the world's seed, as the demo
+/// does) gives every node the event key: peer protocol v2, private adverts, encrypted channel
+/// (docs/PROTOCOL.md, "Security"). A node's own `groupKey` overrides it (`"none"`: a v1 node
+/// without a key), and its `allowInsecurePeers` lets a keyed node range with v1 nodes.
 ///
 /// `radio` overrides any field of `RadioModel` (missing ones keep the realistic defaults):
 /// received-level bias (`levelBias`: "aps011" or "none"), RSSI (`levelAtOneMetre`, `rssiSigma`,
@@ -155,10 +155,14 @@ public struct Scenario: Codable, Sendable, Equatable {
         return try load(contentsOf: url)
     }
 
+    /// `groupKey` values that are not a key: a node without one, and one drawn from the world's seed.
+    static let noKey = "none"
+    static let keyFromSeed = "from-seed"
+
     func validate() throws {
         guard duration > 0, duration.isFinite else { throw Invalid.rule("duration must be a positive number of seconds") }
         guard !nodes.isEmpty else { throw Invalid.rule("at least one node is needed") }
-        for key in [groupKey].compactMap({ $0 }) + nodes.compactMap(\.groupKey) where key != "none" {
+        for key in [groupKey].compactMap({ $0 }) + nodes.compactMap(\.groupKey) where key != Self.noKey && key != Self.keyFromSeed {
             do { _ = try GroupKey(text: key) } catch { throw Invalid.rule("groupKey: \(error)") }
         }
         var names = Set<String>()

@@ -59,7 +59,7 @@ public final class SimulationDriver: Sendable {
             )
             if let instrument = options.instrument { radios = instrument(spec.name, radios.0, radios.1, time) }
             var config = options.bridge
-            config.security = Self.security(for: spec, in: scenario, seed: seed, base: config.security)
+            config.security = Self.security(for: spec, in: scenario, worldSeed: options.seed, seed: seed, base: config.security)
             let node = BridgeNode(
                 identity: identity, config: config, uwbTransport: radios.0, ble: radios.1, events: events,
                 time: time, logger: logger, seed: seed, tracker: tracker, uwbClock: options.uwbClock)
@@ -96,12 +96,20 @@ public final class SimulationDriver: Sendable {
         return NodeIdentity(peerID: peerID, name: spec.name, group: group, card: card, uwbShortAddress: address)
     }
 
-    /// A node's event key (its own, else the scenario's; validated with the scenario) and a key
-    /// seed from its seed, so that a world runs the same way twice.
-    static func security(for spec: Scenario.Node, in scenario: Scenario, seed: UInt64, base: PeerSecuritySettings) -> PeerSecuritySettings {
+    /// A node's event key (its own, else the scenario's; validated with the scenario; "from-seed"
+    /// is drawn from the world's seed) and a key seed from its seed, so that a world runs the same
+    /// way twice.
+    static func security(
+        for spec: Scenario.Node, in scenario: Scenario, worldSeed: UInt64, seed: UInt64, base: PeerSecuritySettings
+    ) -> PeerSecuritySettings {
         var security = base
-        if let text = spec.groupKey ?? scenario.groupKey {
-            security.groupKey = text == "none" ? nil : try? GroupKey(text: text)
+        switch spec.groupKey ?? scenario.groupKey {
+        case nil: break
+        case Scenario.noKey: security.groupKey = nil
+        case Scenario.keyFromSeed:
+            var random = SplitMix64(seed: worldSeed ^ 0x6B65_7966_726F_6D73)
+            security.groupKey = try? GroupKey(bytes: (0..<4).flatMap { _ in withUnsafeBytes(of: random.next().littleEndian, Array.init) })
+        case let text?: security.groupKey = try? GroupKey(text: text)
         }
         if let allow = spec.allowInsecurePeers { security.allowInsecurePeers = allow }
         var random = SplitMix64(seed: seed ^ 0x5EC0_12E7)

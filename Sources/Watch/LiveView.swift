@@ -88,7 +88,7 @@ public struct LiveView: Sendable {
         switch (type, peer) {
         case ("device", _):
             update = .device(radio: event["radio"] as? String, state: event["state"] as? String, backend: event["backend"] as? String)
-        case ("peer.found", let peer?): update = .found(peer: peer, name: event["name"] as? String)
+        case ("peer.found", let peer?), ("peer.named", let peer?): update = .found(peer: peer, name: event["name"] as? String)
         case ("range", let peer?):
             update = .range(
                 peer: peer, distance: (event["filtered"] as? Double) ?? distance, rate: event["rate"] as? Double,
@@ -115,6 +115,7 @@ public struct LiveView: Sendable {
         switch event.body {
         case .device(let device): update = .device(radio: device.radio.rawValue, state: device.state.rawValue, backend: device.backend)
         case .peerFound(let found): update = .found(peer: found.peer, name: found.name)
+        case .peerNamed(let named): update = .found(peer: named.peer, name: named.name)
         case .range(let range):
             update = .range(peer: range.peer, distance: range.filtered ?? range.distance, rate: range.rate, azimuth: range.azimuth)
         case .near(let zone): update = .zone(peer: zone.peer, near: true, distance: zone.distance)

@@ -37,7 +37,7 @@ function apply(e) {
   if (!e.peer) return;
   const p = peer(r, e.peer); p.seen = t; p.lost = null;
   switch (e.type) {
-    case "peer.found": p.name = e.name; break;
+    case "peer.found": case "peer.named": p.name = e.name; break;
     case "range": { const d = e.filtered ?? e.distance; if (d != null) { p.distance = d; p.ranged = true; p.track.push([t, d]); } if (e.azimuth != null) p.azimuth = e.azimuth; break; }
     case "near": case "far": p.zone = e.type; p.distance = e.distance; p.ranged = true; p.track.push([t, e.distance]); break;
     case "bump": p.bump = { id: e.bump_id, at: t, card: e.card && e.card.name }; if (e.distance != null) p.distance = e.distance; break;

@@ -157,11 +157,15 @@ final class PeerPair {
     private var tokens: UInt32 = 0
     private(set) var uwbRequests = BySide(both: [UWBSessionRequest]())
 
-    init(config: BySide<BridgeConfig> = .init(both: .init()), granted: BySide<Bool> = .init(both: true)) {
+    /// `names`: what each side's advert said its name was (as `peer.found` reported it to the other).
+    init(
+        config: BySide<BridgeConfig> = .init(both: .init()), granted: BySide<Bool> = .init(both: true),
+        names: BySide<String> = .init(c: PeerPair.identity(.c).name, r: PeerPair.identity(.r).name)
+    ) {
         func machine(_ side: Side) -> PeerMachine {
             PeerMachine(
-                peer: Self.id(side.other), identity: Self.identity(side), config: config[side], seed: side == .c ? 11 : 22,
-                granted: granted[side], now: Self.start)
+                peer: Self.id(side.other), name: names[side.other], identity: Self.identity(side), config: config[side],
+                seed: side == .c ? 11 : 22, granted: granted[side], now: Self.start)
         }
         machines = BySide(c: machine(.c), r: machine(.r))
     }
@@ -482,6 +486,23 @@ final class PeerPair {
         #expect(controller.parameters == controlee.parameters)
         #expect(pair.machine(.r).stage == .ranging(try #require(pair.link(.r))))
         #expect(RangingKeys(rangingSecret: Array(repeating: 0x42, count: 32), sessionID: parameters.sessionID &+ 1) != keys)
+    }
+
+    /// A v2 peer advertises no name: each side learns the other's from its `hello` and reports
+    /// it once (`peer.named`), however often the hello is repeated.
+    @Test func aPeerWithoutAnAdvertisedNameIsNamedOnceByItsHello() throws {
+        let pair = Pair(names: .init(both: ""))
+        pair.network = { $0.message.kind == .parametersAccepted && $0.kindIndex < 3 ? 0 : 1 }  // hello repeated
+        pair.feed(.c, .heard(Pair.advert(.r), name: nil, address: Pair.bleAddress(.r), rssi: -60))
+        pair.run(2_000)
+        #expect(pair.isRanging(.c) && pair.isRanging(.r))
+        #expect(pair.sent(.c, .hello).count > 1)
+        for side in Side.allCases {
+            let named = pair.acts(side, reports: true).compactMap { action -> Event.PeerNamed? in
+                if case .emit(.peerNamed(let named)) = action { named } else { nil }
+            }
+            #expect(named == [.init(peer: Pair.id(side.other).description, name: Pair.name(side.other))])
+        }
     }
 
     @Test func theControleeRefusesParametersNamingAnotherUWBAddress() throws {

@@ -23,6 +23,15 @@ public struct PeerSecuritySettings: Sendable, Equatable {
     public var mode: String { groupKey == nil ? "none" : (allowInsecurePeers ? "event-key, v1 peers allowed" : "event-key") }
 }
 
+/// Settings end up in log lines and test failures: neither may show the key seed.
+extension PeerSecuritySettings: CustomStringConvertible, CustomReflectable {
+    public var description: String {
+        "PeerSecuritySettings(\(mode)\(groupKey.map { ", key \($0.fingerprint)" } ?? ""), key seed redacted)"
+    }
+
+    public var customMirror: Mirror { Mirror(self, children: ["mode": mode], displayStyle: .struct) }
+}
+
 /// Every open peer-channel link's security state, shared by the registry (which reads frames and
 /// runs the handshake) and the peer sessions (which send messages): one lock around a table, so a
 /// sealed frame's sequence number and the bytes handed to the adapter always agree.
@@ -58,10 +67,14 @@ final class PeerChannels: Sendable {
     /// Separate from `state`: keys are drawn while it is held.
     private let keysDrawn = Atomic<UInt64>(0)
 
+    /// `settings` as given, with the key seed drawn here when it has none (a capture records it).
     init(settings: PeerSecuritySettings) {
-        self.settings = settings
+        let keySeed = settings.keySeed ?? SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
+        var resolved = settings
+        resolved.keySeed = keySeed
+        self.settings = resolved
+        self.keySeed = keySeed
         psk = settings.groupKey.map(KeySchedule.handshakePSK)
-        keySeed = settings.keySeed ?? SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
     }
 
     var isSecure: Bool { psk != nil }

@@ -182,8 +182,10 @@ struct PeerMachine: Sendable {
     /// What the input being handled asks for.
     private var actions: [PeerAction] = []
 
-    init(peer: PeerID, identity: NodeIdentity, config: BridgeConfig, seed: UInt64, granted: Bool, now: Int64) {
+    /// `name` is the one `peer.found` reported (the advert's; empty for a v2 peer).
+    init(peer: PeerID, name: String = "", identity: NodeIdentity, config: BridgeConfig, seed: UInt64, granted: Bool, now: Int64) {
         self.peer = peer
+        self.name = name
         self.identity = identity
         self.config = config
         self.controlsSharedSessions = config.controleesPerSession > 1
@@ -355,7 +357,7 @@ struct PeerMachine: Sendable {
     private mutating func incomingHello(_ link: LinkID, _ hello: PeerMessage.Hello, retryAfter: Int64, rangingSecret: [UInt8]?) {
         if self.link != nil { close(sayGoodbye: false) }
         lastHeard = now
-        name = hello.name
+        learnName(hello.name)
         self.rangingSecret = rangingSecret
         guard granted else {
             refuse(link, retryAfter: retryAfter)
@@ -400,6 +402,13 @@ struct PeerMachine: Sendable {
         (rough.rssi ?? -.infinity) >= RangingScheduler.closeRSSI - margin ? min(retryAfter, 1_000) : retryAfter
     }
 
+    /// The name from the peer's `hello`, reported when it is news: a v2 peer's advert has none.
+    private mutating func learnName(_ helloName: String) {
+        guard helloName != name else { return }
+        name = helloName
+        if !name.isEmpty { actions.append(.emit(.peerNamed(.init(peer: peer.description, name: name)))) }
+    }
+
     private var hello: PeerMessage.Hello {
         .init(peerID: identity.peerID, group: identity.group, name: identity.name, versions: 0b11, capabilities: [.oneToMany])
     }
@@ -412,7 +421,7 @@ struct PeerMachine: Sendable {
         guard link == self.link else { return violation("message on a link this peer no longer uses", on: link) }
         switch message {
         case .hello(let hello):
-            name = hello.name
+            learnName(hello.name)
         case .rangingParameters(var parameters):
             if let rangingSecret, parameters.oneToManySlots == nil { parameters = Self.withDerivedSTS(parameters, rangingSecret) }
             guard !isInitiator else { return violation("the controller sent ranging parameters to the controller", on: link) }

@@ -294,7 +294,7 @@ final class PeerRegistry {
         for other in granted { demand.add(sharing: sharesSession(other), place: sharedPlace[other]) }
         demand.add(sharing: sharesSession(peer), place: nil)
         let grant = scheduler.sessionsNeeded(demand) <= scheduler.budget
-        sessions[peer] = PeerSession(peer: peer, context: context, seed: random.next(), granted: grant)
+        sessions[peer] = PeerSession(peer: peer, name: name ?? "", context: context, seed: random.next(), granted: grant)
         proximity[peer] = PeerProximity(processor: RangeProcessor(peer: peer.description, config: context.config))
         if grant { granted.insert(peer) }
         since[peer] = now

@@ -31,11 +31,11 @@ actor PeerSession {
     private let context: PeerContext
     private let logger: Logger
 
-    init(peer: PeerID, context: PeerContext, seed: UInt64, granted: Bool) {
+    init(peer: PeerID, name: String, context: PeerContext, seed: UInt64, granted: Bool) {
         self.peer = peer
         self.context = context
         self.machine = PeerMachine(
-            peer: peer, identity: context.identity, config: context.config, seed: seed, granted: granted,
+            peer: peer, name: name, identity: context.identity, config: context.config, seed: seed, granted: granted,
             now: context.time.nowMilliseconds())
         var logger = context.logger
         logger[metadataKey: "peer"] = "\(peer)"
