@@ -11,10 +11,12 @@ the air (docs/PROTOCOL.md, "Security"): no node's ble.pcap may hold
 and the event key and key seeds must not appear in events.jsonl, capture.json, any uci.pcap, or
 the log files given with --log. secrets.json itself must be mode 0600.
 
-    scripts/check-capture-secrets.py DIR [--log FILE ...]
+    scripts/check-capture-secrets.py DIR [--card JSON-FILE ...] [--log FILE ...] [--no-sessions]
 
-Exits 1 naming every leak; also when the capture holds no STS material or no card, which would
-make the search prove nothing. Run on a capture without a key it fails (v1 sends both in clear).
+--card adds cards to search for besides those in capture.json (a rig's capture names only its
+own). Exits 1 naming every leak; also when the capture holds no STS material (unless
+--no-sessions: a rig that was never let range) or no card, which would make the search prove
+nothing. Run on a capture without a key it fails (v1 sends both in clear).
 """
 import glob
 import json
@@ -76,12 +78,23 @@ def strings_of(value):
 
 def main():
     args = sys.argv[1:]
-    if not args:
+    if not args or args[0].startswith("-"):
         sys.exit(__doc__)
-    directory, logs = args[0], []
-    if "--log" in args:
-        logs = args[args.index("--log") + 1:]
+    directory, options = args[0], {"--card": [], "--log": [], "--no-sessions": []}
+    current = None
+    for arg in args[1:]:
+        if arg in options:
+            current = arg
+            if arg == "--no-sessions":
+                options[arg].append(True)
+        elif current in ("--card", "--log"):
+            options[current].append(arg)
+        else:
+            sys.exit(f"unexpected argument {arg}\n{__doc__}")
+    logs = options["--log"]
     manifest = json.load(open(os.path.join(directory, "capture.json")))
+    cards = [(node["name"], node["card"]) for node in manifest["nodes"]]
+    cards += [(path, open(path).read().strip()) for path in options["--card"]]
     secrets_path = os.path.join(directory, "secrets.json")
     leaks = []
 
@@ -93,13 +106,14 @@ def main():
             needles.append((f"{node}'s {what} {value.hex()}", value, "air"))
             sts_count += 1
     card_count = 0
-    for node in manifest["nodes"]:
-        card = node["card"]
-        needles.append((f"{node['name']}'s card", card.encode(), "air"))
+    for owner, card in cards:
+        canonical = json.dumps(json.loads(card), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        for form in {card, canonical}:  # as written, and as the bridge sends it (sorted keys, one line)
+            needles.append((f"{owner}'s card", form.encode(), "air"))
         card_count += 1
         for text in set(strings_of(json.loads(card))):
             if len(text.encode()) >= 5:
-                needles.append((f"{node['name']}'s card text {text!r}", text.encode(), "air"))
+                needles.append((f"{owner}'s card text {text!r}", text.encode(), "air"))
     if os.path.exists(secrets_path):
         mode = stat.S_IMODE(os.stat(secrets_path).st_mode)
         if mode != 0o600:
@@ -113,7 +127,7 @@ def main():
     elif any((node.get("security") or {}).get("keyFingerprint") for node in manifest["nodes"]):
         leaks.append(f"{secrets_path} is missing although nodes ran with an event key")
 
-    if sts_count == 0 or card_count == 0:
+    if (sts_count == 0 and not options["--no-sessions"]) or card_count == 0:
         sys.exit(f"{directory}: no STS material ({sts_count}) or no cards ({card_count}) to search for: the check would prove nothing")
 
     air = {path: open(path, "rb").read() for path in glob.glob(os.path.join(directory, "*", "ble.pcap*"))}

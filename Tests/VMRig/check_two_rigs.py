@@ -3,8 +3,8 @@
 
     check_two_rigs.py CONSOLE_LOG OUT_DIR CARD_A CARD_B
 
-Decodes the three event streams (a = rig-a, b = rig-b, c = rig-b after its restart) into
-OUT_DIR/{a,b,c}.jsonl byte for byte, prints them (every event but `range`, which is summarised
+Decodes the four event streams (a = rig-a, b = rig-b, c = rig-b after its restart, d = the
+outsider with another event's key that ran in between) into OUT_DIR/{a,b,c,d}.jsonl byte for byte, prints them (every event but `range`, which is summarised
 per phase) and each rig's capture directory (uci.pcap, ble.pcap) and stderr into
 OUT_DIR/diag/, then checks the scenario and each fault case against the streams, sliced at the
 VM's "VM: MARK" lines. Prints "ok ..." per passing check and "FAIL ..." for the first failure
@@ -60,7 +60,7 @@ for name, lines in diag.items():
         archive.extractall(out / "diag", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
 
 streams, raw = {}, {}
-for name in "abc":
+for name in "abcd":
     if name not in chunks:
         fail(f"the console has no {name}.jsonl (the VM script did not get to its end)")
     data = gzip.decompress(base64.b64decode("".join(chunks[name])))
@@ -79,16 +79,17 @@ for line in console:
         marks[m.group(1)] = {"a": int(m.group(2)), "b": int(m.group(3)), "c": int(m.group(4))}
 phases = ["phase1-done", "usb-unplug-start", "usb-unplug-replugged", "usb-unplug-end",
           "ble-power-start", "ble-power-settled", "ble-power-end", "ble-drop-start", "ble-drop-over",
-          "ble-drop-end", "ble-wedge-start", "ble-wedge-settled", "ble-wedge-end", "kill-restart-start", "kill-restart-restarted", "kill-restart-end"]
+          "ble-drop-end", "ble-wedge-start", "ble-wedge-settled", "ble-wedge-end", "kill-restart-start", "outsider-start", "outsider-end", "kill-restart-restarted", "kill-restart-end"]
 for phase in phases:
     if phase not in marks:
         fail(f"the VM script never reached its mark {phase}")
 
 # ------------------------------------------------------------------ show the streams
-labels = {"a": "A", "b": "B", "c": "C"}
-print("== event streams (A = rig-a, B = rig-b, C = rig-b restarted; range events summarised per phase)", file=sys.stderr)
-for name in "abc":
-    bounds = [("start", 0)] + [(p, marks[p][name]) for p in phases] + [("end", len(raw[name]))]
+labels = {"a": "A", "b": "B", "c": "C", "d": "D"}
+print("== event streams (A = rig-a, B = rig-b, C = rig-b restarted, D = the outsider; range events summarised per phase)",
+      file=sys.stderr)
+for name in "abcd":
+    bounds = [("start", 0)] + [(p, marks[p].get(name, 0)) for p in phases] + [("end", len(raw[name]))]
     for (phase, start), (next_phase, end) in zip(bounds, bounds[1:]):
         ranges = collections.Counter()
         for line, event in zip(raw[name][start:end], streams[name][start:end]):
@@ -101,8 +102,8 @@ for name in "abc":
             print(f"{labels[name]}| ({sum(ranges.values())} range events until {next_phase}: {summary})", file=sys.stderr)
 
 # ------------------------------------------------------------------ helpers
-A, B, C = (streams[n][0]["node"] if streams[n] else None for n in "abc")
-if not (A and B and C):
+A, B, C, D = (streams[n][0]["node"] if streams[n] else None for n in "abcd")
+if not (A and B and C and D):
     fail("an event stream is empty")
 
 
@@ -137,14 +138,16 @@ for me, other, peer, ble, usb in (("a", "b", B, "hci0", "usb:1-1"), ("b", "a", A
         fail(f"{who}: no UWB board ready on {usb}")
     if index(events, type="device", radio="ble", state="ready", backend=ble) is None:
         fail(f"{who}: Bluetooth adapter {ble} not ready")
-    found = index(events, type="peer.found", peer=peer, name=f"rig-{other}")
+    # A keyed peer's advert carries no name: found without one, named by its encrypted hello.
+    found = index(events, type="peer.found", peer=peer, name="")
+    named = index(events, type="peer.named", peer=peer, name=f"rig-{other}")
     near = index(events, type="near", peer=peer)
     bump = index(events, type="bump", peer=peer)
     far = index(events, type="far", peer=peer)
-    if None in (found, near, bump, far):
-        fail(f"{who}: phase 1 incomplete (peer.found {found}, near {near}, bump {bump}, far {far})")
-    if not found < near < bump < far:
-        fail(f"{who}: phase 1 out of order (peer.found {found}, near {near}, bump {bump}, far {far})")
+    if None in (found, named, near, bump, far):
+        fail(f"{who}: phase 1 incomplete (peer.found {found}, peer.named {named}, near {near}, bump {bump}, far {far})")
+    if not found < named < near < bump < far:
+        fail(f"{who}: phase 1 out of order (peer.found {found}, peer.named {named}, near {near}, bump {bump}, far {far})")
     if events[bump]["card"] != cards[other]:
         fail(f"{who}: bump card {events[bump]['card']} is not rig-{other}'s {cards[other]}")
     bump_ids[me] = events[bump]["bump_id"]
@@ -229,7 +232,7 @@ if lost is None:
 restarted = marks["kill-restart-restarted"]["a"] - marks["kill-restart-start"]["a"]
 if lost > restarted:
     fail("kill-restart: rig-b was reported lost only after its restart")
-found = index(events, lost, type="peer.found", peer=C, name="rig-b")
+found = index(events, lost, type="peer.named", peer=C, name="rig-b")
 if found is None:
     fail("kill-restart: rig-a did not find the restarted rig-b (new peer id)")
 if oks(events[found:], C) < 3:
@@ -237,13 +240,31 @@ if oks(events[found:], C) < 3:
 c = streams["c"]
 for field in ({"type": "device", "radio": "uwb", "state": "ready", "backend": "usb:2-1"},
               {"type": "device", "radio": "ble", "state": "ready", "backend": "hci1"},
-              {"type": "peer.found", "peer": A, "name": "rig-a"}):
+              {"type": "peer.named", "peer": A, "name": "rig-a"}):
     if index(c, **field) is None:
         fail(f"kill-restart: the restarted rig-b has no {field}")
 if oks(c, A) < 3:
     fail("kill-restart: the restarted rig-b did not range with rig-a")
 ok(f"kill-restart: rig-a reported rig-b {B} lost (timeout), found the restarted rig-b {C}, "
    f"ranging resumed ({oks(events[found:], C)} OK rounds on rig-a, {oks(c, A)} on the restarted rig-b)")
+
+# ------------------------------------------------------------------ the event key
+def ble_device(events):
+    return next((e for e in events if e["type"] == "device" and e["radio"] == "ble" and e["state"] == "ready"), None)
+
+
+keys = {name: (ble_device(streams[name]) or {}).get("detail", {}) for name in "abcd"}
+for name in "abc":
+    if keys[name].get("security") != "event-key" or keys[name].get("key") != keys["a"].get("key"):
+        fail(f"rig {name} does not run with the event key: {keys[name]}")
+if keys["d"].get("security") != "event-key" or keys["d"].get("key") in (None, keys["a"].get("key")):
+    fail(f"the outsider does not run with a key of its own: {keys['d']}")
+outsider_window = part("a", "outsider-start", "outsider-end")
+seen = [e for e in streams["a"] if e.get("peer") == D] + [e for e in streams["d"] if e.get("peer")]
+if seen:
+    fail(f"rig-a and the outsider with another key saw each other: {seen[:4]}")
+ok(f"event key: rig-a, rig-b and the restarted rig-b run with key {keys['a'].get('key')}; the outsider (key {keys['d'].get('key')}) ran 15 s beside rig-a and neither reported the other "
+   f"({len(outsider_window)} events on rig-a meanwhile, {len(streams['d'])} on the outsider, none about the other)")
 
 # ------------------------------------------------------------------ processes
 text = "\n".join(console)

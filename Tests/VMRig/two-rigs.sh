@@ -7,9 +7,11 @@
 #     boards share one virtual world (positions, scripted motion, ranging noise);
 #   - its own kernel Bluetooth adapter (hci_uart + a Bumble controller on the host; both
 #     controllers on one simulated air).
-# Scenario: approach, bump, separate; then faults: unplug/replug rig-a's board, power-cycle
-# rig-b's adapter, drop rig-a's controller link, kill -9 and restart rig-b. See vm-two-rigs.sh
-# and check_two_rigs.py for what is asserted.
+# Both rigs share an event key (`keygen`, `groupKeyFile`): peer protocol v2. Scenario: approach,
+# bump, separate; then faults: unplug/replug rig-a's board, power-cycle rig-b's adapter, drop
+# rig-a's controller link, kill -9 rig-b, run an outsider with another key in its place, restart
+# rig-b. See vm-two-rigs.sh and check_two_rigs.py for what is asserted; every capture is then
+# searched for STS values, cards and keys on the air (scripts/check-capture-secrets.py).
 #
 #   Tests/VMRig/two-rigs.sh [PYTHON-WITH-JSONSCHEMA]      (make rig)
 #
@@ -33,6 +35,12 @@ echo "== building the release binary for the VM (static Swift runtime)" >&2
 bin="$ROOT/.build-vm/swift/release/nearby-bridge"
 "$HERE/build-rig.sh" >&2
 built=$(date +%s)
+# The event's key, and another event's for the outsider; the key files are given through a
+# config file, as a rig's systemd unit does.
+"$bin" keygen --output "$work/event.key"
+"$bin" keygen --output "$work/other.key"
+printf '{"groupKeyFile": "/opt/rig/event.key"}\n' >"$work/event.json"
+printf '{"groupKeyFile": "/opt/rig/other.key"}\n' >"$work/other.json"
 
 # Legacy-advertising controllers, as in ble-bump.sh: the kernel then enforces an advertising
 # instance's timeout itself, so a killed rig vanishes from the air (Bumble ignores the
@@ -45,13 +53,22 @@ status=0
   --file "$HERE/scenarios/two-rigs-usb.json:/opt/rig/two-rigs-usb.json" \
   --file "$HERE/scenarios/card-a.json:/opt/rig/card-a.json" \
   --file "$HERE/scenarios/card-b.json:/opt/rig/card-b.json" \
+  --file "$work/event.key:/opt/rig/event.key" --file "$work/other.key:/opt/rig/other.key" \
+  --file "$work/event.json:/opt/rig/event.json" --file "$work/other.json:/opt/rig/other.json" \
   -- "$HERE/vm-two-rigs.sh" >"$work/console.log" || status=$?
 # the console without the encoded streams (they are shown decoded below)
 grep -avE '^VM-(B|D)64\| ' "$work/console.log" >&2 || true
 [ "$status" = 0 ] || fail "the VM run failed (status $status)"
 
 "$python" "$HERE/check_two_rigs.py" "$work/console.log" "$work" "$HERE/scenarios/card-a.json" "$HERE/scenarios/card-b.json"
-"$python" "$ROOT/scripts/validate-events.py" "$work/a.jsonl" "$work/b.jsonl" "$work/c.jsonl" \
+"$python" "$ROOT/scripts/validate-events.py" "$work/a.jsonl" "$work/b.jsonl" "$work/c.jsonl" "$work/d.jsonl" \
   || fail "an event line is not valid (schema, JSON, or not newline-terminated)"
-echo "ok    every line of the three streams is complete, newline-terminated JSON that validates against the schema" >&2
+echo "ok    every line of the four streams is complete, newline-terminated JSON that validates against the schema" >&2
+for rig in a b c d; do
+  # the outsider (d) never ranged: no STS values to look for, only keys and cards
+  "$python" "$ROOT/scripts/check-capture-secrets.py" "$work/diag/cap-$rig" --card "$HERE/scenarios/card-a.json" \
+    --card "$HERE/scenarios/card-b.json" --log "$work/diag/$rig.err" $([ $rig = d ] && echo --no-sessions) \
+    || fail "rig $rig's capture holds secrets"
+done
+echo "ok    no STS value, card or key in any rig's ble.pcap; no key in its events, logs or UCI capture; secrets.json 0600" >&2
 echo "two-rigs: passed in $(( $(date +%s) - start )) s (build check $(( built - start )) s, VM $(( $(date +%s) - built )) s)" >&2

@@ -13,7 +13,8 @@
 #   ble-drop     rig-a's adapter's UART goes silent for 3 s (Bumble drops the link)
 #   ble-wedge    rig-a's controller fails one scan-disable command: the kernel's discovery state
 #                wedges (Linux 6.1) until rig-a notices and power-cycles its adapter
-#   kill-restart rig-b killed with SIGKILL, started again (its new stream is "C")
+#   kill-restart rig-b killed with SIGKILL; an outsider with another event's key runs in its
+#                place for 15 s (stream "D"); then rig-b starts again (its new stream is "C")
 # The streams go to the console byte-exact (gzip + base64 between VM-FILE markers); the host
 # decodes and checks them.
 set -u
@@ -64,10 +65,12 @@ $R/nearby-bridge devices --timeout 5 >devices.txt 2>devices.err
 echo "VM: nearby-bridge devices exit $?"; sed 's/^/VM-DEVICES| /' devices.txt
 
 # ------------------------------------------------------------------ the two rigs
-start_a() { $R/nearby-bridge run --uwb usb:UWBRIGA00001 --ble hci0 --name rig-a --profile $R/card-a.json --ranges --log-level info --capture /tmp/cap-a >>a.jsonl 2>>a.err & A=$!; }
-start_b() { $R/nearby-bridge run --uwb usb:UWBRIGB00002 --ble hci1 --name rig-b --profile $R/card-b.json --ranges --log-level info --capture /tmp/cap-$3 >>"$1" 2>>"$2" & B=$!; }
+start_a() { $R/nearby-bridge run --config $R/event.json --uwb usb:UWBRIGA00001 --ble hci0 --name rig-a --profile $R/card-a.json --ranges --log-level info --capture /tmp/cap-a >>a.jsonl 2>>a.err & A=$!; }
+# start_b STREAM CONFIG: rig-b's board and adapter, with the event's key or another one
+start_b() { $R/nearby-bridge run --config $R/$2.json --uwb usb:UWBRIGB00002 --ble hci1 --name rig-b --profile $R/card-b.json --ranges --log-level info --capture /tmp/cap-$1 >>$1.jsonl 2>>$1.err & B=$!; }
+: >d.jsonl
 start_a
-start_b b.jsonl b.err b
+start_b b event
 echo "VM: rigs started at $(now)s (world time ~$(now)s minus its start)"
 
 # ------------------------------------------------------------------ phase 1: approach, bump, separate
@@ -147,7 +150,12 @@ echo "VM: rig-b killed (SIGKILL) at $(now)s"
 wait_until 40 sh -c "[ \$(tail -n +$((A0 + 1)) a.jsonl | grep -c '\"type\":\"peer.lost\"') -ge 1 ]" \
   || echo "VM: rig-a did not report rig-b lost"
 echo "VM: rig-a reported rig-b lost at $(now)s"
-start_b c.jsonl c.err c
+mark outsider-start
+start_b d other
+sleep 15
+kill -TERM $B; wait $B; echo "VM: the outsider exit status $?"
+mark outsider-end
+start_b c event
 echo "VM: rig-b restarted at $(now)s"
 mark kill-restart-restarted
 A1=$(lines a.jsonl)
@@ -166,15 +174,15 @@ wait $A; echo "VM: rig-a exit status $?"
 wait $B; echo "VM: rig-b (restarted) exit status $?"
 kill $GA $GB $W 2>/dev/null
 
-for f in a b c; do
+for f in a b c d; do
   echo "VM-FILE $f.jsonl BEGIN $(lines $f.jsonl) lines"
   gzip -c $f.jsonl | base64 | sed 's/^/VM-B64| /'
   echo "VM-FILE $f.jsonl END"
 done
-for f in a b c; do
+for f in a b c d; do
   echo "VM-DIAG $f BEGIN"; tar czf - cap-$f $f.err | base64 | sed 's/^/VM-D64| /'; echo "VM-DIAG $f END"
 done
-for f in a b c; do echo "--- stderr of rig $f (last 30 lines)"; tail -n 30 $f.err; done
+for f in a b c d; do echo "--- stderr of rig $f (last 30 lines)"; tail -n 30 $f.err; done
 echo "--- gadgets"; cat ga.err gb.err
 echo "--- world (last 10 lines)"; tail -n 10 world.err
 echo "VM: done at $(now)s"
