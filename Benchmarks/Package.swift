@@ -15,6 +15,8 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        // The same version the main package resolves; for the security benchmarks' X25519 keys and baseline.
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         .executableTarget(
@@ -22,6 +24,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "NearbyBridgeCore", package: mainPackage),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Benchmarks/BridgeBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),

@@ -882,14 +882,18 @@ final class PeerPair {
         #expect(pair.bumps(side).count == 2)
     }
 
-    @Test(arguments: Side.allCases) func anInvalidCardIsIgnored(side: Side) {
+    /// A card that is not a JSON object ends its drop on both sides at once, without a bump:
+    /// declined (and declined again when repeated); the link stays and the next drop bumps.
+    @Test(arguments: Side.allCases) func anInvalidCardIsDeclined(side: Side) {
         let pair = Pair.ranging()
-        for text in ["not json", "[1, 2]", "\"a string\"", "{\"unterminated\": "] {
-            #expect(pair.inject(.card(bumpID: 1, cardJSON: text), to: side) == [])
+        for (offset, text) in ["not json", "[1, 2]", "\"a string\"", "{\"unterminated\": "].enumerated() {
+            let id = UInt32(offset + 1)
+            #expect(pair.inject(.card(bumpID: id, cardJSON: text), to: side) == [.send(.cardDecline(bumpID: id), on: pair.link(side)!)])
+            #expect(pair.inject(.card(bumpID: id, cardJSON: text), to: side) == [.send(.cardDecline(bumpID: id), on: pair.link(side)!)])
         }
-        #expect(pair.link(side) != nil)
+        #expect(pair.link(side) != nil && pair.bumps(side).isEmpty)
         pair.contact(side.other)
-        #expect(pair.bumps(.c).map(\.bumpID) == [1] && pair.bumps(.r).map(\.bumpID) == [1])
+        #expect(pair.bumps(.c).map(\.bumpID) == [5] && pair.bumps(.r).map(\.bumpID) == [5])
     }
 
     // MARK: Busy

@@ -11,7 +11,7 @@ import UCI
 import UCIHost
 
 /// The figures of docs/PERFORMANCE.md. Run from this directory with `swift package benchmark`
-/// (all) or `swift package benchmark --filter "pipeline.*"` (some).
+/// (all) or `swift package benchmark --filter "pipeline.*"` (some; "security.*" for peer protocol v2).
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .cpuTotal, .throughput, .mallocCountTotal], warmupIterations: 3, scalingFactor: .kilo,
@@ -23,6 +23,7 @@ let benchmarks: @Sendable () -> Void = {
     memoryBenchmarks()
     crowdBenchmark()
     webViewBenchmark()
+    securityBenchmarks()
 }
 
 // MARK: The range path without actors: one thread, one core

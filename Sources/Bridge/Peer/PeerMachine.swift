@@ -577,13 +577,6 @@ struct PeerMachine: Sendable {
     }
 
     private mutating func receivedCard(bumpID: UInt32, json: String, on link: LinkID, proximity: ProximityView) {
-        let card: ProfileCard
-        do {
-            card = try ProfileCard(json: json)
-        } catch {
-            log(.warning, "ignoring an invalid profile card", ["error": "\(error)"])
-            return
-        }
         if let last = lastDrop, bumpID <= last.bumpID {
             // The peer repeats a drop that has ended here: our answer was lost. Answer again.
             if bumpID == last.bumpID {
@@ -591,8 +584,20 @@ struct PeerMachine: Sendable {
             }
             return
         }
+        if let current = exchange, bumpID < current.bumpID { return }  // the peer will follow our higher id
+        let card: ProfileCard
+        do {
+            card = try ProfileCard(json: json)
+        } catch {
+            // A card we could not show ends the drop on both sides without a bump, at once: the
+            // decline tells the peer, which would otherwise repeat it until its timer gives up.
+            log(.warning, "declining a profile drop with an invalid card", ["bump": "\(bumpID)", "error": "\(error)"])
+            exchange = nil
+            lastDrop = (bumpID, false)
+            send(.cardDecline(bumpID: bumpID), on: link)
+            return
+        }
         if var current = exchange {
-            if bumpID < current.bumpID { return }  // the peer will follow our higher id
             if bumpID > current.bumpID {
                 // Both started; the higher id wins and both converge on it.
                 current = Exchange(bumpID: bumpID, startedAt: current.startedAt, distance: current.distance, cardSentAt: now)
