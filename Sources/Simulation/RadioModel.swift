@@ -68,6 +68,12 @@ public struct RadioModel: Codable, Sendable, Equatable {
     /// A peer-channel message (one SDU) is lost; 0 keeps the link reliable, as L2CAP usually is.
     /// Set it to test that the peer protocol survives loss.
     public var linkLossProbability: Double = 0
+    /// An attacker on the air: a peer-channel SDU arrives with one byte changed, cut short, or
+    /// (after the original) an earlier SDU of the same link and direction arrives again. 0 unless
+    /// a scenario asks; on a keyed event every such frame must be refused and the peers still bump.
+    public var linkTamperProbability: Double = 0
+    public var linkTruncateProbability: Double = 0
+    public var linkReplayProbability: Double = 0
     /// The controlee misses the round's result (deferred DS-TWR sends it in a final data frame)
     /// while the controller has it, so the two sides see slightly different readings.
     public var resultLossProbability: Double = 0
@@ -130,6 +136,9 @@ public struct RadioModel: Codable, Sendable, Equatable {
         bleRange = try value(.bleRange, d.bleRange)
         advertLossProbability = try value(.advertLossProbability, d.advertLossProbability)
         linkLossProbability = try value(.linkLossProbability, d.linkLossProbability)
+        linkTamperProbability = try value(.linkTamperProbability, d.linkTamperProbability)
+        linkTruncateProbability = try value(.linkTruncateProbability, d.linkTruncateProbability)
+        linkReplayProbability = try value(.linkReplayProbability, d.linkReplayProbability)
         resultLossProbability = try value(.resultLossProbability, d.resultLossProbability)
         rssiAtOneMetre = try value(.rssiAtOneMetre, d.rssiAtOneMetre)
         pathLossExponent = try value(.pathLossExponent, d.pathLossExponent)

@@ -55,6 +55,19 @@ public final class World: Sendable {
         var stalledConnections: [LinkID: Int] = [:]
         /// The slowly varying radio errors of each pair of bodies (lower index first).
         var channels: [Pair: RadioModel.PairChannel] = [:]
+        /// The last SDUs each body sent on each link, for the attacker's replays.
+        var recentSDUs: [SentOn: [[UInt8]]] = [:]
+
+        mutating func forget(_ id: LinkID, _ link: Link) {
+            links[id] = nil
+            recentSDUs[SentOn(link: id, body: link.initiator)] = nil
+            recentSDUs[SentOn(link: id, body: link.target)] = nil
+        }
+    }
+
+    private struct SentOn: Hashable {
+        var link: LinkID
+        var body: Int
     }
 
     private struct Pair: Hashable {
@@ -142,7 +155,7 @@ public final class World: Sendable {
     private static func closeLinks(of body: Int, tellingItself: Bool, _ s: inout State) {
         for id in s.links.keys.sorted() {
             guard let link = s.links[id], link.initiator == body || link.target == body else { continue }
-            s.links[id] = nil
+            s.forget(id, link)
             let other = link.initiator == body ? link.target : link.initiator
             s.deliveries.append(Delivery(at: s.now + airLatencyMilliseconds, body: other, event: .linkClosed(id)))
             if tellingItself { s.deliveries.append(Delivery(at: s.now + airLatencyMilliseconds, body: body, event: .linkClosed(id))) }
@@ -215,7 +228,23 @@ public final class World: Sendable {
             guard let open = s.links[link], open.initiator == body || open.target == body else { throw .unknownLink(link) }
             let other = open.initiator == body ? open.target : open.initiator
             guard !radio.fails(radio.linkLossProbability, random: &s.random) else { return }
-            s.deliveries.append(Delivery(at: s.now + Self.airLatencyMilliseconds, body: other, event: .linkData(link, sdu)))
+            let at = s.now + Self.airLatencyMilliseconds
+            var received = sdu
+            if !received.isEmpty, radio.fails(radio.linkTamperProbability, random: &s.random) {
+                received[Int(s.random.next() % UInt64(received.count))] ^= UInt8(1 + s.random.next() % 255)
+            }
+            if received.count > 1, radio.fails(radio.linkTruncateProbability, random: &s.random) {
+                received = Array(received.prefix(Int(s.random.next() % UInt64(received.count))))
+            }
+            s.deliveries.append(Delivery(at: at, body: other, event: .linkData(link, received)))
+            guard radio.linkReplayProbability > 0 else { return }
+            let key = SentOn(link: link, body: body)
+            if let earlier = s.recentSDUs[key], !earlier.isEmpty, radio.fails(radio.linkReplayProbability, random: &s.random) {
+                let replayed = earlier[Int(s.random.next() % UInt64(earlier.count))]
+                s.deliveries.append(Delivery(at: at + 1, body: other, event: .linkData(link, replayed)))
+            }
+            s.recentSDUs[key, default: []].append(sdu)
+            if s.recentSDUs[key]!.count > 8 { s.recentSDUs[key]!.removeFirst() }
         }
     }
 
@@ -225,7 +254,8 @@ public final class World: Sendable {
                 s.deliveries.append(Delivery(at: s.now + Self.airLatencyMilliseconds, body: initiator, event: .linkClosed(link)))
                 return
             }
-            guard let open = s.links.removeValue(forKey: link) else { return }
+            guard let open = s.links[link] else { return }
+            s.forget(link, open)
             let other = open.initiator == body ? open.target : open.initiator
             s.deliveries.append(Delivery(at: s.now + Self.airLatencyMilliseconds, body: other, event: .linkClosed(link)))
         }
@@ -398,7 +428,7 @@ public final class World: Sendable {
         for id in s.links.keys.sorted() {
             let link = s.links[id]!
             guard distance(between: link.initiator, and: link.target, at: s.now) > radio.bleRange else { continue }
-            s.links[id] = nil
+            s.forget(id, link)
             s.endpoints[link.initiator]?.outbox.append(.linkClosed(id))
             s.endpoints[link.target]?.outbox.append(.linkClosed(id))
         }

@@ -11,11 +11,11 @@ import Testing
 @Suite struct PeerChannelsTests {
     static let key = try! GroupKey(bytes: Array(repeating: 0x33, count: 32))
 
-    static func channels(key: GroupKey? = key, allowInsecure: Bool = false) -> PeerChannels {
+    static func channels(key: GroupKey? = key, allowInsecure: Bool = false, seed: UInt8 = 1) -> PeerChannels {
         var settings = PeerSecuritySettings()
         settings.groupKey = key
         settings.allowInsecurePeers = allowInsecure
-        settings.keySeed = Array(repeating: 1, count: 32)
+        settings.keySeed = Array(repeating: seed, count: 32)
         return PeerChannels(settings: settings)
     }
 
@@ -70,7 +70,7 @@ import Testing
             return
         }
         #expect(initiator.rangingSecret(7) == responder.rangingSecret(9) && initiator.rangingSecret(7) != nil)
-        // Sealed both ways; a v1 frame on the v2 link is refused.
+        // Sealed both ways; frames that do not authenticate are discarded and the link stays.
         let sealed = try #require(initiator.frame(Self.hello, on: 7))
         #expect(!sealed.isEmpty && sealed[0] == 2)
         guard case .message(.hello(let hello)) = responder.receive(sealed, on: 9) else {
@@ -78,12 +78,25 @@ import Testing
             return
         }
         #expect(hello.peerID == PeerID(1) && hello.name == "v1 rig" && hello.group == 0, "v2 hellos name no group")
-        guard case .refused = responder.receive(sealed, on: 9) else {
-            Issue.record("a replayed frame was accepted")
+        var altered = try #require(initiator.frame(Self.hello, on: 7))
+        altered[altered.count / 2] ^= 0x01
+        let next = try #require(initiator.frame(Self.hello, on: 7))
+        let hostile: [(String, [UInt8])] = [
+            ("a replayed frame", sealed), ("an altered frame", altered), ("a frame cut short", Array(next.dropLast(3))),
+            ("a v1 frame on a v2 link", Self.hello.encoded()), ("another handshake", try #require(Self.channels(seed: 2).openOutgoing(3, peerVersion: .v2, now: 0))),
+        ]
+        for (what, frame) in hostile {
+            guard case .discarded = responder.receive(frame, on: 9) else {
+                Issue.record("\(what) was not discarded")
+                return
+            }
+        }
+        guard case .message(.hello) = responder.receive(next, on: 9) else {
+            Issue.record("the next honest frame did not open after the hostile ones")
             return
         }
-        guard case .refused = responder.receive(Self.hello.encoded(), on: 9) else {
-            Issue.record("a v1 frame on a v2 link")
+        guard case .discarded = responder.receive(sealed, on: 9) else {
+            Issue.record("an old frame was accepted after a newer one")
             return
         }
     }

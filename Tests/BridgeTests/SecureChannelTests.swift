@@ -2,6 +2,7 @@ import BLE
 import Bridge
 import Events
 import Foundation
+import Logging
 import PeerProtocol
 import PeerSecurity
 import Synchronization
@@ -99,6 +100,67 @@ import UCI
                 #expect(!air.contains { Self.contains($0, secret) }, "\(what) is on the air in \(node)'s traffic")
             }
         }
+    }
+
+    /// An attacker on the air alters, cuts short and replays peer-channel frames (10 % each, and
+    /// 10 % are lost besides): every such frame is discarded, the links stay, and the meetup's
+    /// rigs bump exactly as on a quiet air: the same pairs, once on each side, with each other's
+    /// cards.
+    @Test func alteredCutAndReplayedFramesAreDiscardedAndThePeersStillBump() async throws {
+        func bumps(attacked: Bool) async throws -> (bumps: [String], log: [String]) {
+            var scenario = try Scenario.builtIn()
+            if attacked {
+                var radio = scenario.radio ?? RadioModel()
+                radio.linkLossProbability = 0.1
+                radio.linkTamperProbability = 0.1
+                radio.linkTruncateProbability = 0.1
+                radio.linkReplayProbability = 0.1
+                scenario.radio = radio
+            }
+            let log = LogLines()
+            var logger = Logger(label: "attacked") { _ in LogLines.Handler(sink: log) }
+            logger.logLevel = .notice
+            let output = CollectedEvents()
+            var options = SimulationDriver.Options()
+            options.speed = nil
+            options.epochMilliseconds = fixedEpoch
+            let driver = SimulationDriver(
+                scenario: scenario, options: options, events: EventStream(output: output, includesRanges: false), logger: logger)
+            try await driver.run()
+            let names = Dictionary(uniqueKeysWithValues: driver.identities.map { ($0.value.peerID.description, $0.key) })
+            let bumps = try parse(output.lines).filter { $0["type"] as? String == "bump" }.map { bump in
+                let card = (bump["card"] as? [String: Any])?["name"] as? String ?? "?"
+                return "\(names[bump["node"] as! String]!) bumped \(names[bump["peer"] as! String]!) (card \(card))"
+            }
+            return (bumps.sorted(), log.lines.withLock { $0 })
+        }
+        /// Log lines with their `reason`, to tell a link closed by a failed handshake from one
+        /// closed for a frame on an established link.
+        final class LogLines: Sendable {
+            let lines = Mutex<[String]>([])
+            struct Handler: LogHandler {
+                let sink: LogLines
+                var logLevel: Logger.Level = .trace
+                var metadata: Logger.Metadata = [:]
+                subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+                    get { metadata[key] }
+                    set { metadata[key] = newValue }
+                }
+                func log(event: LogEvent) {
+                    sink.lines.withLock { $0.append("\(event.message) \(event.metadata?["reason"].map { "\($0)" } ?? "")") }
+                }
+            }
+        }
+        let quiet = try await bumps(attacked: false)
+        let attacked = try await bumps(attacked: true)
+        #expect(quiet.bumps.count == 4, "two bumps, each reported by both sides: \(quiet.bumps)")
+        #expect(attacked.bumps == quiet.bumps)
+        #expect(attacked.log.contains { $0.contains("discarding peer-channel frames that do not authenticate") })
+        #expect(!quiet.log.contains { $0.contains("discarding") })
+        // No link closes for a sealed frame: only an attacked handshake, or a lost hello (the
+        // responder's first message must be hello), closes one, and the initiator comes back.
+        let closed = attacked.log.filter { $0.hasPrefix("closing link") }
+        #expect(!closed.contains { $0.contains("sealed frame") || $0.contains("after the handshake") }, "\(closed)")
     }
 
     /// The private advert changes every rotation period, and every version of it resolves, with

@@ -57,6 +57,11 @@ final class PeerChannels: Sendable {
         case reply([UInt8])
         /// The initiator's handshake completed: the link can carry messages now.
         case established
+        /// A frame on an established v2 link that did not authenticate (altered, cut short,
+        /// replayed, reordered): dropped like a frame lost on the air, the link stays. Anyone in
+        /// radio range can send such frames; closing the link for them would let that one
+        /// frame cut off honest peers.
+        case discarded(String)
         case refused(String)
     }
 
@@ -159,13 +164,13 @@ final class PeerChannels: Sendable {
                     if case .handshakeInitiation(let message) = frame {
                         // The initiator lost our answer: the same message gets the same answer.
                         if let answered, answered.message == message { return .reply(answered.reply) }
-                        return .refused("a second handshake on an established link")
+                        return .discarded("a second handshake on an established link")
                     }
                     let message = try channel.open(frame)
                     s.links[link] = .secure(channel, answered: answered)
                     return .message(message)
                 } catch {
-                    return .refused("\(error)")
+                    return .discarded("\(error)")
                 }
             }
         }

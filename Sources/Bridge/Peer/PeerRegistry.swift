@@ -246,6 +246,11 @@ final class PeerRegistry {
             await feed(peer, .outgoingLinkOpened(link, rangingSecret: context.channels.rangingSecret(link)))
             return
         case .refused(let reason): return await drop(link, because: reason)
+        case .discarded(let reason):
+            ignoreOnce(
+                "discarded:\(link)", "discarding peer-channel frames that do not authenticate (altered, cut short or replayed on the air)",
+                ["link": "\(link)", "peer": "\(peerByLink[link].map { "\($0)" } ?? "-")", "first": "\(reason)"])
+            return
         }
         if linksAwaitingHello.contains(link) {
             guard case .hello(let hello) = message else {
