@@ -50,7 +50,7 @@ pass "absent board: clear error, nothing on stdout"
 # ranged and saw `near`, but too little of the touch to call it a bump).
 "$bin" world --scenario "$ROOT/Tests/Scenarios/alice-touches.json" --speed 2 --uwb-port 0 --air-port 0 --log-level info \
   >"$work/world.jsonl" 2>"$work/world.err" &
-wait_for "$work/world.err" "nearby-bridge run" 10 || fail "world server did not start" "$work/world.err"
+wait_for "$work/world.err" "nearby-bridge run" 30 || fail "world server did not start" "$work/world.err"
 uwb=$(grep -o "tcp:[0-9.]*:[0-9]*" "$work/world.err" | head -1)
 ble=$(grep -o "world:[0-9.]*:[0-9]*/field-rig" "$work/world.err" | head -1)
 
