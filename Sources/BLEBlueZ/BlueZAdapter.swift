@@ -40,6 +40,7 @@ package final class BlueZAdapter: BLEAdapter {
     package let name: String
     private let index: UInt16
     private let psm: UInt8
+    private let privateAddresses: Bool
     private let logger: Logger
     private let state = Mutex(State())
     private let mgmt: Mutex<MgmtSocket?> = Mutex(nil)
@@ -52,13 +53,16 @@ package final class BlueZAdapter: BLEAdapter {
     package var backendName: String { name }
 
     /// `name` is the kernel's adapter name, "hci0"; `psm` is the peer channel's L2CAP PSM.
-    package init(name: String, psm: UInt8, logger: Logger) throws(BlueZError) {
+    /// `privateAddresses`: turn on LE privacy at start (a rig of a keyed event, whose adverts
+    /// must not be linkable through the adapter's fixed address).
+    package init(name: String, psm: UInt8, privateAddresses: Bool = false, logger: Logger) throws(BlueZError) {
         guard name.hasPrefix("hci"), let index = UInt16(name.dropFirst(3)) else {
             throw .noAdapter(requested: name, available: [])
         }
         self.name = name
         self.index = index
         self.psm = psm
+        self.privateAddresses = privateAddresses
         self.logger = logger
     }
 
@@ -86,6 +90,7 @@ package final class BlueZAdapter: BLEAdapter {
         if !info.currentSettings.contains(.lowEnergy) {
             _ = try await socket.send(.setLowEnergy(true), index: index)
         }
+        if privateAddresses { info.currentSettings = await enablePrivacy(socket, info) }
         if !info.currentSettings.contains(.powered) {
             logger.notice("powering on \(name)")
             info.currentSettings = ControllerSettings(rawValue: Self.settings(try await socket.send(.setPowered(true), index: index)))
@@ -102,6 +107,37 @@ package final class BlueZAdapter: BLEAdapter {
         logger.info(
             "Bluetooth adapter ready",
             metadata: ["adapter": "\(name)", "address": "\(BLEAddress(bytes: address))", "instance": "\(max(features.maxInstances, 1))"])
+    }
+
+    /// Turns on LE privacy with a fresh identity resolving key that nobody needs to know (peers
+    /// recognise the rig by the event key in its advert, not by its address). The kernel takes
+    /// the setting only while the controller is off, so a powered adapter is powered off for it;
+    /// `start` powers it on again. Returns the settings now in force.
+    private func enablePrivacy(_ socket: MgmtSocket, _ info: ControllerInfo) async -> ControllerSettings {
+        var settings = info.currentSettings
+        guard info.supportedSettings.contains(.privacy) else {
+            logger.warning(
+                "the adapter does not support LE privacy: its address stays the same all run, so a scanner can follow the rig across advert rotations",
+                metadata: ["adapter": "\(name)"])
+            return settings
+        }
+        guard !settings.contains(.privacy) else { return settings }
+        do {
+            if settings.contains(.powered) {
+                logger.notice("powering \(name) off to turn on LE privacy")
+                settings = ControllerSettings(rawValue: Self.settings(try await socket.send(.setPowered(false), index: index)))
+            }
+            var random = SystemRandomNumberGenerator()
+            let key = (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) }
+            settings = ControllerSettings(rawValue: Self.settings(try await socket.send(.setPrivacy(mode: 1, identityResolvingKey: key), index: index)))
+            logger.notice(
+                "LE privacy on: resolvable private addresses, renewed by the kernel (every 15 minutes by default)",
+                metadata: ["adapter": "\(name)"])
+        } catch {
+            logger.warning(
+                "could not turn on LE privacy; the adapter keeps its fixed address", metadata: ["adapter": "\(name)", "error": "\(error)"])
+        }
+        return settings
     }
 
     private static func settings(_ parameters: [UInt8]) -> UInt32 {

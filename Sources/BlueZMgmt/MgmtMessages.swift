@@ -45,6 +45,9 @@ package struct ControllerSettings: OptionSet, Hashable, Sendable {
     package static let bredr = ControllerSettings(rawValue: 1 << 7)
     package static let lowEnergy = ControllerSettings(rawValue: 1 << 9)
     package static let advertising = ControllerSettings(rawValue: 1 << 10)
+    /// LE privacy: the kernel advertises, scans and connects from resolvable private addresses
+    /// it renews on its own schedule (15 minutes by default).
+    package static let privacy = ControllerSettings(rawValue: 1 << 13)
 }
 
 /// Add Advertising flags (doc/mgmt-protocol.rst, Add Advertising).
@@ -72,6 +75,9 @@ package enum MgmtCommand: Equatable, Sendable {
     case setPowered(Bool)
     case setConnectable(Bool)
     case setLowEnergy(Bool)
+    /// Privacy mode (0 off, 1 on) and the identity resolving key the addresses derive from.
+    /// The kernel takes it only while the controller is powered off.
+    case setPrivacy(mode: UInt8, identityResolvingKey: [UInt8])
     case readAdvertisingFeatures
     case addAdvertising(instance: UInt8, flags: AdvertisingFlags, duration: UInt16, timeout: UInt16, data: [UInt8], scanResponse: [UInt8])
     case removeAdvertising(instance: UInt8)
@@ -88,6 +94,7 @@ package enum MgmtCommand: Equatable, Sendable {
         case .setPowered: .setPowered
         case .setConnectable: .setConnectable
         case .setLowEnergy: .setLowEnergy
+        case .setPrivacy: .setPrivacy
         case .startDiscovery: .startDiscovery
         case .stopDiscovery: .stopDiscovery
         case .readAdvertisingFeatures: .readAdvertisingFeatures
@@ -102,6 +109,11 @@ package enum MgmtCommand: Equatable, Sendable {
         switch self {
         case .readVersion, .readControllerIndexList, .readControllerInfo, .readAdvertisingFeatures: []
         case .setPowered(let on), .setConnectable(let on), .setLowEnergy(let on): [on ? 1 : 0]
+        case .setPrivacy(let mode, let key):
+            {
+                precondition(key.count == 16, "an identity resolving key is 16 bytes")
+                return [mode] + key
+            }()
         case .startDiscovery(let types), .stopDiscovery(let types): [types]
         case .removeAdvertising(let instance): [instance]
         case .addAdvertising(let instance, let flags, let duration, let timeout, let data, let scanResponse):
@@ -137,6 +149,7 @@ package enum MgmtOpcode: UInt16, Hashable, Sendable, CustomStringConvertible {
     case setLowEnergy = 0x000D
     case startDiscovery = 0x0023
     case stopDiscovery = 0x0024
+    case setPrivacy = 0x0033
     case readAdvertisingFeatures = 0x003D
     case addAdvertising = 0x003E
     case removeAdvertising = 0x003F
@@ -150,6 +163,7 @@ package enum MgmtOpcode: UInt16, Hashable, Sendable, CustomStringConvertible {
         case .setPowered: "Set Powered"
         case .setConnectable: "Set Connectable"
         case .setLowEnergy: "Set Low Energy"
+        case .setPrivacy: "Set Privacy"
         case .readAdvertisingFeatures: "Read Advertising Features"
         case .addAdvertising: "Add Advertising"
         case .removeAdvertising: "Remove Advertising"

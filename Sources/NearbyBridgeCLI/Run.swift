@@ -138,7 +138,8 @@ struct Run: AsyncParsableCommand {
         // The node's thread: it reads a tcp or tty board itself, so a notification goes from
         // `read` to its event line without a thread hand-off (docs/PERFORMANCE.md).
         let loop = EventLoop(name: "node")
-        let (transport, reconnect, adapter) = try RigRadios.open(uwb: uwb, ble: ble, loop: loop, logger: logger)
+        let (transport, reconnect, adapter) = try RigRadios.open(
+            uwb: uwb, ble: ble, privateAddresses: settings.groupKey != nil || settings.groupKeyFile != nil, loop: loop, logger: logger)
         var radios: (any UCITransport, any BLEAdapter) = (transport, adapter)
         var reopen = reconnect
         if let capture {
@@ -180,8 +181,9 @@ struct Run: AsyncParsableCommand {
 
 /// The radios of a rig as the command line names them.
 enum RigRadios {
-    /// Opens the UWB board (and says how to reopen it after a replug) and the Bluetooth adapter.
-    static func open(uwb: UWBEndpoint, ble: BLEBackend, loop: EventLoop, logger: Logger) throws -> (
+    /// Opens the UWB board (and says how to reopen it after a replug) and the Bluetooth adapter;
+    /// a rig of a keyed event asks the adapter for resolvable private addresses.
+    static func open(uwb: UWBEndpoint, ble: BLEBackend, privateAddresses: Bool = false, loop: EventLoop, logger: Logger) throws -> (
         any UCITransport, @Sendable () async throws -> any UCITransport, any BLEAdapter
     ) {
         let transport: any UCITransport
@@ -206,7 +208,7 @@ enum RigRadios {
         case .world(let host, let port, let body):
             adapter = try RemoteAirAdapter(host: host, port: port, body: body)
         case .bluez(let name):
-            adapter = try BlueZAdapter(name: name, psm: BridgeConfig().psm, logger: logger)
+            adapter = try BlueZAdapter(name: name, psm: BridgeConfig().psm, privateAddresses: privateAddresses, logger: logger)
         }
         return (transport, reconnect, adapter)
     }

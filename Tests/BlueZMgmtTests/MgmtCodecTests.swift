@@ -39,6 +39,16 @@ import Testing
         #expect(MgmtCommand.addAdvertising(instance: 1, flags: [], duration: 0, timeout: 0, data: [], scanResponse: []).opcode == 0x003E)
     }
 
+    /// mgmt-tester.c: set_privacy_1_valid_param and set_privacy_settings_param (privacy is
+    /// bit 13 of the settings); opcode 0x0033 from doc/mgmt-protocol.rst.
+    @Test func setPrivacy() {
+        let key: [UInt8] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08]
+        let command = MgmtCommand.setPrivacy(mode: 1, identityResolvingKey: key)
+        #expect(command.parameters == [0x01] + key)
+        #expect(command.packet(index: 0).encoded() == [0x33, 0x00, 0x00, 0x00, 0x11, 0x00] + [0x01] + key)
+        #expect(ControllerSettings(rawValue: 0x0000_2080).contains(.privacy) && ControllerSettings(rawValue: 0x80) != .privacy)
+    }
+
     /// mgmt-tester.c: read_adv_features_rsp_1 and _rsp_2.
     @Test func readAdvertisingFeaturesReplies() throws {
         let one = try AdvertisingFeatures(returnParameters: [0x7F, 0xF0, 0x01, 0x00, 0x1F, 0x1F, 0x05, 0x00])

@@ -266,6 +266,33 @@ if seen:
 ok(f"event key: rig-a, rig-b and the restarted rig-b run with key {keys['a'].get('key')}; the outsider (key {keys['d'].get('key')}) ran 15 s beside rig-a and neither reported the other "
    f"({len(outsider_window)} events on rig-a meanwhile, {len(streams['d'])} on the outsider, none about the other)")
 
+# ------------------------------------------------------------------ private addresses
+def private_advert_addresses(pcap):
+    """The LE addresses of every v2 (private) advert a rig received, as ble.pcap recorded them."""
+    data, offset, found = pcap.read_bytes(), 24, []
+    while offset + 16 <= len(data):
+        length = int.from_bytes(data[offset + 8:offset + 12], "little")
+        record = data[offset + 16:offset + 16 + length]
+        offset += 16 + length
+        h4 = record[4:]
+        if len(record) > 4 and record[3] == 1 and len(h4) > 14 and h4[:2] == b"\x04\x3e" and h4[3] == 0x02:
+            advert = h4[14:14 + h4[13]]
+            if b"\xff\xffNB\x02" in advert:
+                found.append(bytes(h4[7:13]))
+    return found
+
+
+for me in "ab":
+    pcaps = list((out / "diag" / f"cap-{me}").glob("*/ble.pcap"))
+    addresses = [a for pcap in pcaps for a in private_advert_addresses(pcap)]
+    if not addresses:
+        fail(f"rig-{me}'s capture holds no private advert of its peer")
+    # A resolvable private address: the two most significant bits are 01 (the last byte on the wire).
+    fixed = {a[::-1].hex(":") for a in addresses if a[5] >> 6 != 0b01}
+    if fixed:
+        fail(f"rig-{me} heard private adverts from addresses that are not resolvable private ones: {sorted(fixed)}")
+ok("LE privacy: every private advert either rig heard came from a resolvable private address (Set Privacy on the real kernel)")
+
 # ------------------------------------------------------------------ processes
 text = "\n".join(console)
 problems = [line for line in console if line.startswith("VM: ") and re.search(r"did not|incomplete|DEAD|no removal|still wedged", line)]
