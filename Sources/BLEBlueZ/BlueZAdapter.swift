@@ -421,8 +421,11 @@ package final class BlueZAdapter: BLEAdapter {
             s.closedLocally.insert(link)
             return socket
         }
-        socket?.shutdown()
+        socket?.shutdownWhenSent(within: Self.sendGrace)
     }
+
+    /// How long a closing link may take to send what was sent on it last.
+    static let sendGrace: Duration = .seconds(1)
 
     package func stop() async {
         let (instance, listener, links) = state.withLock { s in
@@ -436,7 +439,15 @@ package final class BlueZAdapter: BLEAdapter {
             _ = try? await socket.send(.stopDiscovery(addressTypes: 0x06), index: index)
             socket.close()
         }
-        // Their owners (the reader threads, the accept thread) close them once woken.
+        // What was sent last (the goodbyes) leaves first, for at most `sendGrace` in all; then
+        // the owners (the reader threads, the accept thread) close the sockets once woken.
+        let deadline = ContinuousClock.now + Self.sendGrace
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            IOThread.detach(name: "l2cap-drain") {
+                for socket in links { socket.waitUntilSent(deadline: deadline) }
+                done.resume()
+            }
+        }
         for socket in links { socket.shutdown() }
         listener?.shutdown()
     }

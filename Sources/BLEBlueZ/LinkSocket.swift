@@ -46,6 +46,38 @@ final class LinkSocket: Sendable {
         }
     }
 
+    /// Waits (blocking) until what was sent has left the socket, or until `deadline`: the
+    /// channel's close would otherwise drop a frame sent just before it (a `goodbye` at
+    /// shutdown, a `busy`) while it still waits for credits or the controller.
+    func waitUntilSent(deadline: ContinuousClock.Instant) {
+        while ContinuousClock.now < deadline, unsentBytes() > 0 { usleep(5_000) }
+    }
+
+    /// `shutdown` once what was sent has left, at most `limit` later, on a thread of its own.
+    func shutdownWhenSent(within limit: Duration) {
+        let deadline = ContinuousClock.now + limit
+        IOThread.detach(name: "l2cap-drain") { [self] in
+            waitUntilSent(deadline: deadline)
+            shutdown()
+        }
+    }
+
+    /// Bytes still charged to the socket's send buffer (queued for credits or the controller);
+    /// 0 once closed, or when the kernel cannot say. A Bluetooth socket's TIOCOUTQ is the free
+    /// space (af_bluetooth.c: sk_sndbuf - sk_wmem_alloc), so the queue is SO_SNDBUF less that.
+    func unsentBytes() -> Int {
+        open.withLock { fd in
+            guard let fd else { return 0 }
+            var space: Int32 = 0
+            var buffer: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            guard ioctl(fd.rawValue, UInt(TIOCOUTQ), &space) == 0,
+                getsockopt(fd.rawValue, SOL_SOCKET, SO_SNDBUF, &buffer, &length) == 0
+            else { return 0 }
+            return max(0, Int(buffer) - Int(space))
+        }
+    }
+
     /// The owner's last call, after its last read.
     func close() {
         let fd = open.withLock { fd in

@@ -79,7 +79,8 @@ for line in console:
         marks[m.group(1)] = {"a": int(m.group(2)), "b": int(m.group(3)), "c": int(m.group(4))}
 phases = ["phase1-done", "usb-unplug-start", "usb-unplug-replugged", "usb-unplug-end",
           "ble-power-start", "ble-power-settled", "ble-power-end", "ble-drop-start", "ble-drop-over",
-          "ble-drop-end", "ble-wedge-start", "ble-wedge-settled", "ble-wedge-end", "kill-restart-start", "outsider-start", "outsider-end", "kill-restart-restarted", "kill-restart-end"]
+          "ble-drop-end", "ble-wedge-start", "ble-wedge-settled", "ble-wedge-end", "kill-restart-start", "outsider-start", "outsider-end", "kill-restart-restarted", "kill-restart-end",
+          "goodbye-start", "goodbye-end"]
 for phase in phases:
     if phase not in marks:
         fail(f"the VM script never reached its mark {phase}")
@@ -247,6 +248,13 @@ if oks(c, A) < 3:
     fail("kill-restart: the restarted rig-b did not range with rig-a")
 ok(f"kill-restart: rig-a reported rig-b {B} lost (timeout), found the restarted rig-b {C}, "
    f"ranging resumed ({oks(events[found:], C)} OK rounds on rig-a, {oks(c, A)} on the restarted rig-b)")
+
+# ------------------------------------------------------------------ goodbye at shutdown
+lost = [e for e in part("a", "goodbye-start", "goodbye-end") if e["type"] == "peer.lost" and e["peer"] == C]
+if [e["reason"] for e in lost] != ["peer-ended"]:
+    fail(f"goodbye: when the restarted rig-b stopped, rig-a reported {lost or 'nothing'}, not one peer.lost with reason peer-ended "
+         "(its goodbye did not arrive)")
+ok("goodbye: the restarted rig-b stopped (SIGTERM) and its goodbye reached rig-a (peer.lost, reason peer-ended)")
 
 # ------------------------------------------------------------------ the event key
 def ble_device(events):

@@ -164,7 +164,14 @@ mark kill-restart-end
 
 # ------------------------------------------------------------------ the end: clean exits
 echo "VM: rig-a $(alive $A), rig-b $(alive $B), gadget a $(alive $GA), gadget b $(alive $GB), world $(alive $W)"
-kill -TERM $A $B
+# rig-b stops first: its goodbye must reach rig-a (peer.lost, reason peer-ended, not timeout).
+mark goodbye-start
+A0=$(lines a.jsonl)
+kill -TERM $B
+wait_until 5 sh -c "[ \$(tail -n +$((A0 + 1)) a.jsonl | grep -c '\"type\":\"peer.lost\"') -ge 1 ]" \
+  || echo "VM: rig-a reported nothing when rig-b stopped"
+mark goodbye-end
+kill -TERM $A
 for p in $A $B; do
   n=0
   while kill -0 $p 2>/dev/null && [ $n -lt 100 ]; do usleep 200000; n=$((n + 1)); done
