@@ -142,12 +142,13 @@ public final class BridgeNode: Sendable {
     /// of a new rotation period, and no name (a name would link the periods; peers learn it from
     /// the encrypted `hello`).
     private func advertise() async throws {
-        let advert = Advertisement(
+        var advert = Advertisement(
             group: identity.group, peerID: identity.peerID, uwbShortAddress: identity.uwbShortAddress,
             capabilities: [.uwb, .oneToMany], psm: context.config.psm)
         guard let key = context.config.security.groupKey else {
             return try await ble.advertise(advert.advertisingData(), scanResponse: AdvertisingData.localName(identity.name).bytes)
         }
+        if context.uwbSessions.supportsProvisionedSTS { advert.capabilities.insert(.provisionedSTS) }
         advertRotatedAt.store(context.time.nowMilliseconds(), ordering: .relaxed)
         let nonce = Array(context.channels.draw("advert nonce").prefix(PrivateAdvert.nonceSize))
         try await ble.advertise(PrivateAdvert(key: key).advertisingData(for: advert, nonce: nonce), scanResponse: [])

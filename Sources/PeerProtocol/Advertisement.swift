@@ -31,6 +31,9 @@ public struct Advertisement: Sendable, Equatable {
         /// Can range as a controlee in a one-to-many session. A controller puts only peers that
         /// advertise it into one (builds before this bit existed would reject the parameters).
         public static let oneToMany = Capabilities(rawValue: 1 << 2)
+        /// Its board runs provisioned STS with a session key (FiRa STS_CONFIG 3); set only in
+        /// the private advert, where the key that session key derives from exists.
+        public static let provisionedSTS = Capabilities(rawValue: 1 << 3)
     }
 
     public var group: UInt16

@@ -62,6 +62,10 @@ public enum PeerMessage: Sendable, Equatable {
         public init(rawValue: UInt8) { self.rawValue = rawValue }
         /// Can range as a controlee in a one-to-many session (`rangingParameters`' slots).
         public static let oneToMany = Capabilities(rawValue: 1 << 0)
+        /// In the controller's v2 `hello`: this session's STS is provisioned, keyed by the
+        /// session key both sides derive (both boards support it: ours, and the controlee's as
+        /// its advert says). Absent: static STS with derived vendor id and IV.
+        public static let provisionedSTS = Capabilities(rawValue: 1 << 1)
     }
 
     /// Out-of-band ranging parameters chosen by the controller. STS values are random per

@@ -27,8 +27,8 @@ struct VirtualUWBS {
         /// Everything both sides must share to hear each other, the round's shape included.
         var airParameters: [[UInt8]?] {
             [
-                config[.channelNumber], config[.preambleCodeIndex], config[.vendorID], config[.staticSTSIV],
-                config[.multiNodeMode], config[.slotsPerRangingRound],
+                config[.channelNumber], config[.preambleCodeIndex], config[.stsConfig], config[.vendorID], config[.staticSTSIV],
+                config[.sessionKey], config[.multiNodeMode], config[.slotsPerRangingRound],
             ]
         }
         var isConfigured: Bool {
@@ -53,6 +53,7 @@ struct VirtualUWBS {
         .deviceType: [1], .deviceRole: [1], .rangingRoundUsage: [1], .stsConfig: [1], .multiNodeMode: [1],
         .channelNumber: [1], .numberOfControlees: [1], .deviceMacAddress: [2, 8], .slotDuration: [2],
         .rangingDuration: [4], .preambleCodeIndex: [1], .vendorID: [2], .staticSTSIV: [6], .macAddressMode: [1],
+        .sessionKey: [16, 32],
     ]
     private static let validChannels: Set<UInt8> = [5, 6, 8, 9, 10, 12, 13, 14]
     /// Sessions it runs at once (reported in GET_CAPS_INFO): 8 unless the scenario says.
@@ -123,8 +124,9 @@ struct VirtualUWBS {
                 vendorData: Array("NBVW".utf8) + [serial])
             return [.response(.deviceInfo(.ok, info))]
         case .getCapsInfo:
-            // UCI 2.0 numbering: max message size, max data payload, channels bitmap (5 and 9);
-            // and Android's vendor TLV for the number of ranging sessions it runs at once.
+            // UCI 2.0 numbering: max message size, max data payload, STS configs (static and
+            // provisioned), channels bitmap (5 and 9); and Android's vendor TLV for the number of
+            // ranging sessions it runs at once.
             return [
                 .response(
                     .capsInfo(
@@ -132,6 +134,7 @@ struct VirtualUWBS {
                         [
                             CapabilityTLV(type: 0x00, value: [0xFF, 0x00]),
                             CapabilityTLV(type: 0x01, value: [0x00, 0x01]),
+                            CapabilityTLV(type: 0x07, value: [0x09]),
                             CapabilityTLV(type: 0x0E, value: [0x11]),
                             CapabilityTLV(
                                 type: Capabilities.maxRangingSessionsType,
@@ -196,6 +199,8 @@ struct VirtualUWBS {
                 rejected.append(AppConfigStatus(id: tlv.id, status: .invalidParam))
             } else if tlv.id == .channelNumber, !Self.validChannels.contains(tlv.value.first ?? 0) {
                 rejected.append(AppConfigStatus(id: tlv.id, status: .invalidRange))
+            } else if tlv.id == .stsConfig, ![STSConfig.staticSTS.rawValue, STSConfig.provisioned.rawValue].contains(tlv.value.first ?? 0xFF) {
+                rejected.append(AppConfigStatus(id: tlv.id, status: .invalidRange))  // the two its capabilities name
             } else {
                 session.config[tlv.id] = tlv.value
             }

@@ -165,6 +165,7 @@ public struct AppConfigTLV: Hashable, Sendable {
     public static func sfdID(_ v: UInt8) -> AppConfigTLV { .init(id: .sfdID, value: [v]) }
     public static func slotsPerRangingRound(_ v: UInt8) -> AppConfigTLV { .init(id: .slotsPerRangingRound, value: [v]) }
     public static func macAddressMode(_ m: MacAddressMode) -> AppConfigTLV { .init(id: .macAddressMode, value: [m.rawValue]) }
+    public static func sessionKey(_ key: [UInt8]) -> AppConfigTLV { .init(id: .sessionKey, value: key) }
     public static func vendorID(_ v: UInt16) -> AppConfigTLV { .init(id: .vendorID, value: v.littleEndianBytes) }
     /// The 6-octet static STS IV, in wire order.
     public static func staticSTSIV(_ iv: [UInt8]) -> AppConfigTLV {

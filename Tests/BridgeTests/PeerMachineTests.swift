@@ -141,6 +141,7 @@ final class PeerPair {
     var reservesPlaces = true
     /// How many copies of a packet arrive (0: lost).
     var network: (Packet) -> Int = { _ in 1 }
+    private let provisionedSTS: BySide<Bool>
     /// What R's registry passes with `.incomingHello`.
     var retryAfter: Int64 = 5_000
     /// The RSSI of the other side's adverts as each side hears them.
@@ -158,14 +159,17 @@ final class PeerPair {
     private(set) var uwbRequests = BySide(both: [UWBSessionRequest]())
 
     /// `names`: what each side's advert said its name was (as `peer.found` reported it to the other).
+    /// `provisionedSTS`: whose boards run provisioned STS (and say so in their adverts).
     init(
         config: BySide<BridgeConfig> = .init(both: .init()), granted: BySide<Bool> = .init(both: true),
-        names: BySide<String> = .init(c: PeerPair.identity(.c).name, r: PeerPair.identity(.r).name)
+        names: BySide<String> = .init(c: PeerPair.identity(.c).name, r: PeerPair.identity(.r).name),
+        provisionedSTS: BySide<Bool> = .init(both: false)
     ) {
+        self.provisionedSTS = provisionedSTS
         func machine(_ side: Side) -> PeerMachine {
             PeerMachine(
                 peer: Self.id(side.other), name: names[side.other], identity: Self.identity(side), config: config[side],
-                seed: side == .c ? 11 : 22, granted: granted[side], now: Self.start)
+                boardRunsProvisionedSTS: provisionedSTS[side], seed: side == .c ? 11 : 22, granted: granted[side], now: Self.start)
         }
         machines = BySide(c: machine(.c), r: machine(.r))
     }
@@ -243,8 +247,9 @@ final class PeerPair {
     @discardableResult
     func heard(_ side: Side, rssi: Int? = nil) -> [PeerAction] {
         let other = side.other
-        return feed(
-            side, .heard(Self.advert(other), name: Self.name(other), address: Self.bleAddress(other), rssi: rssi ?? advertRSSI[side]))
+        var advert = Self.advert(other)
+        if provisionedSTS[other] { advert.capabilities.insert(.provisionedSTS) }
+        return feed(side, .heard(advert, name: Self.name(other), address: Self.bleAddress(other), rssi: rssi ?? advertRSSI[side]))
     }
 
     /// `side` receives `message` from its peer on its current link (not through `network`).
@@ -503,6 +508,24 @@ final class PeerPair {
             }
             #expect(named == [.init(peer: Pair.id(side.other).description, name: Pair.name(side.other))])
         }
+    }
+
+    /// Provisioned STS only when both boards run it and the link is v2: the controller says so
+    /// in its `hello`, and both sessions get the same derived session key instead of vendor id
+    /// and IV; otherwise both use static STS.
+    @Test(arguments: [(true, true, true, true), (true, false, true, false), (false, true, true, false), (true, true, false, false)])
+    func provisionedSTSOnlyWhenBothBoardsRunItOnAV2Link(c: Bool, r: Bool, v2: Bool, expected: Bool) throws {
+        let pair = Pair(provisionedSTS: .init(c: c, r: r))
+        if v2 { pair.rangingSecret = Array(repeating: 0x42, count: 32) }
+        pair.heard(.c)
+        let parameters = try #require(pair.proposed)
+        let controller = try #require(pair.uwbRequests.c.last), controlee = try #require(pair.uwbRequests.r.last)
+        let hellos = pair.sent(.c, .hello).compactMap { if case .hello(let hello) = $0.message { hello } else { nil } }
+        #expect(hellos.allSatisfy { $0.capabilities.contains(.provisionedSTS) == expected })
+        let key = RangingKeys(rangingSecret: Array(repeating: 0x42, count: 32), sessionID: parameters.sessionID).sessionKey
+        let sts: SessionSTS = expected ? .provisioned(sessionKey: key) : .fromParameters
+        #expect(controller.sts == sts && controlee.sts == sts)
+        #expect(pair.isRanging(.c) && pair.isRanging(.r))
     }
 
     @Test func theControleeRefusesParametersNamingAnotherUWBAddress() throws {

@@ -82,16 +82,21 @@ import UCI
             uniqueKeysWithValues: devices.compactMap { e in (e["node"] as? String).map { ($0, (e["detail"] as? [String: String])?["security"]) } })
         #expect(security[ids["rig"]!] == "event-key" && security[ids["bob"]!] == "none")
 
-        // What the keyed rigs sent: no card, no name, no STS value their boards were given.
+        // What the keyed rigs sent: no card, no name, no STS value their boards were given. The
+        // virtual boards run provisioned STS, so keyed pairs use it: session keys, not IVs.
         let secrets: [(String, [UInt8])] =
             ["rig", "alice", "carol"].flatMap { node -> [(String, [UInt8])] in
                 let card = driver.identities[node]!.card.json
-                let ivs = (boards.withLock { $0[node] }?.commands ?? []).flatMap { command -> [[UInt8]] in
-                    guard case .setAppConfig(_, let tlvs) = command else { return [] }
-                    return tlvs.filter { $0.id == .staticSTSIV }.map(\.value)
+                let configs = (boards.withLock { $0[node] }?.commands ?? []).compactMap { command -> [AppConfigTLV]? in
+                    guard case .setAppConfig(_, let tlvs) = command else { return nil }
+                    return tlvs
                 }
-                #expect(!ivs.isEmpty, "\(node)'s board was given STS values")
-                return [("card of \(node)", Array(card.utf8)), ("name of \(node)", Array(node.utf8))] + ivs.map { ("STS IV of \(node)", $0) }
+                let keys = configs.flatMap { $0.filter { $0.id == .sessionKey }.map(\.value) }
+                #expect(!keys.isEmpty, "\(node)'s board was given session keys")
+                #expect(configs.allSatisfy { $0.contains(.stsConfig(.provisioned)) == $0.contains { $0.id == .sessionKey } })
+                let ivs = configs.flatMap { $0.filter { $0.id == .staticSTSIV }.map(\.value) }
+                return [("card of \(node)", Array(card.utf8)), ("name of \(node)", Array(node.utf8))]
+                    + (keys + ivs).map { ("STS value of \(node)", $0) }
             }
         for node in ["rig", "alice", "carol"] {
             let air = try #require(airs.withLock { $0[node] }).bytes

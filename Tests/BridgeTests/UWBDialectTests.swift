@@ -22,6 +22,26 @@ import UCI
             capabilities: capabilities)
     }
 
+    /// SUPPORTED_STS_CONFIG is capability 0x07 in UCI 2.0 (0x04 in 1.x, which has no
+    /// SESSION_KEY): bit n is STS_CONFIG n, provisioned is 3 (AOSP's CapabilityParam).
+    @Test func provisionedSTSFromTheBoardsCapabilities() {
+        #expect(Self.board(uci: 2, capabilities: [CapabilityTLV(type: 0x07, value: [0x09])]).supportsProvisionedSTS)
+        #expect(!Self.board(uci: 2, capabilities: [CapabilityTLV(type: 0x07, value: [0x01])]).supportsProvisionedSTS)
+        #expect(!Self.board(uci: 2, capabilities: [CapabilityTLV(type: 0x04, value: [0x09])]).supportsProvisionedSTS)
+        #expect(!Self.board(uci: 1, capabilities: [CapabilityTLV(type: 0x04, value: [0x1F])]).supportsProvisionedSTS)
+        // Provisioned: STS_CONFIG 3 and SESSION_KEY in place of the static vendor id and IV.
+        let key = Array(UInt8(0x10)...0x1F)
+        for dialect in [UWBDialectName.qorvo, .fira].map(\.dialect) {
+            let provisioned = dialect.appConfig(
+                for: Self.parameters, asController: true, sts: .provisioned(sessionKey: key), profile: UWBProfile(), board: nil)
+            let fixed = dialect.appConfig(for: Self.parameters, asController: true, sts: .fromParameters, profile: UWBProfile(), board: nil)
+            #expect(provisioned.contains(AppConfigTLV(id: .stsConfig, value: [3])) && provisioned.contains(AppConfigTLV(id: .sessionKey, value: key)))
+            #expect(!provisioned.contains { $0.id == .vendorID || $0.id == .staticSTSIV })
+            #expect(fixed.contains(AppConfigTLV(id: .stsConfig, value: [0])) && fixed.contains(AppConfigTLV(id: .staticSTSIV, value: [1, 2, 3, 4, 5, 6])))
+            #expect(!fixed.contains { $0.id == .sessionKey })
+        }
+    }
+
     @Test func firaAsksForAnglesOnlyOfABoardThatSaysItMeasuresThem() {
         let profile = UWBProfile()
         let withAngles = Self.board(uci: 1, capabilities: [CapabilityTLV(type: 0x10, value: [0x01])])
@@ -30,7 +50,7 @@ import UCI
         let uci2 = Self.board(uci: 2, capabilities: [CapabilityTLV(type: 0x10, value: [0x01])])
         let fira = FiRaDialect()
         func config(_ board: BoardDescription?) -> [AppConfigTLV] {
-            fira.appConfig(for: Self.parameters, asController: true, profile: profile, board: board)
+            fira.appConfig(for: Self.parameters, asController: true, sts: .fromParameters, profile: profile, board: board)
         }
         #expect(config(withAngles).contains(.aoaResultRequest(1)))
         #expect(config(withAngles).contains(.resultReportConfig(0x0B)))
@@ -39,13 +59,13 @@ import UCI
             #expect(config(board).contains(.resultReportConfig(0x01)))
         }
         // Qorvo's firmware is asked for angles whatever it says, as Qorvo's own scripts do.
-        let qorvo = QorvoDialect().appConfig(for: Self.parameters, asController: false, profile: profile, board: withoutAngles)
+        let qorvo = QorvoDialect().appConfig(for: Self.parameters, asController: false, sts: .fromParameters, profile: profile, board: withoutAngles)
         #expect(qorvo.contains(.aoaResultRequest(1)) && qorvo.contains(.resultReportConfig(0x0B)))
         // Both ask for the received level (the range-bias correction needs it).
         #expect(config(withoutAngles).contains(.rssiReporting(1)) && qorvo.contains(.rssiReporting(1)))
         // The session itself is configured alike: same TLVs but for the last four.
         #expect(Array(config(withoutAngles).dropLast(4)) == Array(QorvoDialect().appConfig(
-            for: Self.parameters, asController: true, profile: profile, board: withoutAngles).dropLast(4)))
+            for: Self.parameters, asController: true, sts: .fromParameters, profile: profile, board: withoutAngles).dropLast(4)))
     }
 
     /// The meetup on the virtual board with each dialect: the `fira` dialect's SET_APP_CONFIG

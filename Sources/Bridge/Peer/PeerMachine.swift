@@ -54,6 +54,7 @@ struct UWBSessionRequest: Sendable, Equatable {
     var asController: Bool
     /// As controller of a one-to-many session: join the place reserved for this peer.
     var shared: Bool
+    var sts: SessionSTS = .fromParameters
 }
 
 /// What the machine wants done. The peer's actor runs the radio effects; the registry applies the
@@ -140,6 +141,11 @@ struct PeerMachine: Sendable {
     /// On a v2 link: the secret both sides derive each UWB session's STS values from, so they
     /// never cross the air. Nil on a v1 link, whose STS values travel in `rangingParameters`.
     private var rangingSecret: [UInt8]?
+    /// Our board runs provisioned STS (SESSION_KEY).
+    private let boardRunsProvisionedSTS: Bool
+    /// This link's one-to-one sessions use provisioned STS: the controller decides (both boards
+    /// can, the peer's as its private advert says) and says so in its `hello`.
+    private var provisionedSTS = false
     private(set) var stage: Stage = .discovered
     private(set) var name = ""
     private var address: BLEAddress?
@@ -183,9 +189,13 @@ struct PeerMachine: Sendable {
     private var actions: [PeerAction] = []
 
     /// `name` is the one `peer.found` reported (the advert's; empty for a v2 peer).
-    init(peer: PeerID, name: String = "", identity: NodeIdentity, config: BridgeConfig, seed: UInt64, granted: Bool, now: Int64) {
+    init(
+        peer: PeerID, name: String = "", identity: NodeIdentity, config: BridgeConfig, boardRunsProvisionedSTS: Bool = false,
+        seed: UInt64, granted: Bool, now: Int64
+    ) {
         self.peer = peer
         self.name = name
+        self.boardRunsProvisionedSTS = boardRunsProvisionedSTS
         self.identity = identity
         self.config = config
         self.controlsSharedSessions = config.controleesPerSession > 1
@@ -303,6 +313,7 @@ struct PeerMachine: Sendable {
         guard stage == .connecting(link), let advertisedUWBAddress else { return }
         stage = .negotiating(link)
         self.rangingSecret = rangingSecret
+        provisionedSTS = rangingSecret != nil && !sharesSession && boardRunsProvisionedSTS && peerCapabilities.contains(.provisionedSTS)
         if sharesSession {
             actions.append(.reserveSharedPlace(controlee: advertisedUWBAddress))
             return
@@ -359,6 +370,10 @@ struct PeerMachine: Sendable {
         lastHeard = now
         learnName(hello.name)
         self.rangingSecret = rangingSecret
+        provisionedSTS = rangingSecret != nil && hello.capabilities.contains(.provisionedSTS)
+        if provisionedSTS, !boardRunsProvisionedSTS {
+            log(.warning, "the controller asks for provisioned STS, which this board does not run; ranging will fail")
+        }
         guard granted else {
             refuse(link, retryAfter: retryAfter)
             return
@@ -410,7 +425,16 @@ struct PeerMachine: Sendable {
     }
 
     private var hello: PeerMessage.Hello {
-        .init(peerID: identity.peerID, group: identity.group, name: identity.name, versions: 0b11, capabilities: [.oneToMany])
+        .init(
+            peerID: identity.peerID, group: identity.group, name: identity.name, versions: 0b11,
+            capabilities: isInitiator && provisionedSTS ? [.oneToMany, .provisionedSTS] : [.oneToMany])
+    }
+
+    /// How a one-to-one session on this link keys its STS: provisioned with the session key both
+    /// sides derive, when the controller said so; otherwise static with the parameters' values.
+    private func sts(for parameters: PeerMessage.RangingParameters) -> SessionSTS {
+        guard provisionedSTS, parameters.oneToManySlots == nil, let rangingSecret else { return .fromParameters }
+        return .provisioned(sessionKey: RangingKeys(rangingSecret: rangingSecret, sessionID: parameters.sessionID).sessionKey)
     }
 
     // MARK: Peer messages
@@ -440,7 +464,7 @@ struct PeerMachine: Sendable {
             default:
                 // A new proposal replaces the session.
                 stopUWB()
-                openUWB(UWBSessionRequest(parameters: parameters, asController: false, shared: false))
+                openUWB(UWBSessionRequest(parameters: parameters, asController: false, shared: false, sts: sts(for: parameters)))
             }
         case .parametersAccepted(let accepted):
             if uwb.sessionID == accepted { return }  // a repeated acceptance
@@ -448,7 +472,8 @@ struct PeerMachine: Sendable {
                 return violation("acceptance of unknown session \(accepted)", on: link)
             }
             pendingParameters = nil
-            openUWB(UWBSessionRequest(parameters: parameters, asController: true, shared: sharedSession != nil))
+            openUWB(
+                UWBSessionRequest(parameters: parameters, asController: true, shared: sharedSession != nil, sts: sts(for: parameters)))
         case .card(let bumpID, let cardJSON):
             receivedCard(bumpID: bumpID, json: cardJSON, on: link, proximity: proximity)
         case .cardAck(let bumpID):

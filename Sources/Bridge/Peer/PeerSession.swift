@@ -35,7 +35,8 @@ actor PeerSession {
         self.peer = peer
         self.context = context
         self.machine = PeerMachine(
-            peer: peer, name: name, identity: context.identity, config: context.config, seed: seed, granted: granted,
+            peer: peer, name: name, identity: context.identity, config: context.config,
+            boardRunsProvisionedSTS: context.uwbSessions.supportsProvisionedSTS, seed: seed, granted: granted,
             now: context.time.nowMilliseconds())
         var logger = context.logger
         logger[metadataKey: "peer"] = "\(peer)"

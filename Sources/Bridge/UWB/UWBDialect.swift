@@ -14,8 +14,17 @@ public protocol UWBDialect: Sendable {
     /// before it answered its bring-up); a one-to-many controller starts with this controlee
     /// and adds the others to its multicast list.
     func appConfig(
-        for parameters: PeerMessage.RangingParameters, asController: Bool, profile: UWBProfile, board: BoardDescription?
+        for parameters: PeerMessage.RangingParameters, asController: Bool, sts: SessionSTS, profile: UWBProfile,
+        board: BoardDescription?
     ) -> [AppConfigTLV]
+}
+
+/// How a session's scrambled timestamp sequence is keyed.
+public enum SessionSTS: Sendable, Equatable {
+    /// Static STS from the parameters' vendor id and IV (random per session on v1, derived on v2).
+    case fromParameters
+    /// Provisioned STS (STS_CONFIG 3) with a SESSION_KEY both sides derived on a v2 link.
+    case provisioned(sessionKey: [UInt8])
 }
 
 /// The dialects a config can name (`"uwbDialect"`).
@@ -45,6 +54,15 @@ public struct BoardDescription: Sendable, Equatable {
         self.info = info
         self.capabilities = capabilities
         self.countryCode = countryCode
+    }
+
+    /// Whether it runs provisioned STS keyed by SESSION_KEY: UCI 2.0 (1.x has no SESSION_KEY)
+    /// and bit 3 (STS_CONFIG 3) of SUPPORTED_STS_CONFIG, capability 0x07 in 2.0's numbering.
+    public var supportsProvisionedSTS: Bool {
+        guard info.uciVersion.major >= 2, let tlv = capabilities.first(where: { $0.type == 0x07 }), let bits = tlv.value.first else {
+            return false
+        }
+        return bits & (1 << STSConfig.provisioned.rawValue) != 0
     }
 
     /// Ranging sessions it runs at once, from its capabilities (nil if it does not say).
@@ -79,16 +97,19 @@ extension UWBDialect {
         return BoardDescription(info: info, capabilities: (try? await uwb.capabilities()) ?? [], countryCode: countryCode)
     }
 
-    /// The TLVs both dialects send alike: roles, DS-TWR deferred, static STS with the values
-    /// agreed out of band, addresses, channel and timing (firmware-notes/uci-config.md).
-    func sessionTLVs(for parameters: PeerMessage.RangingParameters, asController: Bool, profile: UWBProfile) -> [AppConfigTLV] {
+    /// The TLVs both dialects send alike: roles, DS-TWR deferred, STS (static with the values
+    /// agreed out of band, or provisioned with the derived session key), addresses, channel and
+    /// timing (firmware-notes/uci-config.md).
+    func sessionTLVs(
+        for parameters: PeerMessage.RangingParameters, asController: Bool, sts: SessionSTS, profile: UWBProfile
+    ) -> [AppConfigTLV] {
         let own = asController ? parameters.controllerAddress : parameters.controleeAddress
         let peer = asController ? parameters.controleeAddress : parameters.controllerAddress
         return [
             .deviceType(asController ? .controller : .controlee),
             .deviceRole(asController ? .initiator : .responder),
             .rangingRoundUsage(.dsTwrDeferred),
-            .stsConfig(.staticSTS),
+            sts == .fromParameters ? .stsConfig(.staticSTS) : .stsConfig(.provisioned),
             .multiNodeMode(parameters.oneToManySlots == nil ? .unicast : .oneToMany),
             .channel(parameters.channel),
             .numberOfControlees(1),
@@ -101,11 +122,14 @@ extension UWBDialect {
             .preambleCodeIndex(parameters.preambleCodeIndex),
             .sfdID(2),
             .rframeConfig(3),
-            .vendorID(parameters.vendorID),
-            .staticSTSIV(parameters.staticSTSIV),
-            .scheduleMode(1),
-            .hoppingMode(0),
-        ]
+        ] + stsTLVs(parameters, sts) + [.scheduleMode(1), .hoppingMode(0)]
+    }
+
+    private func stsTLVs(_ parameters: PeerMessage.RangingParameters, _ sts: SessionSTS) -> [AppConfigTLV] {
+        switch sts {
+        case .fromParameters: [.vendorID(parameters.vendorID), .staticSTSIV(parameters.staticSTSIV)]
+        case .provisioned(let key): [.sessionKey(key)]
+        }
     }
 
     /// What each round reports: time of flight, and with `angles` the azimuth and figures of
@@ -127,9 +151,10 @@ public struct QorvoDialect: UWBDialect {
     public init() {}
 
     public func appConfig(
-        for parameters: PeerMessage.RangingParameters, asController: Bool, profile: UWBProfile, board: BoardDescription?
+        for parameters: PeerMessage.RangingParameters, asController: Bool, sts: SessionSTS, profile: UWBProfile,
+        board: BoardDescription?
     ) -> [AppConfigTLV] {
-        sessionTLVs(for: parameters, asController: asController, profile: profile) + reportTLVs(angles: true)
+        sessionTLVs(for: parameters, asController: asController, sts: sts, profile: profile) + reportTLVs(angles: true)
     }
 }
 
@@ -139,9 +164,10 @@ public struct FiRaDialect: UWBDialect {
     public init() {}
 
     public func appConfig(
-        for parameters: PeerMessage.RangingParameters, asController: Bool, profile: UWBProfile, board: BoardDescription?
+        for parameters: PeerMessage.RangingParameters, asController: Bool, sts: SessionSTS, profile: UWBProfile,
+        board: BoardDescription?
     ) -> [AppConfigTLV] {
-        sessionTLVs(for: parameters, asController: asController, profile: profile)
+        sessionTLVs(for: parameters, asController: asController, sts: sts, profile: profile)
             + reportTLVs(angles: board?.measuresAngles == true)
     }
 }

@@ -232,6 +232,9 @@ final class UWBSessions: Sendable {
         }
     }
 
+    /// Whether the board (as it last came up) runs provisioned STS.
+    var supportsProvisionedSTS: Bool { board.withLock { $0?.supportsProvisionedSTS ?? false } }
+
     /// Brings the board up in the dialect's way and keeps what it said, for the app configs to come.
     func bringUpNow() async throws(UCIHostError) -> BoardDescription {
         let description = try await dialect.bringUp(uwb, profile: profile)
@@ -241,7 +244,8 @@ final class UWBSessions: Sendable {
 
     private func appConfig(_ request: UWBSessionRequest) -> [AppConfigTLV] {
         dialect.appConfig(
-            for: request.parameters, asController: request.asController, profile: profile, board: board.withLock { $0 })
+            for: request.parameters, asController: request.asController, sts: request.sts, profile: profile,
+            board: board.withLock { $0 })
     }
 
     private func openUnicast(_ peer: PeerID, _ request: UWBSessionRequest, on board: inout Board) async throws(UCIHostError) -> UInt32 {
