@@ -94,6 +94,12 @@ package final class BlueZAdapter: BLEAdapter {
         if !info.currentSettings.contains(.powered) {
             logger.notice("powering on \(name)")
             info.currentSettings = ControllerSettings(rawValue: Self.settings(try await socket.send(.setPowered(true), index: index)))
+            // Right after a power-off (LE privacy) the kernel may answer before it is up: wait
+            // for it, or Add Advertising is refused (Rejected: not powered).
+            for _ in 0..<10 where !info.currentSettings.contains(.powered) {
+                try await Task.sleep(for: .milliseconds(200))
+                info.currentSettings = ControllerSettings(rawValue: Self.settings(try await socket.send(.setPowered(true), index: index)))
+            }
         }
         let features = try AdvertisingFeatures(returnParameters: try await socket.send(.readAdvertisingFeatures, index: index))
         let address = info.address

@@ -149,7 +149,7 @@ package enum MgmtOpcode: UInt16, Hashable, Sendable, CustomStringConvertible {
     case setLowEnergy = 0x000D
     case startDiscovery = 0x0023
     case stopDiscovery = 0x0024
-    case setPrivacy = 0x0033
+    case setPrivacy = 0x002F
     case readAdvertisingFeatures = 0x003D
     case addAdvertising = 0x003E
     case removeAdvertising = 0x003F

@@ -40,12 +40,13 @@ import Testing
     }
 
     /// mgmt-tester.c: set_privacy_1_valid_param and set_privacy_settings_param (privacy is
-    /// bit 13 of the settings); opcode 0x0033 from doc/mgmt-protocol.rst.
+    /// bit 13 of the settings); opcode 0x002F and the 17-byte layout from lib/mgmt.h
+    /// (0x0033 is Add Device: the VM rig's kernel answered Invalid Parameters to that mistake).
     @Test func setPrivacy() {
         let key: [UInt8] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08]
         let command = MgmtCommand.setPrivacy(mode: 1, identityResolvingKey: key)
         #expect(command.parameters == [0x01] + key)
-        #expect(command.packet(index: 0).encoded() == [0x33, 0x00, 0x00, 0x00, 0x11, 0x00] + [0x01] + key)
+        #expect(command.packet(index: 0).encoded() == [0x2F, 0x00, 0x00, 0x00, 0x11, 0x00] + [0x01] + key)
         #expect(ControllerSettings(rawValue: 0x0000_2080).contains(.privacy) && ControllerSettings(rawValue: 0x80) != .privacy)
     }
 
