@@ -178,10 +178,11 @@ import UCI
         options.speed = nil
         options.epochMilliseconds = fixedEpoch
         options.bridge.security.advertRotationMilliseconds = 10_000
+        let aliceAir = Mutex<AirLog?>(nil)
         options.instrument = { name, uwb, ble, _ in
-            guard name == "rig" else { return (uwb, ble) }
+            guard name == "rig" || name == "alice" else { return (uwb, ble) }
             let logged = AirLog(ble)
-            air.withLock { $0 = logged }
+            if name == "rig" { air.withLock { $0 = logged } } else { aliceAir.withLock { $0 = logged } }
             return (uwb, logged)
         }
         let driver = SimulationDriver(
@@ -193,6 +194,18 @@ import UCI
         #expect(Set(adverts).count == adverts.count, "every period's advert is new")
         let resolver = PrivateAdvert(key: try GroupKey(text: Self.eventKey))
         #expect(adverts.allSatisfy { resolver.open($0)?.peerID == driver.identities["rig"]!.peerID })
+        // Without the key nothing links two periods: what the rig's adverts have in common is a
+        // prefix every keyed rig sends (alice's too), and neither its peer id nor its UWB address
+        // is in any of them.
+        let alice = try #require(aliceAir.withLock { $0 }).bytes.filter { PrivateAdvert.isPresent(in: $0) }
+        let all = adverts + alice
+        let common = (0..<all[0].count).prefix { offset in all.allSatisfy { $0.count == all[0].count && $0[offset] == all[0][offset] } }.count
+        let ownCommon = (0..<adverts[0].count).prefix { offset in adverts.allSatisfy { $0[offset] == adverts[0][offset] } }.count
+        #expect(ownCommon == common, "the rig's adverts share \(ownCommon) leading bytes, every keyed rig's \(common)")
+        let identity = driver.identities["rig"]!
+        let id = withUnsafeBytes(of: identity.peerID.rawValue.littleEndian, Array.init)
+        let address = withUnsafeBytes(of: identity.uwbShortAddress.littleEndian, Array.init)
+        #expect(!adverts.contains { Self.contains($0, id) || Self.contains(Array($0[common...]), address) })
     }
 
     /// The handshake costs one round trip before `hello`: ranging starts at most 100 ms later
