@@ -124,18 +124,20 @@ struct VirtualUWBS {
                 vendorData: Array("NBVW".utf8) + [serial])
             return [.response(.deviceInfo(.ok, info))]
         case .getCapsInfo:
-            // UCI 2.0 numbering: max message size, max data payload, STS configs (static and
-            // provisioned), channels bitmap (5 and 9); and Android's vendor TLV for the number of
-            // ranging sessions it runs at once.
+            // UCI 2.0 numbering (AOSP's CapabilityParam ..._VER_2_0): max message size and max
+            // data packet payload (255 each), STS configs (static and provisioned), channels
+            // (bit 0 channel 5, bit 3 channel 9: a DW3000's two), AoA (none: one antenna, like
+            // the DWM3001CDK); and Android's vendor TLV for the ranging sessions it runs at once.
             return [
                 .response(
                     .capsInfo(
                         .ok,
                         [
                             CapabilityTLV(type: 0x00, value: [0xFF, 0x00]),
-                            CapabilityTLV(type: 0x01, value: [0x00, 0x01]),
+                            CapabilityTLV(type: 0x01, value: [0xFF, 0x00]),
                             CapabilityTLV(type: 0x07, value: [0x09]),
-                            CapabilityTLV(type: 0x0E, value: [0x11]),
+                            CapabilityTLV(type: 0x0E, value: [0x09]),
+                            CapabilityTLV(type: 0x13, value: [0x00]),
                             CapabilityTLV(
                                 type: Capabilities.maxRangingSessionsType,
                                 value: [UInt8(truncatingIfNeeded: maxSessions), UInt8(truncatingIfNeeded: maxSessions >> 8), 0, 0]),

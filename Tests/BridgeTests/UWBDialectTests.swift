@@ -46,21 +46,35 @@ import UCI
         let profile = UWBProfile()
         let withAngles = Self.board(uci: 1, capabilities: [CapabilityTLV(type: 0x10, value: [0x01])])
         let withoutAngles = Self.board(uci: 1, capabilities: [CapabilityTLV(type: 0x10, value: [0x00])])
-        // UCI 2.0 numbers its capabilities differently: 0x10 there is not SUPPORTED_AOA.
+        // UCI 2.0 numbers its capabilities differently: 0x10 there is not SUPPORTED_AOA, 0x13 is
+        // (AOSP's CapabilityParam SUPPORTED_AOA_VER_2_0).
         let uci2 = Self.board(uci: 2, capabilities: [CapabilityTLV(type: 0x10, value: [0x01])])
+        let uci2WithAngles = Self.board(uci: 2, capabilities: [CapabilityTLV(type: 0x13, value: [0x01])])
+        let uci2WithoutAngles = Self.board(uci: 2, capabilities: [CapabilityTLV(type: 0x13, value: [0x00])])
         let fira = FiRaDialect()
         func config(_ board: BoardDescription?) -> [AppConfigTLV] {
             fira.appConfig(for: Self.parameters, asController: true, sts: .fromParameters, profile: profile, board: board)
         }
-        #expect(config(withAngles).contains(.aoaResultRequest(1)))
-        #expect(config(withAngles).contains(.resultReportConfig(0x0B)))
-        for board in [withoutAngles, uci2, nil] {
+        for board in [withAngles, uci2WithAngles] {
+            #expect(config(board).contains(.aoaResultRequest(1)))
+            #expect(config(board).contains(.resultReportConfig(0x0B)))
+        }
+        for board in [withoutAngles, uci2, uci2WithoutAngles, nil] {
             #expect(config(board).contains(.aoaResultRequest(0)))
             #expect(config(board).contains(.resultReportConfig(0x01)))
         }
-        // Qorvo's firmware is asked for angles whatever it says, as Qorvo's own scripts do.
-        let qorvo = QorvoDialect().appConfig(for: Self.parameters, asController: false, sts: .fromParameters, profile: profile, board: withoutAngles)
-        #expect(qorvo.contains(.aoaResultRequest(1)) && qorvo.contains(.resultReportConfig(0x0B)))
+        // Qorvo's firmware is asked for angles as Qorvo's own scripts do, unless it says it
+        // measures none (one antenna): then time of flight only.
+        func qorvo(_ board: BoardDescription?) -> [AppConfigTLV] {
+            QorvoDialect().appConfig(for: Self.parameters, asController: false, sts: .fromParameters, profile: profile, board: board)
+        }
+        for board in [withAngles, uci2WithAngles, uci2, nil] {
+            #expect(qorvo(board).contains(.aoaResultRequest(1)) && qorvo(board).contains(.resultReportConfig(0x0B)))
+        }
+        for board in [withoutAngles, uci2WithoutAngles] {
+            #expect(qorvo(board).contains(.aoaResultRequest(0)) && qorvo(board).contains(.resultReportConfig(0x01)))
+        }
+        let qorvo = qorvo(withoutAngles)
         // Both ask for the received level (the range-bias correction needs it).
         #expect(config(withoutAngles).contains(.rssiReporting(1)) && qorvo.contains(.rssiReporting(1)))
         // The session itself is configured alike: same TLVs but for the last four.
@@ -68,8 +82,9 @@ import UCI
             for: Self.parameters, asController: true, sts: .fromParameters, profile: profile, board: withoutAngles).dropLast(4)))
     }
 
-    /// The meetup on the virtual board with each dialect: the `fira` dialect's SET_APP_CONFIG
-    /// reaches the board as configured, and both dialects give the same four bumps.
+    /// The meetup on the virtual board with each dialect: its SET_APP_CONFIG reaches the board as
+    /// configured (the board reports no AoA, one antenna: neither dialect asks for angles), and
+    /// both dialects give the same four bumps.
     @Test(arguments: UWBDialectName.allCases) func theMeetupBumpsWithEitherDialect(dialect: UWBDialectName) async throws {
         let logs = Mutex<[OneToManyTests.CommandLog]>([])
         var options = SimulationDriver.Options()
@@ -89,8 +104,7 @@ import UCI
 
         let configs = logs.withLock { $0 }.flatMap(\.commands).compactMap { if case .setAppConfig(_, let tlvs) = $0 { tlvs } else { nil } }
         #expect(!configs.isEmpty)
-        let expected: AppConfigTLV = dialect == .qorvo ? .resultReportConfig(0x0B) : .resultReportConfig(0x01)
-        #expect(configs.allSatisfy { $0.contains(expected) })
+        #expect(configs.allSatisfy { $0.contains(.resultReportConfig(0x01)) && $0.contains(.aoaResultRequest(0)) })
         let bumps = try parse(output.lines).filter { $0["type"] as? String == "bump" }
         #expect(bumps.count == 4)
     }

@@ -68,10 +68,11 @@ public struct BoardDescription: Sendable, Equatable {
     /// Ranging sessions it runs at once, from its capabilities (nil if it does not say).
     public var maxRangingSessions: Int? { Capabilities.maxRangingSessions(in: capabilities) }
 
-    /// Whether it measures angles: UCI 1.x `SUPPORTED_AOA` (0x10), any bit set. Nil where the
-    /// board does not say in that numbering (UCI 2.0 renumbered the capability TLVs).
+    /// Whether it measures angles: SUPPORTED_AOA, capability 0x10 in UCI 1.x's numbering and
+    /// 0x13 in 2.0's (AOSP's CapabilityParam), any bit set. Nil when the board does not say.
     public var measuresAngles: Bool? {
-        guard info.uciVersion.major == 1, let tlv = capabilities.first(where: { $0.type == 0x10 }) else { return nil }
+        let type: UInt8 = info.uciVersion.major >= 2 ? 0x13 : 0x10
+        guard let tlv = capabilities.first(where: { $0.type == type }) else { return nil }
         return tlv.value.contains { $0 != 0 }
     }
 }
@@ -144,9 +145,10 @@ extension UWBDialect {
 }
 
 /// Qorvo's FiRa UCI firmware (QM33 SDK on the DWM3001CDK). Asks for angles and reports them with
-/// their figures of merit, as Qorvo's own `run_fira_twr` does, even on single-antenna boards
-/// (which report a figure of merit of 0: no direction; firmware-notes/dwm3001cdk.md). Brought up
-/// the standard FiRa way.
+/// their figures of merit, as Qorvo's own `run_fira_twr` does, also where the board does not say
+/// (single-antenna boards then report a figure of merit of 0: no direction;
+/// firmware-notes/dwm3001cdk.md); a board whose SUPPORTED_AOA says none gets time of flight only.
+/// Brought up the standard FiRa way.
 public struct QorvoDialect: UWBDialect {
     public init() {}
 
@@ -154,7 +156,8 @@ public struct QorvoDialect: UWBDialect {
         for parameters: PeerMessage.RangingParameters, asController: Bool, sts: SessionSTS, profile: UWBProfile,
         board: BoardDescription?
     ) -> [AppConfigTLV] {
-        sessionTLVs(for: parameters, asController: asController, sts: sts, profile: profile) + reportTLVs(angles: true)
+        sessionTLVs(for: parameters, asController: asController, sts: sts, profile: profile)
+            + reportTLVs(angles: board?.measuresAngles != false)
     }
 }
 
