@@ -196,7 +196,20 @@ public final class BridgeNode: Sendable {
                 "the UWB board has no calibration in the config; readings may be off by a constant (run `nearby-bridge calibrate`)",
                 metadata: ["board": "\(key)"])
         }
-        events.emit(.device(.init(radio: .uwb, state: .ready, backend: transport, detail: detail)))
+        var state = Event.Device.State.ready
+        if let channels = board.supportedChannels {
+            let list = channels.map(String.init).joined(separator: ",")
+            detail["channels"] = list
+            let channel = context.config.uwb.channel
+            if !channels.contains(channel) {
+                // Every rig proposes and expects this channel: such a board ranges with nobody.
+                let error = "the board does not support UWB channel \(channel), which the peers range on (it reports channels \(list))"
+                context.logger.error("\(error)", metadata: ["board": "\(key)"])
+                detail["error"] = error
+                state = .error
+            }
+        }
+        events.emit(.device(.init(radio: .uwb, state: state, backend: transport, detail: detail)))
     }
 
     /// Handles inputs until `stop`, a batch at a time: the range notifications in a row go to

@@ -42,6 +42,45 @@ import UCI
         }
     }
 
+    /// SUPPORTED_CHANNELS: 0x0E in UCI 2.0, 0x0B in 1.x (AOSP's CapabilityParam); bit 0 is
+    /// channel 5, then 6, 8, 9, 10, 12, 13, 14 (so 0x11, which the virtual board once sent, is 5
+    /// and 10).
+    @Test func supportedChannelsFromTheBoardsCapabilities() {
+        #expect(Self.board(uci: 2, capabilities: [CapabilityTLV(type: 0x0E, value: [0x09])]).supportedChannels == [5, 9])
+        #expect(Self.board(uci: 2, capabilities: [CapabilityTLV(type: 0x0E, value: [0x11])]).supportedChannels == [5, 10])
+        #expect(Self.board(uci: 1, capabilities: [CapabilityTLV(type: 0x0B, value: [0xFF])]).supportedChannels == [5, 6, 8, 9, 10, 12, 13, 14])
+        #expect(Self.board(uci: 1, capabilities: [CapabilityTLV(type: 0x0E, value: [0x09])]).supportedChannels == nil)
+    }
+
+    /// A board that cannot use the channel every rig ranges on is reported as an error, saying
+    /// which channels it has (the virtual board: 5 and 9), not as ready.
+    @Test func aBoardWithoutThePeersChannelIsReportedAsAnError() async throws {
+        var options = SimulationDriver.Options()
+        options.speed = nil
+        options.duration = 1
+        options.epochMilliseconds = fixedEpoch
+        let output = CollectedEvents()
+        for channel: UInt8 in [9, 6] {
+            options.bridge.uwb.channel = channel
+            let driver = SimulationDriver(
+                scenario: try Scenario.builtIn(), options: options, events: EventStream(output: output, includesRanges: false),
+                logger: quietLogger)
+            try await driver.run()
+        }
+        let boards = try parse(output.lines).filter { $0["type"] as? String == "device" && $0["radio"] as? String == "uwb" }
+        #expect(boards.count == 10)
+        for (index, board) in boards.enumerated() {
+            let detail = board["detail"] as? [String: String] ?? [:]
+            #expect(detail["channels"] == "5,9")
+            if index < 5 {
+                #expect(board["state"] as? String == "ready" && detail["error"] == nil)
+            } else {
+                #expect(board["state"] as? String == "error")
+                #expect(detail["error"] == "the board does not support UWB channel 6, which the peers range on (it reports channels 5,9)")
+            }
+        }
+    }
+
     @Test func firaAsksForAnglesOnlyOfABoardThatSaysItMeasuresThem() {
         let profile = UWBProfile()
         let withAngles = Self.board(uci: 1, capabilities: [CapabilityTLV(type: 0x10, value: [0x01])])

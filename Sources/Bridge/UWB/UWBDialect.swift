@@ -56,6 +56,14 @@ public struct BoardDescription: Sendable, Equatable {
         self.countryCode = countryCode
     }
 
+    /// The UWB channels it supports: SUPPORTED_CHANNELS (0x0B in UCI 1.x's numbering, 0x0E in
+    /// 2.0's), bit 0 channel 5, then 6, 8, 9, 10, 12, 13, 14. Nil when the board does not say.
+    public var supportedChannels: [UInt8]? {
+        let type: UInt8 = info.uciVersion.major >= 2 ? 0x0E : 0x0B
+        guard let bits = capabilities.first(where: { $0.type == type })?.value.first else { return nil }
+        return [5, 6, 8, 9, 10, 12, 13, 14].enumerated().filter { bits & (1 << $0.offset) != 0 }.map(\.element)
+    }
+
     /// Whether it runs provisioned STS keyed by SESSION_KEY: UCI 2.0 (1.x has no SESSION_KEY)
     /// and bit 3 (STS_CONFIG 3) of SUPPORTED_STS_CONFIG, capability 0x07 in 2.0's numbering.
     public var supportsProvisionedSTS: Bool {
