@@ -6,6 +6,14 @@ has no UCI dissector, so this is the check CI can run; Wireshark >= 4.2 decodes 
 
     scripts/check-uci-pcap.py FILE.pcap [--expect GID:OID[:MT] ...]
 Prints a count per message kind; exits 1 on the first bad record or a missing expected kind.
+
+It also decodes every CORE_GET_CAPS_INFO response with the capability numbering of the UCI
+version the board reported in CORE_GET_DEVICE_INFO (AOSP's CapabilityParam: UCI 1.x from 0x00,
+2.0 with MAX_MESSAGE_SIZE 0x00, MAX_DATA_PACKET_PAYLOAD_SIZE 0x01, the 1.x items moved up by three)
+and fails when the capabilities contradict themselves or the sessions: a data packet payload
+larger than the largest message, a session on a channel the board does not list
+(SUPPORTED_CHANNELS: bit 0 channel 5, then 6, 8, 9, 10, 12, 13, 14), angles asked of a board whose
+SUPPORTED_AOA says none, or provisioned STS on a board whose SUPPORTED_STS_CONFIG lacks it.
 """
 import collections
 import struct
@@ -19,6 +27,7 @@ if magic != 0xA1B2C3D4 or (major, minor) != (2, 4):
 if linktype != 299:
     sys.exit(f"{path}: link type {linktype}, expected 299 (LINKTYPE_FIRA_UCI)")
 offset, kinds, count = 24, collections.Counter(), 0
+uci_major, caps, configs = None, None, []
 while offset < len(data):
     if offset + 16 > len(data):
         sys.exit(f"{path}: truncated record header at byte {offset}")
@@ -33,11 +42,50 @@ while offset < len(data):
     if payload + 4 != len(packet):
         sys.exit(f"{path}: record {count}: header says {payload} payload bytes, record has {len(packet) - 4}")
     kinds[(packet[0] & 0x0F, packet[1] & 0x3F, mt)] += 1
+    gid, oid, body = packet[0] & 0x0F, packet[1] & 0x3F, packet[4:]
+    if (mt, gid, oid) == (2, 0, 2) and len(body) >= 3 and body[0] == 0:
+        uci_major = body[1]  # CORE_GET_DEVICE_INFO: status, UCI version (major, then minor)
+    elif (mt, gid, oid) == (2, 0, 3) and len(body) >= 2 and body[0] == 0:
+        caps, at = {}, 2  # CORE_GET_CAPS_INFO: status, count, TLVs
+        for _ in range(body[1]):
+            caps[body[at]] = body[at + 2:at + 2 + body[at + 1]]
+            at += 2 + body[at + 1]
+    elif (mt, gid, oid) == (1, 1, 3) and len(body) >= 5:
+        config, at = {}, 5  # SESSION_SET_APP_CONFIG: session, count, TLVs
+        for _ in range(body[4]):
+            config[body[at]] = body[at + 2:at + 2 + body[at + 1]]
+            at += 2 + body[at + 1]
+        configs.append(config)
     offset += 16 + incl
     count += 1
 names = {1: "CMD", 2: "RSP", 3: "NTF", 0: "DATA"}
 for (gid, oid, mt), n in sorted(kinds.items()):
     print(f"  {names[mt]} GID {gid:#x} OID {oid:#04x}: {n}", file=sys.stderr)
+if caps is not None:
+    two = (uci_major or 0) >= 2
+    shift = 3 if two else 0
+    names = {"channels": 0x0B + shift, "aoa": 0x10 + shift, "sts": 0x04 + shift}
+    problems = []
+    if two and 0 in caps and 1 in caps:
+        message, payload = int.from_bytes(caps[0], "little"), int.from_bytes(caps[1], "little")
+        if payload > message:
+            problems.append(f"MAX_DATA_PACKET_PAYLOAD_SIZE {payload} is larger than MAX_MESSAGE_SIZE {message}")
+    if names["channels"] in caps:
+        bits = caps[names["channels"]][0]
+        channels = [c for i, c in enumerate([5, 6, 8, 9, 10, 12, 13, 14]) if bits & (1 << i)]
+        used = {c[0x04][0] for c in configs if 0x04 in c}
+        if not used <= set(channels):
+            problems.append(f"sessions on channels {sorted(used)}, the board lists {channels}")
+    if names["aoa"] in caps and not any(caps[names["aoa"]]):
+        if any(c.get(0x0D, b"\0")[0] for c in configs):
+            problems.append("angles asked for (AOA_RESULT_REQ 1) of a board whose SUPPORTED_AOA says none")
+    if names["sts"] in caps and any(c.get(0x02, b"\0")[0] == 3 for c in configs):
+        if not caps[names["sts"]][0] & (1 << 3):
+            problems.append("provisioned STS configured on a board whose SUPPORTED_STS_CONFIG lacks it")
+    if problems:
+        sys.exit(f"{path}: capabilities: " + "; ".join(problems))
+    print(f"  capabilities (UCI {'2.0' if two else '1.x'} numbering): consistent with themselves and with "
+          f"{len(configs)} SET_APP_CONFIG", file=sys.stderr)
 for item in expected:
     parts = [int(x, 16) for x in item.split(":")]
     if not any(k[0] == parts[0] and k[1] == parts[1] and (len(parts) < 3 or k[2] == parts[2]) for k in kinds):
