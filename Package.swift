@@ -114,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "NearbyBridgeCLI",
             dependencies: [
-                "StreamIO", "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "Bridge", "Capture", "Doctor", "Events", "Plot", "Proximity", "Replay",
+                "StreamIO", "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "ByteCoding", "Bridge", "Capture", "Doctor", "Events", "Plot", "Proximity", "Replay",
                 "Simulation", "Watch", "WebView", "PeerSecurity",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,3 +1,4 @@
+import ByteCoding
 import Foundation
 
 /// `secrets.json`, beside `capture.json` and written mode 0600: what replay of a keyed run needs
@@ -14,20 +15,11 @@ package struct CaptureSecrets: Codable, Sendable, Equatable, CustomStringConvert
 
         package init(groupKey: String, keySeed: [UInt8]) {
             self.groupKey = groupKey
-            self.keySeed = keySeed.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+            self.keySeed = keySeed.hexString
         }
 
         /// The key seed's bytes, or nil when the file's text is not hex.
-        package var keySeedBytes: [UInt8]? {
-            let digits = Array(keySeed.utf8)
-            guard digits.count % 2 == 0 else { return nil }
-            var bytes: [UInt8] = []
-            for pair in stride(from: 0, to: digits.count, by: 2) {
-                guard let byte = UInt8(String(decoding: digits[pair..<pair + 2], as: UTF8.self), radix: 16) else { return nil }
-                bytes.append(byte)
-            }
-            return bytes
-        }
+        package var keySeedBytes: [UInt8]? { [UInt8](hexString: keySeed) }
     }
 
     package static let fileName = "secrets.json"

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BLEBlueZ
+import ByteCoding
 import Doctor
 import Logging
 import UCI
@@ -66,10 +67,10 @@ struct Devices: AsyncParsableCommand {
             defer { transport.close() }
             let info = try await host.deviceInfo()
             print("    UCI \(info.uciVersion), MAC \(info.macVersion), PHY \(info.phyVersion), test \(info.uciTestVersion), "
-                + "vendor data \(info.vendorData.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined())")
+                + "vendor data \(info.vendorDataHex)")
             let capabilities = try await host.capabilities()
             print("    capabilities: " + capabilities.map { tlv in
-                "0x" + String(tlv.type, radix: 16) + "=" + tlv.value.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+                "0x" + String(tlv.type, radix: 16) + "=" + tlv.value.hexString
             }.joined(separator: " "))
         } catch {
             print("    UCI: no answer — \(error)")

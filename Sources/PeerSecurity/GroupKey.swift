@@ -1,3 +1,4 @@
+import ByteCoding
 import Crypto
 
 /// The secret the rigs of one event share (`groupKey` in the config, or a key file made by
@@ -20,14 +21,7 @@ public struct GroupKey: Sendable, Equatable, CustomStringConvertible {
     /// Parses the text form. Errors say what a key looks like without echoing what was given.
     public init(text: String) throws(GroupKeyError) {
         let digits = text.trimmingWhitespace()
-        guard digits.count == 2 * Self.byteCount else { throw .notHex(length: digits.count) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Self.byteCount)
-        var iterator = digits.unicodeScalars.makeIterator()
-        while let high = iterator.next(), let low = iterator.next() {
-            guard let h = Self.nibble(high), let l = Self.nibble(low) else { throw .notHex(length: digits.count) }
-            bytes.append(h << 4 | l)
-        }
+        guard digits.count == 2 * Self.byteCount, let bytes = [UInt8](hexString: digits) else { throw .notHex(length: digits.count) }
         try self.init(bytes: bytes)
     }
 
@@ -37,28 +31,15 @@ public struct GroupKey: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The text form (for `keygen` only: never log it).
-    public var text: String { Self.hex(bytes) }
+    public var text: String { bytes.hexString }
 
     /// 8 hex digits that identify the key without revealing it: HKDF output under its own label,
     /// so it says nothing about any key actually used on the air.
     public var fingerprint: String {
-        Self.hex(KeySchedule.derive(from: self, label: "fingerprint", count: 4))
-    }
-
-    private static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        KeySchedule.derive(from: self, label: "fingerprint", count: 4).hexString
     }
 
     public var description: String { "GroupKey(fingerprint \(fingerprint))" }
-
-    private static func nibble(_ scalar: Unicode.Scalar) -> UInt8? {
-        switch scalar {
-        case "0"..."9": UInt8(scalar.value - 48)
-        case "a"..."f": UInt8(scalar.value - 87)
-        case "A"..."F": UInt8(scalar.value - 55)
-        default: nil
-        }
-    }
 }
 
 public enum GroupKeyError: Error, Equatable, Sendable, CustomStringConvertible {

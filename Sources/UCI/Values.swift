@@ -1,3 +1,4 @@
+import ByteCoding
 /// A FiRa version as carried in CORE_GET_DEVICE_INFO_RSP.
 ///
 /// Two octets: major, then minor << 4 | maintenance (pica sends UCI 2.0 as `02 00`, MAC 1.3 as `01 30`).
@@ -46,7 +47,7 @@ public struct DeviceInfo: Hashable, Sendable {
 
     /// The vendor data as lowercase hex, two digits per octet.
     public var vendorDataHex: String {
-        vendorData.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        vendorData.hexString
     }
 
     /// The name a board's calibration is filed under: its USB serial number when it has one, else
