@@ -21,8 +21,8 @@ import UCI
                            .init(t: 9, x: 1.5, y: 0), .init(t: 10, x: 1.5, y: 0)],
                     card: nil, loop: true),
             ])
-        let sink = RateLimitedLogTests.Lines()
-        var logger = Logger(label: "test") { _ in RateLimitedLogTests.Collecting(sink: sink) }
+        let sink = CollectedLog()
+        var logger = Logger(label: "test") { _ in CollectedLog.Handler(sink: sink) }
         logger.logLevel = .warning
         var options = SimulationDriver.Options()
         options.speed = nil

@@ -7,28 +7,11 @@ import Testing
 /// A flood of one message (issue 16: 10 MB of garbage from a board became 13 MB of stderr)
 /// costs a few lines per window and a count, while other messages pass untouched.
 @Suite struct RateLimitedLogTests {
-    /// Collects what reaches the real handler.
-    final class Lines: Sendable {
-        let lines = Mutex<[String]>([])
-    }
-
-    struct Collecting: LogHandler {
-        let sink: Lines
-        var logLevel: Logger.Level = .trace
-        var metadata: Logger.Metadata = [:]
-        var metadataProvider: Logger.MetadataProvider?
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) { sink.lines.withLock { $0.append("\(event.level) \(event.message)") } }
-    }
-
     @Test func aRepeatedMessageIsWrittenAFewTimesPerWindowThenCounted() {
-        let sink = Lines()
+        let sink = CollectedLog()
         let clock = Mutex<Int64>(0)
         let logger = Logger(label: "t") { label in
-            RateLimitedLogHandler(Collecting(sink: sink), label: label, perWindow: 3, windowMilliseconds: 1_000, now: { clock.withLock { $0 } })
+            RateLimitedLogHandler(CollectedLog.Handler(sink: sink), label: label, perWindow: 3, windowMilliseconds: 1_000, now: { clock.withLock { $0 } })
         }
         for index in 0..<1_000 {
             logger.warning("UCI stream error", metadata: ["skipped": "\(index)"])
@@ -43,10 +26,10 @@ import Testing
     }
 
     @Test func aSummaryComesWithTheNextLineOfAnyKind() {
-        let sink = Lines()
+        let sink = CollectedLog()
         let clock = Mutex<Int64>(0)
         let logger = Logger(label: "t") { label in
-            RateLimitedLogHandler(Collecting(sink: sink), label: label, perWindow: 1, windowMilliseconds: 1_000, now: { clock.withLock { $0 } })
+            RateLimitedLogHandler(CollectedLog.Handler(sink: sink), label: label, perWindow: 1, windowMilliseconds: 1_000, now: { clock.withLock { $0 } })
         }
         logger.error("board silent")
         logger.error("board silent")

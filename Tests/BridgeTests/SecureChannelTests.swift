@@ -122,8 +122,12 @@ import UCI
                 radio.linkReplayProbability = 0.1
                 scenario.radio = radio
             }
-            let log = LogLines()
-            var logger = Logger(label: "attacked") { _ in LogLines.Handler(sink: log) }
+            // With each line's `reason`, to tell a link closed by a failed handshake from one
+            // closed for a frame on an established link.
+            let log = CollectedLog()
+            var logger = Logger(label: "attacked") { _ in
+                CollectedLog.Handler(sink: log) { "\($0.message) \($0.metadata?["reason"].map { "\($0)" } ?? "")" }
+            }
             logger.logLevel = .notice
             let output = CollectedEvents()
             var options = SimulationDriver.Options()
@@ -138,23 +142,6 @@ import UCI
                 return "\(names[bump["node"] as! String]!) bumped \(names[bump["peer"] as! String]!) (card \(card))"
             }
             return (bumps.sorted(), log.lines.withLock { $0 })
-        }
-        /// Log lines with their `reason`, to tell a link closed by a failed handshake from one
-        /// closed for a frame on an established link.
-        final class LogLines: Sendable {
-            let lines = Mutex<[String]>([])
-            struct Handler: LogHandler {
-                let sink: LogLines
-                var logLevel: Logger.Level = .trace
-                var metadata: Logger.Metadata = [:]
-                subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-                    get { metadata[key] }
-                    set { metadata[key] = newValue }
-                }
-                func log(event: LogEvent) {
-                    sink.lines.withLock { $0.append("\(event.message) \(event.metadata?["reason"].map { "\($0)" } ?? "")") }
-                }
-            }
         }
         let quiet = try await bumps(attacked: false)
         let attacked = try await bumps(attacked: true)

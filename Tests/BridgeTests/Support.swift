@@ -2,6 +2,7 @@ import Events
 import Foundation
 import Logging
 import Simulation
+import Synchronization
 
 /// 2026-01-01T00:00:00Z: a fixed epoch makes timestamps part of the golden stream too.
 let fixedEpoch: Int64 = 1_767_225_600_000
@@ -13,6 +14,24 @@ let quietLogger: Logger = {
     logger.logLevel = .critical
     return logger
 }()
+
+/// Log lines as a test reads them: a handler that appends each event, formatted by the test
+/// (level and message unless it says otherwise), to one shared list.
+final class CollectedLog: Sendable {
+    let lines = Mutex<[String]>([])
+
+    struct Handler: LogHandler {
+        let sink: CollectedLog
+        var format: @Sendable (LogEvent) -> String = { "\($0.level) \($0.message)" }
+        var logLevel: Logger.Level = .trace
+        var metadata: Logger.Metadata = [:]
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) { sink.lines.withLock { $0.append(format(event)) } }
+    }
+}
 
 /// A driver that runs `scenario` as fast as possible into the returned collector, for tests that
 /// inject faults into its world or read its identities.
