@@ -22,21 +22,11 @@ import glob
 import json
 import os
 import stat
-import struct
 import sys
 
+from pcaprecords import records
+
 STS_TAGS = {0x27: "STS vendor id", 0x28: "static STS IV", 0x45: "session key", 0x46: "sub-session key"}
-
-
-def records(path):
-    data = open(path, "rb").read()
-    if len(data) < 24 or struct.unpack("<I", data[:4])[0] != 0xA1B2C3D4:
-        sys.exit(f"{path}: not a little-endian pcap file")
-    offset = 24
-    while offset + 16 <= len(data):
-        incl = struct.unpack("<I", data[offset + 8:offset + 12])[0]
-        yield data[offset + 16:offset + 16 + incl]
-        offset += 16 + incl
 
 
 def sts_material(uci_pcap):

@@ -13,16 +13,9 @@ import os
 import struct
 import sys
 
+from pcaprecords import records
+
 capture, out = sys.argv[1], sys.argv[2]
-
-
-def records(path):
-    data = open(path, "rb").read()
-    offset = 24
-    while offset + 16 <= len(data):
-        incl = struct.unpack("<I", data[offset + 8:offset + 12])[0]
-        yield data[offset + 16:offset + 16 + incl]
-        offset += 16 + incl
 
 
 def chunked(data):

@@ -21,6 +21,9 @@ import re
 import sys
 import tarfile
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
+from pcaprecords import records  # noqa: E402 (the project's pcap reader, in scripts/)
+
 console_path, out_dir, card_a_path, card_b_path = sys.argv[1:5]
 out = pathlib.Path(out_dir)
 console = pathlib.Path(console_path).read_text(encoding="utf-8", errors="replace").replace("\r", "").splitlines()
@@ -277,11 +280,8 @@ ok(f"event key: rig-a, rig-b and the restarted rig-b run with key {keys['a'].get
 # ------------------------------------------------------------------ private addresses
 def private_advert_addresses(pcap):
     """The LE addresses of every v2 (private) advert a rig received, as ble.pcap recorded them."""
-    data, offset, found = pcap.read_bytes(), 24, []
-    while offset + 16 <= len(data):
-        length = int.from_bytes(data[offset + 8:offset + 12], "little")
-        record = data[offset + 16:offset + 16 + length]
-        offset += 16 + length
+    found = []
+    for record in records(pcap):
         h4 = record[4:]
         if len(record) > 4 and record[3] == 1 and len(h4) > 14 and h4[:2] == b"\x04\x3e" and h4[3] == 0x02:
             advert = h4[14:14 + h4[13]]
