@@ -47,7 +47,7 @@ package struct CaptureSecrets: Codable, Sendable, Equatable, CustomStringConvert
         guard fd >= 0 else { throw .cannotWrite(path: path, errno: errno) }
         defer { close(fd) }
         guard fchmod(fd, 0o600) == 0 else { throw .cannotWrite(path: path, errno: errno) }
-        PcapWriter.writeAll(fd, [UInt8](data))
+        if let code = PcapWriter.writeAll(fd, [UInt8](data)) { throw .cannotWrite(path: path, errno: code) }
     }
 
     /// DIR/secrets.json, or nil when the capture has none.

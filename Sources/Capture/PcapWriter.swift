@@ -77,12 +77,17 @@ package final class PcapWriter: Sendable {
         return fd
     }
 
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    /// Writes all of `bytes`, or stops at the first error: nil, or the errno that stopped it.
+    /// The pcap and event files go on after a failed write (a capture must not stop the node);
+    /// the secrets file must not be left half written.
+    @discardableResult
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int32? {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written > 0 { offset += written } else if errno != EINTR { return }
+            if written > 0 { offset += written } else if errno != EINTR { return errno }
         }
+        return nil
     }
 
     deinit {
