@@ -14,6 +14,10 @@ and fails when the capabilities contradict themselves or the sessions: a data pa
 larger than the largest message, a session on a channel the board does not list
 (SUPPORTED_CHANNELS: bit 0 channel 5, then 6, 8, 9, 10, 12, 13, 14), angles asked of a board whose
 SUPPORTED_AOA says none, or provisioned STS on a board whose SUPPORTED_STS_CONFIG lacks it.
+And it checks that the host followed the board's UCI generation: session commands name a session
+by the handle SESSION_INIT_RSP returned (2.0) or by the session id (1.x, whose response is a
+status alone), and a 1.x board is never sent RSSI_REPORTING (0x13) or SESSION_KEY (0x45), which
+UCI 1.1 does not define.
 """
 import collections
 import struct
@@ -28,6 +32,7 @@ if linktype != 299:
     sys.exit(f"{path}: link type {linktype}, expected 299 (LINKTYPE_FIRA_UCI)")
 offset, kinds, count = 24, collections.Counter(), 0
 uci_major, caps, configs = None, None, []
+session_ids, handles, tokens = set(), set(), set()
 while offset < len(data):
     if offset + 16 > len(data):
         sys.exit(f"{path}: truncated record header at byte {offset}")
@@ -50,7 +55,12 @@ while offset < len(data):
         for _ in range(body[1]):
             caps[body[at]] = body[at + 2:at + 2 + body[at + 1]]
             at += 2 + body[at + 1]
+    elif (mt, gid, oid) == (1, 1, 0) and len(body) == 5:
+        session_ids.add(body[:4])  # SESSION_INIT: session id, type
+    elif (mt, gid, oid) == (2, 1, 0) and len(body) == 5 and body[0] == 0:
+        handles.add(body[1:5])  # SESSION_INIT_RSP (2.0): status, session handle
     elif (mt, gid, oid) == (1, 1, 3) and len(body) >= 5:
+        tokens.add(body[:4])
         config, at = {}, 5  # SESSION_SET_APP_CONFIG: session, count, TLVs
         for _ in range(body[4]):
             config[body[at]] = body[at + 2:at + 2 + body[at + 1]]
@@ -61,13 +71,14 @@ while offset < len(data):
 names = {1: "CMD", 2: "RSP", 3: "NTF", 0: "DATA"}
 for (gid, oid, mt), n in sorted(kinds.items()):
     print(f"  {names[mt]} GID {gid:#x} OID {oid:#04x}: {n}", file=sys.stderr)
+problems = []
 if caps is not None:
     two = (uci_major or 0) >= 2
     shift = 3 if two else 0
     names = {"channels": 0x0B + shift, "aoa": 0x10 + shift, "sts": 0x04 + shift}
-    problems = []
-    if two and 0 in caps and 1 in caps:
-        message, payload = int.from_bytes(caps[0], "little"), int.from_bytes(caps[1], "little")
+    sizes = (0x00, 0x01) if two else (0x12, 0x13)
+    if sizes[0] in caps and sizes[1] in caps:
+        message, payload = int.from_bytes(caps[sizes[0]], "little"), int.from_bytes(caps[sizes[1]], "little")
         if payload > message:
             problems.append(f"MAX_DATA_PACKET_PAYLOAD_SIZE {payload} is larger than MAX_MESSAGE_SIZE {message}")
     if names["channels"] in caps:
@@ -82,8 +93,16 @@ if caps is not None:
     if names["sts"] in caps and any(c.get(0x02, b"\0")[0] == 3 for c in configs):
         if not caps[names["sts"]][0] & (1 << 3):
             problems.append("provisioned STS configured on a board whose SUPPORTED_STS_CONFIG lacks it")
-    if problems:
-        sys.exit(f"{path}: capabilities: " + "; ".join(problems))
+if uci_major is not None and tokens:
+    named_by = handles if uci_major >= 2 else session_ids
+    if not tokens <= named_by:
+        problems.append(f"SET_APP_CONFIG names sessions {sorted(t.hex() for t in tokens - named_by)}, which are not "
+                        f"{'handles from SESSION_INIT_RSP' if uci_major >= 2 else 'session ids from SESSION_INIT'} (UCI {uci_major}.x)")
+    if uci_major < 2 and any(0x13 in c or 0x45 in c for c in configs):
+        problems.append("RSSI_REPORTING or SESSION_KEY sent to a UCI 1.x board, which does not define them")
+if problems:
+    sys.exit(f"{path}: " + "; ".join(problems))
+if caps is not None:
     print(f"  capabilities (UCI {'2.0' if two else '1.x'} numbering): consistent with themselves and with "
           f"{len(configs)} SET_APP_CONFIG", file=sys.stderr)
 for item in expected:

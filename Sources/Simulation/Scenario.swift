@@ -19,7 +19,8 @@ import PeerSecurity
 /// `crowd` nodes are visitors: they hear and are heard by the other nodes (the rigs) but not by
 /// each other, which keeps an event with a thousand visitors linear in size. `uwbSessions` sets how
 /// many ranging sessions a node's virtual UWB board runs at once (8 unless given); `boardOffset`
-/// the metres its board adds to every reading (an uncalibrated antenna delay).
+/// the metres its board adds to every reading (an uncalibrated antenna delay); `uci` the FiRa UCI
+/// generation its board speaks ("2.0" unless given, or "1.1": `BoardUCI`).
 ///
 /// `groupKey` (64 hex digits, or `"from-seed"`: a key drawn from the world's seed, as the demo
 /// does) gives every node the event key: peer protocol v2, private adverts, encrypted channel
@@ -60,6 +61,8 @@ public struct Scenario: Codable, Sendable, Equatable {
         public var external: Bool?
         public var crowd: Bool?
         public var uwbSessions: Int?
+        /// The FiRa UCI generation its virtual board speaks: "2.0" (default) or "1.1".
+        public var uci: BoardUCI?
         /// Whether the path starts over once its last waypoint is reached.
         public var loop: Bool?
         /// Metres this node's UWB board adds to every reading it takes part in (its antenna-delay

@@ -1,9 +1,22 @@
 import UCI
 
+/// The FiRa UCI generation a virtual board speaks (scenario node option `"uci"`). What a host
+/// must tell apart: UCI 2.0 answers SESSION_INIT with a session handle, lists refused controlees
+/// in the multicast-list response, numbers its capabilities from MAX_MESSAGE_SIZE (0x00) and
+/// reports RSSI in each measurement; UCI 1.1 names sessions by their id (SESSION_INIT answers
+/// status only), reports controlees only in the notification (with remaining list size and
+/// sub-session ids), numbers capabilities from the PHY version range (0x00) and has no RSSI
+/// octet (RFU) and no SESSION_KEY, so no provisioned STS.
+public enum BoardUCI: String, Sendable, Codable, CaseIterable {
+    case v1_1 = "1.1"
+    case v2_0 = "2.0"
+}
+
 /// A virtual UWB subsystem: the device side of FiRa UCI, byte for byte. It answers the commands a
 /// DS-TWR host sends, keeps session state like a board does (INIT -> IDLE once configured ->
-/// ACTIVE -> IDLE -> DEINIT, each change notified), and reports UCI 2.0 with session handles that
-/// differ from session ids, so hosts must use the handle. Ranging results come from the `World`.
+/// ACTIVE -> IDLE -> DEINIT, each change notified), and speaks UCI 2.0 (session handles that
+/// differ from session ids, so hosts must use the handle) or UCI 1.1 (`BoardUCI`). Ranging
+/// results come from the `World`.
 struct VirtualUWBS {
     struct Session {
         var id: UInt32
@@ -53,7 +66,7 @@ struct VirtualUWBS {
         .deviceType: [1], .deviceRole: [1], .rangingRoundUsage: [1], .stsConfig: [1], .multiNodeMode: [1],
         .channelNumber: [1], .numberOfControlees: [1], .deviceMacAddress: [2, 8], .slotDuration: [2],
         .rangingDuration: [4], .preambleCodeIndex: [1], .vendorID: [2], .staticSTSIV: [6], .macAddressMode: [1],
-        .sessionKey: [16, 32],
+        .sessionKey: [16],  // SUPPORTED_SESSION_KEY_LENGTH: 128-bit only
     ]
     private static let validChannels: Set<UInt8> = [5, 6, 8, 9, 10, 12, 13, 14]
     /// Sessions it runs at once (reported in GET_CAPS_INFO): 8 unless the scenario says.
@@ -61,10 +74,12 @@ struct VirtualUWBS {
     /// Controlees one one-to-many session takes; more get MULTICAST_LIST_FULL.
     static let maxControlees = 8
     let maxSessions: Int
+    let uci: BoardUCI
 
-    init(serial: UInt8, maxSessions: Int = Self.defaultMaxSessions) {
+    init(serial: UInt8, maxSessions: Int = Self.defaultMaxSessions, uci: BoardUCI = .v2_0) {
         self.serial = serial
         self.maxSessions = maxSessions
+        self.uci = uci
     }
 
     /// Consumes host bytes; returns the device's reply bytes (responses and the notifications
@@ -116,41 +131,26 @@ struct VirtualUWBS {
         case .androidSetCountryCode:
             return [.response(.androidSetCountryCode(.ok))]
         case .getDeviceInfo:
+            // A UCI 1.1 board is a FiRa 1.1 PHY/MAC (Qorvo's UCI 1.1 firmware reports those);
+            // a 2.0 one, FiRa 1.3.
+            let fira = uci == .v1_1 ? UCIVersion(major: 1, minor: 1, maintenance: 0) : UCIVersion(major: 1, minor: 3, maintenance: 0)
             let info = DeviceInfo(
-                uciVersion: UCIVersion(major: 2, minor: 0, maintenance: 0),
-                macVersion: UCIVersion(major: 1, minor: 3, maintenance: 0),
-                phyVersion: UCIVersion(major: 1, minor: 3, maintenance: 0),
+                uciVersion: uci == .v1_1 ? UCIVersion(major: 1, minor: 1, maintenance: 0) : UCIVersion(major: 2, minor: 0, maintenance: 0),
+                macVersion: fira, phyVersion: fira,
                 uciTestVersion: UCIVersion(major: 1, minor: 1, maintenance: 0),
                 vendorData: Array("NBVW".utf8) + [serial])
             return [.response(.deviceInfo(.ok, info))]
         case .getCapsInfo:
-            // UCI 2.0 numbering (AOSP's CapabilityParam ..._VER_2_0): max message size and max
-            // data packet payload (255 each), STS configs (static and provisioned), channels
-            // (bit 0 channel 5, bit 3 channel 9: a DW3000's two), AoA (none: one antenna, like
-            // the DWM3001CDK); and Android's vendor TLV for the ranging sessions it runs at once.
-            return [
-                .response(
-                    .capsInfo(
-                        .ok,
-                        [
-                            CapabilityTLV(type: 0x00, value: [0xFF, 0x00]),
-                            CapabilityTLV(type: 0x01, value: [0xFF, 0x00]),
-                            CapabilityTLV(type: 0x07, value: [0x09]),
-                            CapabilityTLV(type: 0x0E, value: [0x09]),
-                            CapabilityTLV(type: 0x13, value: [0x00]),
-                            CapabilityTLV(
-                                type: Capabilities.maxRangingSessionsType,
-                                value: [UInt8(truncatingIfNeeded: maxSessions), UInt8(truncatingIfNeeded: maxSessions >> 8), 0, 0]),
-                        ]))
-            ]
+            return [.response(.capsInfo(.ok, BoardCapabilities.dw3000(uci, maxSessions: maxSessions)))]
         case .sessionInit(let id, _):
             if sessions.values.contains(where: { $0.id == id }) { return [.response(.sessionInit(.sessionDuplicate, sessionHandle: nil))] }
             guard sessions.count < maxSessions else { return [.response(.sessionInit(.maxSessionsExceeded, sessionHandle: nil))] }
-            let handle = nextHandle
-            nextHandle &+= 1
+            // UCI 1.1 names a session by its id; 2.0 hands out a handle of its own.
+            let handle = uci == .v1_1 ? id : nextHandle
+            if uci == .v2_0 { nextHandle &+= 1 }
             sessions[handle] = Session(id: id, handle: handle, state: .initialized)
             return [
-                .response(.sessionInit(.ok, sessionHandle: handle)),
+                .response(.sessionInit(.ok, sessionHandle: uci == .v1_1 ? nil : handle)),
                 .notification(.sessionStatus(session: handle, state: .initialized, reason: .stateChangeWithSessionManagementCommands)),
             ]
         case .sessionDeinit(let handle):
@@ -217,8 +217,10 @@ struct VirtualUWBS {
     }
 
     /// A one-to-many controller's list: adds or removes controlees, answering for each as a UCI 2.0
-    /// board does (the response names the refused ones; the notification, every one). A list
-    /// emptied while ranging stops the session, as pica does.
+    /// board does (the response names the refused ones; the notification, every one) or a 1.1 one
+    /// (the response is a status, OK once the command was taken; the notification names every
+    /// controlee with its sub-session id and says how many more the list takes). A list emptied
+    /// while ranging stops the session, as pica does.
     private mutating func updateMulticastList(_ handle: UInt32, _ action: MulticastAction, _ controlees: [Controlee]) -> [Reply] {
         guard var session = sessions[handle] else { return [.response(.updateControllerMulticastList(.sessionNotExist, []))] }
         guard session.isController, session.isOneToMany else {
@@ -247,10 +249,28 @@ struct VirtualUWBS {
         session.config[.dstMacAddress] = addresses.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
         session.config[.numberOfControlees] = [UInt8(addresses.count)]
         let refused = statuses.filter { $0.status != MulticastUpdateStatus.ok }
-        var replies: [Reply] = [
-            .response(.updateControllerMulticastList(refused.isEmpty ? .ok : .failed, refused)),
-            .notification(.multicastListUpdate(MulticastListUpdate(session: handle, controlees: statuses))),
-        ]
+        var replies: [Reply]
+        switch uci {
+        case .v2_0:
+            replies = [
+                .response(.updateControllerMulticastList(refused.isEmpty ? .ok : .failed, refused)),
+                .notification(.multicastListUpdate(MulticastListUpdate(session: handle, controlees: statuses))),
+            ]
+        case .v1_1:
+            // 1.1 has no ADDRESS_NOT_FOUND / ADDRESS_ALREADY_PRESENT: an unknown controlee is
+            // SUB_SESSION_ID_NOT_FOUND, adding one twice changes nothing.
+            let withSubSessions = zip(statuses, controlees).map { status, controlee in
+                let code = switch status.status {
+                case MulticastUpdateStatus.addressNotFound: MulticastUpdateStatus.subSessionIDNotFound
+                case MulticastUpdateStatus.addressAlreadyPresent: MulticastUpdateStatus.ok
+                default: status.status
+                }
+                return ControleeStatus(shortAddress: status.shortAddress, subSessionID: controlee.subSessionID, status: code)
+            }
+            let update = MulticastListUpdate(
+                session: handle, remainingListSize: UInt8(Self.maxControlees - addresses.count), controlees: withSubSessions)
+            replies = [.response(.updateControllerMulticastList(.ok, [])), .notification(.multicastListUpdate(update))]
+        }
         if addresses.isEmpty, session.state == .active {
             session.state = .idle
             replies.append(.notification(.sessionStatus(session: handle, state: .idle, reason: .invalidNumberOfControlees)))
@@ -264,8 +284,9 @@ struct VirtualUWBS {
     mutating func rangeNotification(handle: UInt32, measurements: [TwoWayMeasurement]) -> [UInt8] {
         guard let session = sessions[handle] else { return [] }
         sessions[handle]?.sequence &+= 1
-        // RSSI only when the host asked for it (RSSI_REPORTING 1); the field is 0 otherwise.
-        let reportsRSSI = session.config[.rssiReporting] == [1]
+        // RSSI only when the host asked for it (RSSI_REPORTING 1) of a UCI 2.0 board; the field
+        // is 0 otherwise (RFU in UCI 1.1's measurement).
+        let reportsRSSI = uci == .v2_0 && session.config[.rssiReporting] == [1]
         let data = RangeData(
             sequenceNumber: session.sequence, session: handle, rcrIndicator: 0,
             rangingIntervalMilliseconds: UInt32(session.intervalMilliseconds), measurementType: .twoWay,

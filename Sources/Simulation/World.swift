@@ -117,8 +117,10 @@ public final class World: Sendable {
 
     /// Plugs a virtual UWBS into `body` (replacing any previous one: a replug).
     func attachDevice(body: Int, output: @escaping DeviceOutput) {
+        let node = scenario.nodes[body]
         let uwbs = VirtualUWBS(
-            serial: UInt8(truncatingIfNeeded: body), maxSessions: scenario.nodes[body].uwbSessions ?? VirtualUWBS.defaultMaxSessions)
+            serial: UInt8(truncatingIfNeeded: body), maxSessions: node.uwbSessions ?? VirtualUWBS.defaultMaxSessions,
+            uci: node.uci ?? .v2_0)
         state.withLock { $0.devices[body] = Device(uwbs: uwbs, output: output) }
     }
 

@@ -35,8 +35,8 @@ import UCIHost
 
     /// Five nodes; the one with the lowest peer id (the UWB controller of every pair) stands in the
     /// middle with a board that runs one session, the others 1.5 m around it. With `aPeerLeaves`
-    /// the first of them walks out of Bluetooth range at 20 s.
-    func run(controleesPerSession: Int, aPeerLeaves: Bool = false) async throws -> (
+    /// the first of them walks out of Bluetooth range at 20 s. Every board speaks `uci`.
+    func run(controleesPerSession: Int, aPeerLeaves: Bool = false, uci: BoardUCI = .v2_0) async throws -> (
         commands: [UCICommand], events: [[String: Any]], hub: String, ids: [String: String], addresses: [String: UInt16],
         leaver: String?
     ) {
@@ -44,6 +44,7 @@ import UCIHost
         var scenario = Scenario(
             name: "one-to-many", duration: 40, group: 1, radio: RadioModel(),
             nodes: names.map { Scenario.Node(name: $0, path: [.init(t: 0, x: 0, y: 0)]) })
+        for index in scenario.nodes.indices { scenario.nodes[index].uci = uci }
         let ids = peerIDs(of: scenario)
         let hub = try #require(names.min { UInt64(ids[$0]!, radix: 16)! < UInt64(ids[$1]!, radix: 16)! })
         let leaver = aPeerLeaves ? names.first { $0 != hub } : nil
@@ -89,13 +90,18 @@ import UCIHost
         )
     }
 
-    @Test func fourPeersRangeThroughTheOneSessionTheBoardAllows() async throws {
-        let (commands, events, hub, ids, addresses, _) = try await run(controleesPerSession: 4)
+    /// On either UCI generation: a UCI 1.1 board names the session by its id and reports the
+    /// list only in its notification; the host follows.
+    @Test(arguments: BoardUCI.allCases) func fourPeersRangeThroughTheOneSessionTheBoardAllows(uci: BoardUCI) async throws {
+        let (commands, events, hub, ids, addresses, _) = try await run(controleesPerSession: 4, uci: uci)
         let peers = ids.filter { $0.value != hub }
         #expect(peers.count == 4)
         // One SESSION_INIT, configured one-to-many; the other three controlees added to its list.
-        let inits = commands.filter { if case .sessionInit = $0 { true } else { false } }
+        let inits = commands.compactMap { if case .sessionInit(let id, _) = $0 { id } else { nil } }
         #expect(inits.count == 1)
+        // Later commands name the session by the id on 1.1, by the board's handle on 2.0.
+        let tokens = Set(commands.compactMap { if case .setAppConfig(let token, _) = $0 { token } else { nil } })
+        #expect(tokens.count == 1 && (tokens == Set(inits)) == (uci == .v1_1))
         let configs = commands.compactMap { if case .setAppConfig(_, let tlvs) = $0 { tlvs } else { nil } }
         #expect(configs.count == 1)
         #expect(configs.first?.contains(.multiNodeMode(.oneToMany)) == true)

@@ -113,9 +113,13 @@ import UCI
         for board in [withoutAngles, uci2WithoutAngles] {
             #expect(qorvo(board).contains(.aoaResultRequest(0)) && qorvo(board).contains(.resultReportConfig(0x01)))
         }
-        let qorvo = qorvo(withoutAngles)
-        // Both ask for the received level (the range-bias correction needs it).
-        #expect(config(withoutAngles).contains(.rssiReporting(1)) && qorvo.contains(.rssiReporting(1)))
+        // Both ask a UCI 2.0 board for the received level (the range-bias correction needs it),
+        // and a board not yet described; not a UCI 1.1 board, whose measurements have no RSSI
+        // octet and which does not know RSSI_REPORTING.
+        for board in [uci2WithoutAngles, uci2WithAngles, nil] {
+            #expect(config(board).contains(.rssiReporting(1)) && qorvo(board).contains(.rssiReporting(1)))
+        }
+        #expect(!config(withoutAngles).contains { $0.id == .rssiReporting } && !qorvo(withAngles).contains { $0.id == .rssiReporting })
         // The session itself is configured alike: same TLVs but for the last four.
         #expect(Array(config(withoutAngles).dropLast(4)) == Array(QorvoDialect().appConfig(
             for: Self.parameters, asController: true, sts: .fromParameters, profile: profile, board: withoutAngles).dropLast(4)))

@@ -50,6 +50,7 @@ pass "absent board: clear error, nothing on stdout"
 # ranged and saw `near`, but too little of the touch to call it a bump).
 "$bin" world --scenario "$ROOT/Tests/Scenarios/alice-touches.json" --speed 2 --uwb-port 0 --air-port 0 --log-level info \
   >"$work/world.jsonl" 2>"$work/world.err" &
+world=$!
 wait_for "$work/world.err" "nearby-bridge run" 30 || fail "world server did not start" "$work/world.err"
 uwb=$(grep -o "tcp:[0-9.]*:[0-9]*" "$work/world.err" | head -1)
 ble=$(grep -o "world:[0-9.]*:[0-9]*/field-rig" "$work/world.err" | head -1)
@@ -133,3 +134,28 @@ stop "$tty_run" "$work/tty-run.err"
 [ "$status" -eq 0 ] || fail "tty: exited with $status after SIGTERM" "$work/tty-run.err"
 "$python" "$ROOT/scripts/validate-events.py" "$work/tty.jsonl" || fail "tty: schema" "$work/tty.jsonl"
 pass "the same UCI through a serial port (raw mode set by nearby-bridge): ranges"
+
+# 6. A UCI 1.1 board on the same USB path: the world serves field-rig's board as UCI 1.1
+# (session id as token, status-only SESSION_INIT_RSP, 1.x capability numbering, no RSSI); Alice's
+# board stays on 2.0. Ranges and a bump with Alice; the capture shows the host spoke 1.1.
+kill "$world"
+jq '.nodes[0].uci = "1.1"' "$ROOT/Tests/Scenarios/alice-touches.json" >"$work/alice-touches-uci11.json"
+"$bin" world --scenario "$work/alice-touches-uci11.json" --speed 2 --uwb-port 0 --air-port 0 --log-level info \
+  >"$work/world11.jsonl" 2>"$work/world11.err" &
+wait_for "$work/world11.err" "nearby-bridge run" 30 || fail "UCI 1.1 world server did not start" "$work/world11.err"
+uwb11=$(grep -o "tcp:[0-9.]*:[0-9]*" "$work/world11.err" | head -1)
+ble11=$(grep -o "world:[0-9.]*:[0-9]*/field-rig" "$work/world11.err" | head -1)
+"${emu[@]}" --uci "${uwb11#tcp:}" -- "$bin" devices >"$work/devices11.txt" 2>&1 || fail "UCI 1.1: devices" "$work/devices11.txt"
+grep -q "UCI 1.1.0" "$work/devices11.txt" || fail "UCI 1.1: devices does not show UCI 1.1.0" "$work/devices11.txt"
+"${emu[@]}" --uci "${uwb11#tcp:}" -- "$bin" run --uwb usb --ble "$ble11" --name field-rig --ranges --capture "$work/capture11" \
+  >"$work/run11.jsonl" 2>"$work/run11.err" &
+run11=$!
+wait_for "$work/run11.jsonl" '"status":"OK"' 20 || fail "UCI 1.1: no ranges over USB" "$work/run11.err"
+wait_for "$work/run11.jsonl" '"type":"bump".*"card":{"name":"Alice"}' 30 || fail "UCI 1.1: no bump with Alice" "$work/run11.err"
+stop "$run11" "$work/run11.err"
+[ "$status" -eq 0 ] || fail "UCI 1.1: run exited with $status after SIGTERM" "$work/run11.err"
+grep -q '"radio":"uwb","state":"ready".*"uci":"1.1.0"' "$work/run11.jsonl" || fail "UCI 1.1: device event" "$work/run11.jsonl"
+"$python" "$ROOT/scripts/validate-events.py" "$work/run11.jsonl" || fail "UCI 1.1: schema" "$work/run11.jsonl"
+"$ROOT/scripts/check-uci-pcap.py" "$work/capture11/field-rig/uci.pcap" 2>"$work/check11.txt" || fail "UCI 1.1: capture" "$work/check11.txt"
+grep -q "UCI 1.x numbering" "$work/check11.txt" || fail "UCI 1.1: the capture's caps were not read as 1.x" "$work/check11.txt"
+pass "a UCI 1.1 board over USB: ranges and a bump with a UCI 2.0 peer; its capture checks as UCI 1.x"

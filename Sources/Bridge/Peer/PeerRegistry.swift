@@ -380,7 +380,7 @@ final class PeerRegistry {
             }
             if outcome.corrected != nil, levelWatch.add(hasLevel: outcome.range.rssi != nil) {
                 context.logger.warning(
-                    "the UWB board reports no RSSI (\(LevelWatch.readingsBeforeWarning) rounds in a row): bumps are decided from distance alone and many touches will be missed; use firmware that honours RSSI_REPORTING")
+                    "the UWB board reports no RSSI (\(LevelWatch.readingsBeforeWarning) rounds in a row): bumps are decided from distance alone and many touches will be missed; use firmware that honours RSSI_REPORTING (UCI 2.0: UCI 1.1 range data has no RSSI)")
             }
             if outcome.invalid { invalidReadings += 1 }
             bodies.append(.range(outcome.range))

@@ -56,32 +56,34 @@ public struct BoardDescription: Sendable, Equatable {
         self.countryCode = countryCode
     }
 
-    /// The UWB channels it supports: SUPPORTED_CHANNELS (0x0B in UCI 1.x's numbering, 0x0E in
-    /// 2.0's), bit 0 channel 5, then 6, 8, 9, 10, 12, 13, 14. Nil when the board does not say.
+    /// The UWB channels it supports (SUPPORTED_CHANNELS in its UCI generation's numbering). Nil
+    /// when the board does not say.
     public var supportedChannels: [UInt8]? {
-        let type: UInt8 = info.uciVersion.major >= 2 ? 0x0E : 0x0B
-        guard let bits = capabilities.first(where: { $0.type == type })?.value.first else { return nil }
-        return [5, 6, 8, 9, 10, 12, 13, 14].enumerated().filter { bits & (1 << $0.offset) != 0 }.map(\.element)
+        guard let bits = capability(.channels)?.first else { return nil }
+        return Capabilities.channelBits.enumerated().filter { bits & (1 << $0.offset) != 0 }.map(\.element)
     }
 
     /// Whether it runs provisioned STS keyed by SESSION_KEY: UCI 2.0 (1.x has no SESSION_KEY)
-    /// and bit 3 (STS_CONFIG 3) of SUPPORTED_STS_CONFIG, capability 0x07 in 2.0's numbering.
+    /// and bit 3 (STS_CONFIG 3) of SUPPORTED_STS_CONFIG.
     public var supportsProvisionedSTS: Bool {
-        guard info.uciVersion.major >= 2, let tlv = capabilities.first(where: { $0.type == 0x07 }), let bits = tlv.value.first else {
-            return false
-        }
+        guard info.uciVersion.major >= 2, let bits = capability(.stsConfigs)?.first else { return false }
         return bits & (1 << STSConfig.provisioned.rawValue) != 0
     }
+
+    /// Whether its range notifications carry the received level: UCI 2.0 has an RSSI octet in
+    /// each measurement (when RSSI_REPORTING asks for it); in 1.1 that octet is RFU.
+    public var reportsRSSI: Bool { info.uciVersion.major >= 2 }
 
     /// Ranging sessions it runs at once, from its capabilities (nil if it does not say).
     public var maxRangingSessions: Int? { Capabilities.maxRangingSessions(in: capabilities) }
 
-    /// Whether it measures angles: SUPPORTED_AOA, capability 0x10 in UCI 1.x's numbering and
-    /// 0x13 in 2.0's (AOSP's CapabilityParam), any bit set. Nil when the board does not say.
+    /// Whether it measures angles: SUPPORTED_AOA, any bit set. Nil when the board does not say.
     public var measuresAngles: Bool? {
-        let type: UInt8 = info.uciVersion.major >= 2 ? 0x13 : 0x10
-        guard let tlv = capabilities.first(where: { $0.type == type }) else { return nil }
-        return tlv.value.contains { $0 != 0 }
+        capability(.aoa).map { $0.contains { $0 != 0 } }
+    }
+
+    private func capability(_ field: Capabilities.Field) -> [UInt8]? {
+        Capabilities.value(of: field, in: capabilities, uciMajor: info.uciVersion.major)
     }
 }
 
@@ -142,13 +144,12 @@ extension UWBDialect {
     }
 
     /// What each round reports: time of flight, and with `angles` the azimuth and figures of
-    /// merit (RESULT_REPORT_CONFIG bits 0, 1 and 3); the received level (RSSI_REPORTING 1: the
-    /// range-bias correction and the bump decision use it); a notification per round.
-    func reportTLVs(angles: Bool) -> [AppConfigTLV] {
-        [
-            .aoaResultRequest(angles ? 1 : 0), .resultReportConfig(angles ? 0x0B : 0x01), .rssiReporting(1),
-            .rangeDataNotificationConfig(1),
-        ]
+    /// merit (RESULT_REPORT_CONFIG bits 0, 1 and 3); the received level where the board's
+    /// measurements carry one (RSSI_REPORTING 1, UCI 2.0: the range-bias correction and the bump
+    /// decision use it; a UCI 1.1 board does not know the parameter); a notification per round.
+    func reportTLVs(angles: Bool, board: BoardDescription?) -> [AppConfigTLV] {
+        [.aoaResultRequest(angles ? 1 : 0), .resultReportConfig(angles ? 0x0B : 0x01)]
+            + (board?.reportsRSSI != false ? [.rssiReporting(1)] : []) + [.rangeDataNotificationConfig(1)]
     }
 }
 
@@ -165,7 +166,7 @@ public struct QorvoDialect: UWBDialect {
         board: BoardDescription?
     ) -> [AppConfigTLV] {
         sessionTLVs(for: parameters, asController: asController, sts: sts, profile: profile)
-            + reportTLVs(angles: board?.measuresAngles != false)
+            + reportTLVs(angles: board?.measuresAngles != false, board: board)
     }
 }
 
@@ -179,6 +180,6 @@ public struct FiRaDialect: UWBDialect {
         board: BoardDescription?
     ) -> [AppConfigTLV] {
         sessionTLVs(for: parameters, asController: asController, sts: sts, profile: profile)
-            + reportTLVs(angles: board?.measuresAngles == true)
+            + reportTLVs(angles: board?.measuresAngles == true, board: board)
     }
 }
