@@ -1,11 +1,14 @@
 # Convenience targets; the scripts are the source of truth.
-.PHONY: test sanitize rig ble-bump vm-selftest e2e-repeat fuzz-long
+.PHONY: test sanitize rig ble-bump vm-selftest e2e-repeat fuzz-long wireshark-uci
 
 test:          ## everything CI runs (Swift tests, end-to-end checks, emulated USB, VM rigs)
 	scripts/test
 
 fuzz-long:     ## every libFuzzer target to 10^6 executions (about 25 min); corpus kept in .build-fuzz/corpus
 	scripts/fuzz long 1000000
+
+wireshark-uci: ## every uci.pcap under CAPTURE=DIR (a --capture directory) through Wireshark 4.4's UCI dissector (a Debian 13 chroot in .build-vm)
+	scripts/wireshark-uci $(or $(CAPTURE),$(error set CAPTURE=DIR, a --capture directory or a uci.pcap))
 
 sanitize:      ## the Swift suites under ThreadSanitizer and AddressSanitizer (part of test)
 	scripts/sanitize

@@ -11,7 +11,8 @@
 # bump, separate; then faults: unplug/replug rig-a's board, power-cycle rig-b's adapter, drop
 # rig-a's controller link, kill -9 rig-b, run an outsider with another key in its place, restart
 # rig-b. See vm-two-rigs.sh and check_two_rigs.py for what is asserted; every capture is then
-# searched for STS values, cards and keys on the air (scripts/check-capture-secrets.py).
+# searched for STS values, cards and keys on the air (scripts/check-capture-secrets.py), and
+# every UCI capture is decoded by Wireshark's UCI dissector (scripts/wireshark-uci).
 #
 #   Tests/VMRig/two-rigs.sh [PYTHON-WITH-JSONSCHEMA]      (make rig)
 #
@@ -71,4 +72,7 @@ for rig in a b c d; do
     || fail "rig $rig's capture holds secrets"
 done
 echo "ok    no STS value, card or key in any rig's ble.pcap; no key in its events, logs or UCI capture; secrets.json 0600" >&2
+# Every UCI packet the four runs exchanged with the USB boards, through Wireshark's dissector.
+"$ROOT/scripts/wireshark-uci" "$work"/diag/cap-* || fail "Wireshark's UCI dissector rejects a packet in a rig's uci.pcap (above)"
+echo "ok    every packet of every rig's uci.pcap decodes as one well-formed UCI packet in Wireshark 4.4" >&2
 echo "two-rigs: passed in $(( $(date +%s) - start )) s (build check $(( built - start )) s, VM $(( $(date +%s) - built )) s)" >&2
