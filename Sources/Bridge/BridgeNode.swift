@@ -197,17 +197,14 @@ public final class BridgeNode: Sendable {
                 metadata: ["board": "\(key)"])
         }
         var state = Event.Device.State.ready
-        if let channels = board.supportedChannels {
-            let list = channels.map(String.init).joined(separator: ",")
-            detail["channels"] = list
-            let channel = context.config.uwb.channel
-            if !channels.contains(channel) {
-                // Every rig proposes and expects this channel: such a board ranges with nobody.
-                let error = "the board does not support UWB channel \(channel), which the peers range on (it reports channels \(list))"
-                context.logger.error("\(error)", metadata: ["board": "\(key)"])
-                detail["error"] = error
-                state = .error
-            }
+        if let channels = board.supportedChannels { detail["channels"] = channels.map(String.init).joined(separator: ",") }
+        // Every rig proposes and expects these: a board without them ranges with nobody.
+        let unmet = board.unmetNeeds(channel: context.config.uwb.channel)
+        if !unmet.isEmpty {
+            let error = unmet.joined(separator: "; ")
+            context.logger.error("\(error)", metadata: ["board": "\(key)"])
+            detail["error"] = error
+            state = .error
         }
         events.emit(.device(.init(radio: .uwb, state: state, backend: transport, detail: detail)))
     }

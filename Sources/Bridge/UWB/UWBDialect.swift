@@ -77,6 +77,27 @@ public struct BoardDescription: Sendable, Equatable {
     /// Ranging sessions it runs at once, from its capabilities (nil if it does not say).
     public var maxRangingSessions: Int? { Capabilities.maxRangingSessions(in: capabilities) }
 
+    /// What the peer protocol needs that the board's capabilities say it cannot do, one sentence
+    /// each (empty when it can range with peers, or does not say): the peers' channel, DS-TWR
+    /// deferred (RANGING_METHOD bit 2), unicast sessions (MULTI_NODE_MODES bit 0), static STS
+    /// (STS_CONFIG bit 0: every peer without provisioned STS uses it), and both roles (DEVICE_ROLES
+    /// bits 0 and 1: which side initiates depends on the peer ids).
+    public func unmetNeeds(channel: UInt8) -> [String] {
+        var unmet: [String] = []
+        if let channels = supportedChannels, !channels.contains(channel) {
+            let list = channels.map(String.init).joined(separator: ",")
+            unmet.append("the board does not support UWB channel \(channel), which the peers range on (it reports channels \(list))")
+        }
+        let needs: [(Capabilities.Field, UInt8, String)] = [
+            (.rangingMethods, 1 << 2, "DS-TWR with deferred reports"), (.multiNodeModes, 1 << 0, "unicast sessions"),
+            (.stsConfigs, 1 << 0, "static STS"), (.deviceRoles, 0x03, "both the initiator and the responder role"),
+        ]
+        for (field, bits, what) in needs {
+            if let value = capability(field)?.first, value & bits != bits { unmet.append("the board does not support \(what), which the peers range with") }
+        }
+        return unmet
+    }
+
     /// Whether it measures angles: SUPPORTED_AOA, any bit set. Nil when the board does not say.
     public var measuresAngles: Bool? {
         capability(.aoa).map { $0.contains { $0 != 0 } }
