@@ -18,6 +18,12 @@ import SystemPackage
 ///   after ~10 s. (Restarting from the Discovering=0 event too would race with our own stop.)
 /// - The advertisement carries a kernel-side timeout and is refreshed while we run, because
 ///   the kernel keeps an instance after its owner dies: a crashed rig must vanish from the air.
+/// - On a controller with LE extended advertising (Read Advertising Features lists the secondary
+///   PHYs) the instance is added through mgmt's extended interface, with our own interval (the
+///   kernel's default for Add Advertising is 1.28 s; discovery and the RSSI samples liveness needs
+///   come ten times sooner at 100-150 ms) and the controller's TX power reported back. The PDUs
+///   stay legacy (no secondary PHY bit) so that BT 4.x scanners still hear the rig. Other
+///   controllers get Add Advertising.
 package final class BlueZAdapter: BLEAdapter {
     private struct State {
         var handler: (@Sendable (BLEEvent) -> Void)?
@@ -32,6 +38,10 @@ package final class BlueZAdapter: BLEAdapter {
         var nextLink: LinkID = 1
         var addressTypes: [BLEAddress: MgmtAddressType] = [:]
         var advertising: (data: [UInt8], scanResponse: [UInt8])?
+        /// Whether the controller does LE extended advertising (from Read Advertising Features).
+        var extendedAdvertising = false
+        /// What the kernel granted our extended instance (TX power), once it did.
+        var advertisingGrant: ExtendedAdvertisingGrant?
         /// The adapter's powered setting as last seen (start, New Settings).
         var powered = false
         var discoveryWatchdog = DiscoveryWatchdog()
@@ -49,6 +59,8 @@ package final class BlueZAdapter: BLEAdapter {
     /// The kernel drops our advertisement this long after the last refresh.
     static let advertisingTimeoutSeconds: UInt16 = 8
     static let advertisingRefresh: Duration = .seconds(3)
+    /// The interval range of our extended instance, in 0.625 ms units: 100-150 ms.
+    static let advertisingIntervals: ClosedRange<UInt32> = 160...240
 
     package var backendName: String { name }
 
@@ -104,15 +116,20 @@ package final class BlueZAdapter: BLEAdapter {
         let features = try AdvertisingFeatures(returnParameters: try await socket.send(.readAdvertisingFeatures, index: index))
         let address = info.address
         let powered = info.currentSettings.contains(.powered)
+        let extended = features.offersExtendedAdvertising
         state.withLock {
             $0.instance = max(features.maxInstances, 1)
             $0.adapterAddress = address
             $0.powered = powered
+            $0.extendedAdvertising = extended
         }
         try listen()
         logger.info(
             "Bluetooth adapter ready",
-            metadata: ["adapter": "\(name)", "address": "\(BLEAddress(bytes: address))", "instance": "\(max(features.maxInstances, 1))"])
+            metadata: [
+                "adapter": "\(name)", "address": "\(BLEAddress(bytes: address))", "instance": "\(max(features.maxInstances, 1))",
+                "advertising": "\(extended ? "extended" : "legacy")",
+            ])
     }
 
     /// Turns on LE privacy with a fresh identity resolving key that nobody needs to know (peers
@@ -174,12 +191,39 @@ package final class BlueZAdapter: BLEAdapter {
 
     /// (Re-)adds our instance; adding an existing instance replaces it and restarts its timeout.
     private func addAdvertising() async throws {
-        guard let (instance, advertising) = state.withLock({ s in s.advertising.map { (s.instance, $0) } }) else { return }
-        _ = try await socket().send(
-            .addAdvertising(
-                instance: instance, flags: [.connectable, .discoverable], duration: 0, timeout: Self.advertisingTimeoutSeconds,
-                data: advertising.data, scanResponse: advertising.scanResponse),
-            index: index)
+        guard let (instance, advertising, extended) = state.withLock({ s in s.advertising.map { (s.instance, $0, s.extendedAdvertising) } })
+        else { return }
+        let socket = try socket()
+        guard extended else {
+            _ = try await socket.send(
+                .addAdvertising(
+                    instance: instance, flags: [.connectable, .discoverable], duration: 0, timeout: Self.advertisingTimeoutSeconds,
+                    data: advertising.data, scanResponse: advertising.scanResponse),
+                index: index)
+            return
+        }
+        var flags: AdvertisingFlags = [.connectable, .discoverable, .parameterTimeout, .parameterIntervals]
+        if !advertising.scanResponse.isEmpty { flags.insert(.parameterScanResponse) }
+        let grant = try ExtendedAdvertisingGrant(
+            returnParameters: try await socket.send(
+                .addExtendedAdvertisingParameters(
+                    instance: instance, flags: flags, duration: 0, timeout: Self.advertisingTimeoutSeconds,
+                    minInterval: Self.advertisingIntervals.lowerBound, maxInterval: Self.advertisingIntervals.upperBound, txPower: 127),
+                index: index))
+        _ = try await socket.send(
+            .addExtendedAdvertisingData(instance: instance, data: advertising.data, scanResponse: advertising.scanResponse), index: index)
+        let first = state.withLock { s in
+            defer { s.advertisingGrant = grant }
+            return s.advertisingGrant == nil
+        }
+        if first {
+            logger.info(
+                "advertising with LE extended advertising commands, legacy PDUs",
+                metadata: [
+                    "adapter": "\(name)", "interval": "\(Double(Self.advertisingIntervals.lowerBound) * 0.625)-\(Double(Self.advertisingIntervals.upperBound) * 0.625) ms",
+                    "txPower": "\(grant.txPower == 127 ? "not reported" : "\(grant.txPower) dBm")",
+                ])
+        }
     }
 
     /// Drops the Flags AD structure: with the discoverable flag the kernel writes its own.

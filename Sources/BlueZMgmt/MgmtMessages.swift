@@ -60,6 +60,19 @@ package struct AdvertisingFlags: OptionSet, Hashable, Sendable {
     package static let limitedDiscoverable = AdvertisingFlags(rawValue: 1 << 2)
     package static let managedFlags = AdvertisingFlags(rawValue: 1 << 3)
     package static let txPower = AdvertisingFlags(rawValue: 1 << 4)
+    /// Secondary PHYs: set on an instance, the advert goes out as extended advertising PDUs; in
+    /// Read Advertising Features, the controller has LE extended advertising (the kernel then
+    /// drives it with the extended HCI commands).
+    package static let secondaryLE1M = AdvertisingFlags(rawValue: 1 << 7)
+    package static let secondaryLE2M = AdvertisingFlags(rawValue: 1 << 8)
+    package static let secondaryLECoded = AdvertisingFlags(rawValue: 1 << 9)
+    package static let canSetTxPower = AdvertisingFlags(rawValue: 1 << 10)
+    /// Add Extended Advertising Parameters: which optional fields the command sets (kernel 5.10).
+    package static let parameterDuration = AdvertisingFlags(rawValue: 1 << 12)
+    package static let parameterTimeout = AdvertisingFlags(rawValue: 1 << 13)
+    package static let parameterIntervals = AdvertisingFlags(rawValue: 1 << 14)
+    package static let parameterTxPower = AdvertisingFlags(rawValue: 1 << 15)
+    package static let parameterScanResponse = AdvertisingFlags(rawValue: 1 << 16)
 }
 
 /// Address types as mgmt uses them (Device Found, Start Discovery bit positions).
@@ -81,6 +94,13 @@ package enum MgmtCommand: Equatable, Sendable {
     case readAdvertisingFeatures
     case addAdvertising(instance: UInt8, flags: AdvertisingFlags, duration: UInt16, timeout: UInt16, data: [UInt8], scanResponse: [UInt8])
     case removeAdvertising(instance: UInt8)
+    /// Add Extended Advertising Parameters: the instance's flags, timeout and, where `flags` says
+    /// so, its interval range (0.625 ms units) and TX power (dBm; 127: no preference). The
+    /// instance goes on air with the Add Extended Advertising Data that follows.
+    case addExtendedAdvertisingParameters(
+        instance: UInt8, flags: AdvertisingFlags, duration: UInt16, timeout: UInt16, minInterval: UInt32, maxInterval: UInt32,
+        txPower: Int8)
+    case addExtendedAdvertisingData(instance: UInt8, data: [UInt8], scanResponse: [UInt8])
     /// Address types as a bit mask: 1 << type; LE only is 0x06.
     case startDiscovery(addressTypes: UInt8)
     case stopDiscovery(addressTypes: UInt8)
@@ -100,6 +120,8 @@ package enum MgmtCommand: Equatable, Sendable {
         case .readAdvertisingFeatures: .readAdvertisingFeatures
         case .addAdvertising: .addAdvertising
         case .removeAdvertising: .removeAdvertising
+        case .addExtendedAdvertisingParameters: .addExtendedAdvertisingParameters
+        case .addExtendedAdvertisingData: .addExtendedAdvertisingData
         }
     }
 
@@ -127,6 +149,21 @@ package enum MgmtCommand: Equatable, Sendable {
                 p.append(UInt8(scanResponse.count))
                 return p + data + scanResponse
             }()
+        case .addExtendedAdvertisingParameters(let instance, let flags, let duration, let timeout, let minInterval, let maxInterval, let txPower):
+            {
+                var p: [UInt8] = [instance]
+                p.appendLE(flags.rawValue)
+                p.appendLE(duration)
+                p.appendLE(timeout)
+                p.appendLE(minInterval)
+                p.appendLE(maxInterval)
+                return p + [UInt8(bitPattern: txPower)]
+            }()
+        case .addExtendedAdvertisingData(let instance, let data, let scanResponse):
+            {
+                precondition(data.count <= 255 && scanResponse.count <= 255, "advertising data is at most 255 bytes")
+                return [instance, UInt8(data.count), UInt8(scanResponse.count)] + data + scanResponse
+            }()
         }
     }
 
@@ -153,6 +190,8 @@ package enum MgmtOpcode: UInt16, Hashable, Sendable, CustomStringConvertible {
     case readAdvertisingFeatures = 0x003D
     case addAdvertising = 0x003E
     case removeAdvertising = 0x003F
+    case addExtendedAdvertisingParameters = 0x0054
+    case addExtendedAdvertisingData = 0x0055
 
     /// The name as the mgmt documentation spells it.
     package var description: String {
@@ -167,6 +206,8 @@ package enum MgmtOpcode: UInt16, Hashable, Sendable, CustomStringConvertible {
         case .readAdvertisingFeatures: "Read Advertising Features"
         case .addAdvertising: "Add Advertising"
         case .removeAdvertising: "Remove Advertising"
+        case .addExtendedAdvertisingParameters: "Add Extended Advertising Parameters"
+        case .addExtendedAdvertisingData: "Add Extended Advertising Data"
         case .startDiscovery: "Start Discovery"
         case .stopDiscovery: "Stop Discovery"
         }
@@ -283,6 +324,37 @@ package struct AdvertisingFeatures: Equatable, Sendable {
         maxInstances = try r.u8("max_instances")
         let count = Int(try r.u8("num_instances"))
         instances = Array(try r.take(count, "instances"))
+    }
+
+    /// Whether to use mgmt's extended advertising interface: the controller has LE extended
+    /// advertising (the kernel offers the secondary PHYs only then) and the kernel takes
+    /// interval and timeout in Add Extended Advertising Parameters (5.10 and later).
+    package var offersExtendedAdvertising: Bool {
+        supportedFlags.isSuperset(of: [.secondaryLE1M, .parameterTimeout, .parameterIntervals])
+    }
+}
+
+/// Add Extended Advertising Parameters return parameters: what the kernel granted the instance.
+package struct ExtendedAdvertisingGrant: Equatable, Sendable {
+    package var instance: UInt8
+    /// The TX power the controller selected (dBm; 127 when it did not say).
+    package var txPower: Int8
+    package var maxDataLength: UInt8
+    package var maxScanResponseLength: UInt8
+
+    package init(instance: UInt8, txPower: Int8, maxDataLength: UInt8, maxScanResponseLength: UInt8) {
+        self.instance = instance
+        self.txPower = txPower
+        self.maxDataLength = maxDataLength
+        self.maxScanResponseLength = maxScanResponseLength
+    }
+
+    package init(returnParameters: [UInt8]) throws(MgmtError) {
+        var r = Reader(returnParameters, context: "extended advertising parameters")
+        instance = try r.u8("instance")
+        txPower = Int8(bitPattern: try r.u8("tx_power"))
+        maxDataLength = try r.u8("max_adv_data_len")
+        maxScanResponseLength = try r.u8("max_scan_rsp_len")
     }
 }
 

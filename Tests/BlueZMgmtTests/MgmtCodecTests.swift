@@ -62,6 +62,34 @@ import Testing
         }
     }
 
+    /// mgmt-tester.c: ext_adv_params_valid (instance 1, intervals and TX power set: flags
+    /// 0xC000, 100 ms, no TX power preference), ext_adv_params_mgmt_rsp_valid_50 (the 5.0
+    /// controller's grant: TX power 0, 31 octets each) and ext_adv_data_valid.
+    @Test func extendedAdvertisingMatchesMgmtTester() throws {
+        let parameters = MgmtCommand.addExtendedAdvertisingParameters(
+            instance: 1, flags: [.parameterIntervals, .parameterTxPower], duration: 0, timeout: 0, minInterval: 0xA0,
+            maxInterval: 0xA0, txPower: 127)
+        #expect(parameters.parameters == [0x01, 0x00, 0xC0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xA0, 0x00, 0x00, 0x00, 0xA0, 0x00, 0x00, 0x00, 0x7F])
+        #expect(parameters.opcode == 0x0054)
+        let grant = try ExtendedAdvertisingGrant(returnParameters: [0x01, 0x00, 0x1F, 0x1F])
+        #expect(grant == ExtendedAdvertisingGrant(instance: 1, txPower: 0, maxDataLength: 31, maxScanResponseLength: 31))
+        #expect(try ExtendedAdvertisingGrant(returnParameters: [0x01, 0xF8, 0x1F, 0x1F]).txPower == -8)
+        let data = MgmtCommand.addExtendedAdvertisingData(
+            instance: 1, data: [0x03, 0x19, 0x01, 0x23], scanResponse: [0x05, 0x08] + Array("test".utf8))
+        #expect(data.parameters == [0x01, 0x04, 0x06, 0x03, 0x19, 0x01, 0x23, 0x05, 0x08, 0x74, 0x65, 0x73, 0x74])
+        #expect(data.opcode == 0x0055)
+    }
+
+    /// read_adv_features_rsp_1 comes from mgmt-tester's BT 4.x controller: interval and timeout
+    /// parameters, no secondary PHY, so Add Advertising; a BT 5 controller adds the secondary
+    /// PHYs (bits 7-9) and TX power (bit 10).
+    @Test func extendedAdvertisingOnlyWhereTheControllerHasIt() throws {
+        #expect(try !AdvertisingFeatures(returnParameters: [0x7F, 0xF0, 0x01, 0x00, 0x1F, 0x1F, 0x05, 0x00]).offersExtendedAdvertising)
+        #expect(try AdvertisingFeatures(returnParameters: [0xFF, 0xF7, 0x01, 0x00, 0x1F, 0x1F, 0x05, 0x00]).offersExtendedAdvertising)
+        // An older kernel without Add Extended Advertising Parameters: Add Advertising.
+        #expect(try !AdvertisingFeatures(returnParameters: [0xFF, 0x07, 0x00, 0x00, 0x1F, 0x1F, 0x05, 0x00]).offersExtendedAdvertising)
+    }
+
     /// mgmt-tester.c: device_found_valid, the Device Found event (0x0012) for an LE public
     /// device AA:01:01:00:00:00 with RSSI 127 (unknown) and 21 bytes of advertising data.
     @Test func deviceFoundFromMgmtTester() throws {
