@@ -162,6 +162,7 @@ def build_controller_class(le_mode: str):
             self.rig_rssi: dict[int, int | None] = {}   # advertiser index -> rssi (None: out of range)
             self.rig_local_disconnect = False
             self.rig_fail_scan_disable = 0     # scan-disable commands still to fail (failscanoff)
+            self.rig_adv_timers: dict[int, _asyncio.TimerHandle] = {}   # advertising handle -> duration timer
 
         # logging
         def on_hci_packet(self, packet):
@@ -287,12 +288,41 @@ def build_controller_class(le_mode: str):
                 reason = hci.HCI_ErrorCode.CONNECTION_TERMINATED_BY_LOCAL_HOST_ERROR
             super().on_le_disconnected(connection, reason)
 
+        # extended advertising: a set enabled with a duration stops after it and the host gets
+        # LE Advertising Set Terminated (status 0x3C, Advertising Timeout), as on a real
+        # controller; Bumble ignores the duration. The kernel hands an instance's timeout to
+        # the controller this way, so without it a killed rig would stay on the air.
+        def on_hci_le_set_extended_advertising_enable_command(self, command):
+            result = super().on_hci_le_set_extended_advertising_enable_command(command)
+            timers = self.rig_adv_timers
+            handles = command.advertising_handles if command.advertising_handles or command.enable else list(timers)
+            for handle in handles:
+                if timer := timers.pop(handle, None):
+                    timer.cancel()
+            if command.enable:
+                loop = _asyncio.get_running_loop()
+                for handle, duration in zip(command.advertising_handles, command.durations):
+                    if duration and handle in self.advertising_sets:
+                        timers[handle] = loop.call_later(duration / 100.0, self.rig_advertising_timeout, handle)
+            return result
+
+        def rig_advertising_timeout(self, handle: int) -> None:
+            self.rig_adv_timers.pop(handle, None)
+            if advertising_set := self.advertising_sets.get(handle):
+                advertising_set.stop()
+                self.send_hci_packet(hci.HCI_LE_Advertising_Set_Terminated_Event(
+                    status=hci.HCI_ErrorCode.ADVERTISING_TIMEOUT_ERROR, advertising_handle=handle,
+                    connection_handle=0, num_completed_extended_advertising_events=0))
+
         # HCI Reset: forget advertising, scanning and connections (peers see a timeout)
         def on_hci_reset_command(self, command):
             self.rig_forget_state(notify_peers=True)
             return super().on_hci_reset_command(command)
 
         def rig_forget_state(self, notify_peers: bool) -> None:
+            for timer in self.rig_adv_timers.values():
+                timer.cancel()
+            self.rig_adv_timers.clear()
             self.le_legacy_advertiser.stop()
             for advertising_set in self.advertising_sets.values():
                 advertising_set.stop()
@@ -504,7 +534,11 @@ def bind_free(host: str) -> socket.socket:
 
 async def async_main(args) -> int:
     from bumble import hci
-    controller_class = build_controller_class(args.le_mode)
+    modes = args.le_mode.split(",")
+    if any(m not in ("ext", "legacy", "bumble") for m in modes):
+        print(f"bumble_controllers: --le-mode: each mode is ext, legacy or bumble, not {args.le_mode}", file=sys.stderr)
+        return 2
+    classes = {mode: build_controller_class(mode) for mode in set(modes)}
     if args.log_hci:
         hci_log = logging.getLogger("hci")
         handler = logging.StreamHandler(sys.stderr) if args.log_hci == "-" else logging.FileHandler(args.log_hci, mode="w")
@@ -512,14 +546,14 @@ async def async_main(args) -> int:
         hci_log.addHandler(handler)
         hci_log.setLevel(logging.INFO)
         hci_log.propagate = False
-        controller_class.hci_logger = hci_log
-
-    factory = controller_class
+        for controller_class in classes.values():
+            controller_class.hci_logger = hci_log
 
     link = build_link_class()()
     ports: list[Port] = []
     for i in range(args.count):
         address = f"{args.address_prefix}:{i:02X}"
+        factory = classes[modes[min(i, len(modes) - 1)]]  # the last mode repeats
         port = Port(i, factory, link, address, args.host, args.base_port + i if args.base_port else 0)
         await port.start(None if args.base_port else bind_free(args.host))
         ports.append(port)
@@ -564,8 +598,8 @@ def main() -> int:
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--address-prefix", default="F0:F0:F0:F0:F0",
                     help="first five bytes of the public addresses (default F0:F0:F0:F0:F0)")
-    ap.add_argument("--le-mode", choices=("ext", "legacy", "bumble"), default="ext",
-                    help="ext (default): claim LE Extended Advertising and the extended "
+    ap.add_argument("--le-mode", default="ext", metavar="MODE[,MODE...]",
+                    help="per controller (the last one repeats): ext (default): claim LE Extended Advertising and the extended "
                          "advertising, scan and create-connection commands, like a BT 5 chip: "
                          "the kernel uses the extended commands. legacy: clear the extended "
                          "advertising feature, like a BT 4.x chip: the kernel uses the legacy "
