@@ -73,6 +73,9 @@ public actor UCIHost {
         var failure: UCIHostError?
         var deviceState: DeviceState?
         var sessionStates: [UInt32: SessionState] = [:]
+        /// The last SESSION_UPDATE_CONTROLLER_MULTICAST_LIST_NTF per session, for a list update
+        /// whose response had no per-controlee statuses (UCI 1.x) to read the outcome from.
+        var multicastUpdates: [UInt32: MulticastListUpdate] = [:]
         /// The stream offset of the incomplete packet a stall watch runs for.
         var watchedOffset: Int?
 
@@ -295,17 +298,36 @@ public actor UCIHost {
     }
 
     /// Adds controlees to, or removes them from, a one-to-many session (MULTI_NODE_MODE 1). Fails
-    /// unless the UWBS took every one of them (per-controlee statuses in a UCI 2.0 response).
+    /// unless the UWBS took every one of them: a UCI 2.0 response lists the refused ones; a UCI
+    /// 1.x response is a status alone, and the outcome per controlee comes in the notification
+    /// that follows, which this then waits for (one command timeout at most; without one, the
+    /// update counts as done).
     public func updateMulticastList(session: UInt32, _ action: MulticastAction, _ controlees: [Controlee]) async throws(UCIHostError) {
         let name = "SESSION_UPDATE_CONTROLLER_MULTICAST_LIST"
+        link.withLock { _ = $0.multicastUpdates.removeValue(forKey: session) }
         let response = try await send(.updateControllerMulticastList(session: session, action: action, controlees))
         try check(response, name)
-        guard case .updateControllerMulticastList(_, let statuses) = response else {
+        guard case .updateControllerMulticastList(_, var statuses) = response else {
             throw .unexpectedResponse(command: name, got: "\(response)")
+        }
+        if statuses.isEmpty, let update = await multicastNotification(for: session) {
+            let wanted = Set(controlees.map(\.shortAddress))
+            statuses = update.controlees.filter { wanted.contains($0.shortAddress) }
         }
         if let refused = statuses.first(where: { $0.status != MulticastUpdateStatus.ok }) {
             throw .multicastListRefused(address: refused.shortAddress, status: refused.status)
         }
+    }
+
+    /// The session's multicast-list notification once it has come, checked every 5 ms for one
+    /// command timeout (it normally follows the response at once); nil if none came.
+    private func multicastNotification(for session: UInt32) async -> MulticastListUpdate? {
+        let step = Duration.milliseconds(5)
+        for _ in 0...Int(commandTimeout / step) {
+            if let update = link.withLock({ $0.multicastUpdates.removeValue(forKey: session) }) { return update }
+            guard (try? await clock.sleep(for: step)) != nil else { return nil }
+        }
+        return nil
     }
 
     public func startRanging(session: UInt32) async throws(UCIHostError) {
@@ -495,7 +517,9 @@ public actor UCIHost {
             link.sessionStates[session] = nil
         case .sessionStatus(let session, let state, _):
             link.sessionStates[session] = state
-        case .genericError, .multicastListUpdate, .rangeData:
+        case .multicastListUpdate(let update):
+            link.multicastUpdates[update.session] = update
+        case .genericError, .rangeData:
             break
         }
     }

@@ -216,6 +216,28 @@ func makeHost(timeout: Duration = .seconds(5), attempts: Int = 3) async -> (UCIH
         #expect(try await token == 42)
     }
 
+    /// UCI 1.1: SESSION_UPDATE_CONTROLLER_MULTICAST_LIST_RSP is a status alone; the outcome per
+    /// controlee is in the notification (session id, remaining list size, count, then address,
+    /// sub-session id, status). A refusal there fails the update; an accepted one completes it.
+    @Test func uci1xMulticastOutcomeComesFromTheNotification() async throws {
+        let (host, scripted, _) = await makeHost()
+        var device = scripted
+        let controlee = Controlee(shortAddress: 0x0B0A, subSessionID: 0)
+        let refused = Task { try await host.updateMulticastList(session: 42, .add, [controlee]) }
+        #expect(try await device.nextCommand() == [0x21, 0x07, 0x00, 0x0C, 0x2A, 0x00, 0x00, 0x00, 0x00, 0x01, 0x0A, 0x0B, 0x00, 0x00, 0x00, 0x00])
+        try await device.send([0x41, 0x07, 0x00, 0x01, 0x00])
+        // 61 07: session 42, 0 places left, 1 controlee: 0x0B0A, sub-session 0, MULTICAST_LIST_FULL.
+        try await device.send([0x61, 0x07, 0x00, 0x0D, 0x2A, 0x00, 0x00, 0x00, 0x00, 0x01, 0x0A, 0x0B, 0x00, 0x00, 0x00, 0x00, 0x01])
+        await #expect(throws: UCIHostError.multicastListRefused(address: 0x0B0A, status: MulticastUpdateStatus.listFull)) {
+            try await refused.value
+        }
+        let accepted = Task { try await host.updateMulticastList(session: 42, .add, [controlee]) }
+        _ = try await device.nextCommand()
+        try await device.send([0x41, 0x07, 0x00, 0x01, 0x00])
+        try await device.send([0x61, 0x07, 0x00, 0x0D, 0x2A, 0x00, 0x00, 0x00, 0x07, 0x01, 0x0A, 0x0B, 0x00, 0x00, 0x00, 0x00, 0x00])
+        try await accepted.value
+    }
+
     @Test func garbageOnTheWireIsSkipped() async throws {
         let (host, scripted, _) = await makeHost()
         var device = scripted
