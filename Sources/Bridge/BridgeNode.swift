@@ -199,7 +199,7 @@ public final class BridgeNode: Sendable {
         var state = Event.Device.State.ready
         if let channels = board.supportedChannels { detail["channels"] = channels.map(String.init).joined(separator: ",") }
         // Every rig proposes and expects these: a board without them ranges with nobody.
-        let unmet = board.unmetNeeds(channel: context.config.uwb.channel)
+        let unmet = board.unmetNeeds(channel: context.config.uwb.channel, preambleCodeIndex: context.config.uwb.preambleCodeIndex)
         if !unmet.isEmpty {
             let error = unmet.joined(separator: "; ")
             context.logger.error("\(error)", metadata: ["board": "\(key)"])

@@ -56,25 +56,31 @@ import UCI
     /// ranges with: channel 9, DS-TWR deferred, unicast, static STS, both roles. The virtual
     /// boards' full sets (both generations) lack nothing; a board that says nothing is not refused.
     @Test func aBoardIsRefusedForEachThingThePeersNeedThatItLacks() {
-        #expect(Self.board(uci: 2, capabilities: BoardCapabilities.dw3000(.v2_0, maxSessions: 8)).unmetNeeds(channel: 9).isEmpty)
-        #expect(Self.board(uci: 1, capabilities: BoardCapabilities.dw3000(.v1_1, maxSessions: 8)).unmetNeeds(channel: 9).isEmpty)
-        #expect(Self.board(uci: 2, capabilities: []).unmetNeeds(channel: 9).isEmpty)
+        #expect(Self.board(uci: 2, capabilities: BoardCapabilities.dw3000(.v2_0, maxSessions: 8)).unmetNeeds(channel: 9, preambleCodeIndex: 10).isEmpty)
+        #expect(Self.board(uci: 1, capabilities: BoardCapabilities.dw3000(.v1_1, maxSessions: 8)).unmetNeeds(channel: 9, preambleCodeIndex: 10).isEmpty)
+        #expect(Self.board(uci: 2, capabilities: []).unmetNeeds(channel: 9, preambleCodeIndex: 10).isEmpty)
         // UCI 2.0: channels 0x0E, roles 0x05, ranging methods 0x06, STS 0x07, multi-node 0x08.
         let lacking = Self.board(uci: 2, capabilities: [
             CapabilityTLV(type: 0x0E, value: [0x01]), CapabilityTLV(type: 0x05, value: [0x01, 0x00]),
             CapabilityTLV(type: 0x06, value: [0x1A, 0x00]), CapabilityTLV(type: 0x07, value: [0x08]),
             CapabilityTLV(type: 0x08, value: [0x02]),
         ])
-        #expect(lacking.unmetNeeds(channel: 9) == [
+        #expect(lacking.unmetNeeds(channel: 9, preambleCodeIndex: 10) == [
             "the board does not support UWB channel 9, which the peers range on (it reports channels 5)",
             "the board does not support DS-TWR with deferred reports, which the peers range with",
             "the board does not support unicast sessions, which the peers range with",
             "the board does not support static STS, which the peers range with",
             "the board does not support both the initiator and the responder role, which the peers range with",
         ])
+        // A DW3000 has no HPRF: preamble codes 25-32 are out; BPRF codes 9-12 are fine.
+        let dw3000 = Self.board(uci: 2, capabilities: BoardCapabilities.dw3000(.v2_0, maxSessions: 8))
+        #expect(dw3000.unmetNeeds(channel: 9, preambleCodeIndex: 25) == [
+            "the board does not support HPRF, which preamble code 25 the peers range with needs"
+        ])
+        #expect(dw3000.unmetNeeds(channel: 9, preambleCodeIndex: 12).isEmpty)
         // The same octets in UCI 1.x's numbering are other capabilities: 0x05 is multi-node there.
         let oneX = Self.board(uci: 1, capabilities: [CapabilityTLV(type: 0x05, value: [0x02])])
-        #expect(oneX.unmetNeeds(channel: 9) == ["the board does not support unicast sessions, which the peers range with"])
+        #expect(oneX.unmetNeeds(channel: 9, preambleCodeIndex: 10) == ["the board does not support unicast sessions, which the peers range with"])
     }
 
     /// A board that cannot use the channel every rig ranges on is reported as an error, saying

@@ -78,15 +78,25 @@ public struct BoardDescription: Sendable, Equatable {
     public var maxRangingSessions: Int? { Capabilities.maxRangingSessions(in: capabilities) }
 
     /// What the peer protocol needs that the board's capabilities say it cannot do, one sentence
-    /// each (empty when it can range with peers, or does not say): the peers' channel, DS-TWR
-    /// deferred (RANGING_METHOD bit 2), unicast sessions (MULTI_NODE_MODES bit 0), static STS
-    /// (STS_CONFIG bit 0: every peer without provisioned STS uses it), and both roles (DEVICE_ROLES
-    /// bits 0 and 1: which side initiates depends on the peer ids).
-    public func unmetNeeds(channel: UInt8) -> [String] {
+    /// each (empty when it can range with peers, or does not say): the peers' channel, their
+    /// preamble code's PRF (codes 9-12 are BPRF, 25-32 HPRF: the board must list some parameter
+    /// set of that PRF), DS-TWR deferred (RANGING_METHOD bit 2), unicast sessions
+    /// (MULTI_NODE_MODES bit 0), static STS (STS_CONFIG bit 0: every peer without provisioned
+    /// STS uses it), and both roles (DEVICE_ROLES bits 0 and 1: which side initiates depends on
+    /// the peer ids).
+    public func unmetNeeds(channel: UInt8, preambleCodeIndex: UInt8) -> [String] {
         var unmet: [String] = []
         if let channels = supportedChannels, !channels.contains(channel) {
             let list = channels.map(String.init).joined(separator: ",")
             unmet.append("the board does not support UWB channel \(channel), which the peers range on (it reports channels \(list))")
+        }
+        let prf: (Capabilities.Field, String)? = switch preambleCodeIndex {
+        case 9...12: (.bprfParameterSets, "BPRF")
+        case 25...32: (.hprfParameterSets, "HPRF")
+        default: nil
+        }
+        if let (field, name) = prf, let sets = capability(field), !sets.contains(where: { $0 != 0 }) {
+            unmet.append("the board does not support \(name), which preamble code \(preambleCodeIndex) the peers range with needs")
         }
         let needs: [(Capabilities.Field, UInt8, String)] = [
             (.rangingMethods, 1 << 2, "DS-TWR with deferred reports"), (.multiNodeModes, 1 << 0, "unicast sessions"),
