@@ -33,6 +33,9 @@ let package = Package(
         .systemLibrary(
             name: "CBlueZ", pkgConfig: "bluez",
             providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(
+            name: "CMosquitto", pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]),
         // Linux headers the Glibc module leaves out (eventfd); nothing to link.
         .systemLibrary(name: "CLinux"),
 
@@ -84,6 +87,15 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]),
 
+        // Publishing the event stream to an MQTT broker, with an on-disk spool for outages.
+        .target(
+            name: "MQTTOutput",
+            dependencies: [
+                "CMosquitto", "Events",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]),
+
         // Recording what the radios did, and views derived from recordings.
         .target(name: "Capture", dependencies: ["ByteCoding", "UCI", "UCIHost", "BLE", "Events"]),
         .target(name: "Plot"),
@@ -115,7 +127,7 @@ let package = Package(
             name: "NearbyBridgeCLI",
             dependencies: [
                 "StreamIO", "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "ByteCoding", "Bridge", "Capture", "Doctor", "Events", "Plot", "Proximity", "Replay",
-                "Simulation", "Watch", "WebView", "PeerSecurity",
+                "Simulation", "Watch", "WebView", "PeerSecurity", "MQTTOutput",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -149,6 +161,7 @@ let package = Package(
 
         .testTarget(name: "ByteCodingTests", dependencies: ["ByteCoding"]),
         .testTarget(name: "UCITests", dependencies: ["UCI"]),
+        .testTarget(name: "MQTTOutputTests", dependencies: ["MQTTOutput"]),
         .testTarget(name: "PeerProtocolTests", dependencies: ["PeerProtocol"]),
         .testTarget(
             name: "PeerSecurityTests", dependencies: ["PeerSecurity", "PeerProtocol"], exclude: ["make-vectors.py"],

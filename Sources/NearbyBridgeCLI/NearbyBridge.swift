@@ -23,8 +23,8 @@ struct NearbyBridge: AsyncParsableCommand {
             \(ExitStatus.help)
             """,
         subcommands: [
-            Demo.self, Run.self, CalibrateCommand.self, WorldCommand.self, WatchCommand.self, Devices.self, DoctorCommand.self, PlotCommand.self, ReplayCommand.self,
-            KeygenCommand.self,
+            Demo.self, Run.self, CalibrateCommand.self, WorldCommand.self, WatchCommand.self, TailCommand.self, Devices.self, DoctorCommand.self,
+            PlotCommand.self, ReplayCommand.self, KeygenCommand.self,
         ])
 
     /// ArgumentParser's, except for a value found wrong while the command runs (in a config file,
@@ -80,9 +80,10 @@ struct CommonOptions: ParsableArguments {
     /// `handlesSignals`, SIGINT and SIGTERM stop the command's work gracefully (see
     /// `CommandContext.run`); without, they end the process as usual. A stdout that fails stops
     /// the work too. Throws `ExitStatus.outputFailed` when stdout is closed from the start.
+    /// `moreSinks` adds destinations that need the logger (the MQTT output).
     func bootstrap(
         config: RunConfig = RunConfig(), capture: CaptureDirectory? = nil, handlesSignals: Bool = true,
-        thresholds: ProximityConfig = .default
+        thresholds: ProximityConfig = .default, moreSinks: (Logger) throws -> [any EventSink] = { _ in [] }
     ) throws -> CommandContext {
         signal(SIGPIPE, SIG_IGN)
         let level = logLevel ?? config.logLevel.flatMap(Logger.Level.init(rawValue:)) ?? .notice
@@ -120,6 +121,7 @@ struct CommonOptions: ParsableArguments {
             sinks.append(web.sink)
             web.sink.metrics.bootstrap()
         }
+        sinks += try moreSinks(logger)
         let events = EventStream(sinks: sinks)
         return CommandContext(
             events: events, logger: logger, failures: failures, handlesSignals: handlesSignals,

@@ -7,6 +7,7 @@ import Foundation
 import PeerProtocol
 import PeerSecurity
 import Logging
+import MQTTOutput
 import Replay
 import ServiceLifecycle
 import Simulation
@@ -101,6 +102,9 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Profile card handed to peers after a bump: a JSON object file (at most 400 bytes compacted).")
     var profile: String?
 
+    @Option(help: "Also publish every event to an MQTT broker: mqtt://[USER:PASSWORD@]HOST[:PORT] or mqtts://…; client id, credentials, CA file, topic prefix and spool go in the config's \"mqtt\" object (README \"MQTT\").")
+    var mqtt: String?
+
     func run() async throws {
         let settings = try config.map(RunConfig.load) ?? RunConfig()
         guard let uwb = try uwb ?? settings.uwb.map({ try RunConfig.parse(UWBEndpoint.self, $0, key: "uwb") }) else {
@@ -110,18 +114,45 @@ struct Run: AsyncParsableCommand {
             throw ValidationError("say which Bluetooth adapter to use: --ble hci0 (or \"ble\" in --config FILE)")
         }
         let capture = try common.openCapture()
-        let context = try common.bootstrap(config: settings, capture: capture, thresholds: proximity.config)
-        try await context.run {
-            try await bridge(uwb: uwb, ble: ble, settings: settings, capture: capture, context: context)
+        let group = self.group ?? settings.group.map(UInt16.init) ?? 1
+        // Drawn before the outputs open: the MQTT topics and client id name the node.
+        var random = SystemRandomNumberGenerator()
+        let peerID = PeerID(random.next())
+        let mqttSettings = mqtt.map { url in
+            var given = settings.mqtt ?? MQTTSettings(url: url)
+            given.url = url
+            return given
+        } ?? settings.mqtt
+        let context = try common.bootstrap(config: settings, capture: capture, thresholds: proximity.config) { logger in
+            guard let mqttSettings else { return [] }
+            do {
+                return [try MQTTSink(settings: mqttSettings, group: group, node: peerID.description, defaultSpool: try Self.spoolDirectory(), logger: logger)]
+            } catch {
+                throw ValidationError("--mqtt: \(error)")
+            }
         }
+        try await context.run {
+            try await bridge(uwb: uwb, ble: ble, settings: settings, group: group, peerID: peerID, capture: capture, context: context)
+        }
+    }
+
+    /// Where the MQTT spool lives unless the config says: systemd's StateDirectory
+    /// (`$STATE_DIRECTORY`, /var/lib/nearby-bridge for the packaged unit), else
+    /// `$XDG_STATE_HOME/nearby-bridge` (~/.local/state/nearby-bridge).
+    static func spoolDirectory() throws -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let base = environment["STATE_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) }
+            ?? (environment["XDG_STATE_HOME"] ?? NSHomeDirectory() + "/.local/state") + "/nearby-bridge"
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return base + "/mqtt-spool"
     }
 
     /// Opens the radios and builds the node; the service it returns runs it until the stop.
     private func bridge(
-        uwb: UWBEndpoint, ble: BLEBackend, settings: RunConfig, capture: CaptureDirectory?, context: CommandContext
+        uwb: UWBEndpoint, ble: BLEBackend, settings: RunConfig, group: UInt16, peerID: PeerID, capture: CaptureDirectory?,
+        context: CommandContext
     ) async throws -> any Service {
         let (events, logger) = (context.events, context.logger)
-        let group = self.group ?? settings.group.map(UInt16.init) ?? 1
         let name = self.name ?? settings.name
         let profile = self.profile ?? settings.profile
         // Files first: a bad profile is reported before any radio is opened.
@@ -151,7 +182,7 @@ struct Run: AsyncParsableCommand {
 
         var random = SystemRandomNumberGenerator()
         let identity = NodeIdentity(
-            peerID: PeerID(random.next()), name: displayName, group: group, card: card,
+            peerID: peerID, name: displayName, group: group, card: card,
             uwbShortAddress: UInt16.random(in: 1...0xFFFE, using: &random))
         logger.notice("peer id \(identity.peerID), UWB address \(identity.uwbShortAddress)")
         let seed = random.next()
@@ -281,6 +312,8 @@ struct RunConfig: Decodable {
     /// The event key (docs/PROTOCOL.md, "Security"): 64 hex digits here, or a file holding them
     /// (`nearby-bridge keygen --output FILE`); one or the other.
     var groupKey: String?
+    /// The MQTT output (`--mqtt` gives the URL and wins over `mqtt.url`).
+    var mqtt: MQTTSettings?
     var groupKeyFile: String?
     /// With an event key: still range with v1 (unencrypted) peers it hears. Off by default.
     var allowInsecurePeers: Bool?

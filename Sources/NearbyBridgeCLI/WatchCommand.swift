@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Glibc
+import MQTTOutput
 import StreamIO
 import Synchronization
 import Watch
@@ -24,6 +25,7 @@ struct WatchCommand: ParsableCommand {
 
               nearby-bridge run --config rig.json | tee events.jsonl | nearby-bridge watch
               nearby-bridge watch /var/log/nearby-bridge/events.jsonl
+              nearby-bridge watch --mqtt mqtt://broker.local        (every rig publishing there)
             """)
 
     @Argument(help: "Event files to follow (default: stdin).", completion: .file())
@@ -35,8 +37,14 @@ struct WatchCommand: ParsableCommand {
     @Flag(help: "Plain lines even on a terminal.")
     var plain = false
 
+    @Option(help: "Show the rigs that publish to this MQTT broker (`run --mqtt`): mqtt://[USER:PASSWORD@]HOST[:PORT] or mqtts://…; each event once, however often the broker repeats it.")
+    var mqtt: String?
+
+    @Option(help: "With --mqtt: only this group's rigs (default: every group).")
+    var group: UInt16?
+
     func validate() throws {
-        if files.isEmpty, isatty(0) == 1 {
+        if files.isEmpty, mqtt == nil, isatty(0) == 1 {
             throw ValidationError("pipe events into watch or name files, e.g. nearby-bridge demo | nearby-bridge watch")
         }
         guard highlight >= 0, highlight.isFinite else { throw ValidationError("--highlight must be 0 or more seconds, e.g. --highlight 5") }
@@ -45,16 +53,28 @@ struct WatchCommand: ParsableCommand {
     func run() throws {
         let screen = !plain && isatty(1) == 1
         let live = LiveInput()
-        let sources = files.isEmpty || files == ["-"] ? [nil] : files.map(Optional.some)
+        let take: @Sendable (String) -> Void = { line in
+            if screen { live.apply(line) } else if let text = LiveView.plainLine(line) { Self.write(text + "\n") }
+        }
+        let sources: [String?] = mqtt != nil && files.isEmpty ? [] : files.isEmpty || files == ["-"] ? [nil] : files.map(Optional.some)
         for path in sources {
             let follow = path != nil
             IOThread.detach(name: "watch-input") {
-                Self.readLines(path: path, follow: follow) { line in
-                    if screen { live.apply(line) } else if let text = LiveView.plainLine(line) { Self.write(text + "\n") }
-                }
+                Self.readLines(path: path, follow: follow, take)
                 live.ended()
             }
         }
+        let subscriber = try mqtt.map { url in
+            do {
+                return try MQTTSubscriber(
+                    settings: MQTTSettings(url: url), group: group, onLine: take,
+                    onNotice: { notice in if !screen { Self.write("watch: \(notice)\n", to: 2) } })
+            } catch {
+                throw ValidationError("--mqtt: \(error)")
+            }
+        }
+        try subscriber?.start()
+        defer { subscriber?.stop() }
         installStopHandlers()
         if screen {
             try Terminal.withFullScreen { terminal in
@@ -66,7 +86,7 @@ struct WatchCommand: ParsableCommand {
                 }
             }
         } else {
-            while !stopRequested.load(ordering: .relaxed), !live.allEnded(of: sources.count) { usleep(50_000) }
+            while !stopRequested.load(ordering: .relaxed), mqtt != nil || !live.allEnded(of: sources.count) { usleep(50_000) }
         }
     }
 

@@ -1,0 +1,4 @@
+#ifndef NEARBY_BRIDGE_CMOSQUITTO_SHIM_H
+#define NEARBY_BRIDGE_CMOSQUITTO_SHIM_H
+#include <mosquitto.h>
+#endif
