@@ -1,5 +1,5 @@
 # Convenience targets; the scripts are the source of truth.
-.PHONY: test sanitize rig ble-bump vm-selftest e2e-repeat fuzz-long wireshark-uci
+.PHONY: test sanitize rig ble-bump vm-selftest e2e-repeat fuzz-long wireshark-uci package
 
 test:          ## everything CI runs (Swift tests, end-to-end checks, emulated USB, VM rigs)
 	scripts/test
@@ -9,6 +9,9 @@ fuzz-long:     ## every libFuzzer target to 10^6 executions (about 25 min); corp
 
 wireshark-uci: ## every uci.pcap under CAPTURE=DIR (a --capture directory) through Wireshark 4.4's UCI dissector (a Debian 13 chroot in .build-vm)
 	scripts/wireshark-uci $(or $(CAPTURE),$(error set CAPTURE=DIR, a --capture directory or a uci.pcap))
+
+package:       ## dist/nearby-bridge_<version>-1_<arch>.deb for this machine (arm64 on a Pi); scripts/test-package DEB checks it
+	scripts/package
 
 sanitize:      ## the Swift suites under ThreadSanitizer and AddressSanitizer (part of test)
 	scripts/sanitize

@@ -22,6 +22,7 @@ struct NearbyBridge: AsyncParsableCommand {
 
             \(ExitStatus.help)
             """,
+        version: nearbyBridgeVersion,
         subcommands: [
             Demo.self, Run.self, CalibrateCommand.self, WorldCommand.self, WatchCommand.self, TailCommand.self, Devices.self, DoctorCommand.self,
             PlotCommand.self, ReplayCommand.self, KeygenCommand.self,
