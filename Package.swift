@@ -13,7 +13,7 @@ let package = Package(
         .executable(name: "proximity-eval", targets: ["ProximityEvalCLI"]),
         // For the benchmarks (Benchmarks/, a package of its own so its dependencies stay out of
         // this package's builds).
-        .library(name: "NearbyBridgeCore", targets: ["UCI", "StreamIO", "UCIHost", "PeerProtocol", "PeerSecurity", "BLE", "Proximity", "Events", "Bridge", "Simulation", "WebView"]),
+        .library(name: "NearbyBridgeCore", targets: ["UCI", "StreamIO", "UCIHost", "PeerProtocol", "PeerSecurity", "BLE", "Proximity", "Events", "Bridge", "Simulation", "WebView", "MQTTOutput"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -91,7 +91,7 @@ let package = Package(
         .target(
             name: "MQTTOutput",
             dependencies: [
-                "CMosquitto", "Events",
+                "CMosquitto", "Events", "StreamIO",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]),

@@ -17,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         // The same version the main package resolves; for the security benchmarks' X25519 keys and baseline.
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // The main package's logging, for the MQTT output's logger.
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         .executableTarget(
@@ -25,6 +27,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "NearbyBridgeCore", package: mainPackage),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/BridgeBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),

@@ -82,21 +82,14 @@ final class EventSpool {
                 break
             }
             offset = record.end
+            pendingCount += 1
         }
     }
 
     deinit { try? log.close() }
 
-    /// Records not yet acknowledged, in order.
-    var pendingCount: Int {
-        var count = 0
-        var offset = acknowledged
-        while offset < size, let record = read(at: offset) {
-            count += 1
-            offset = record.end
-        }
-        return count
-    }
+    /// Records not yet acknowledged.
+    private(set) var pendingCount = 0
 
     /// Appends one record and stamps the next `seq`; false (and counted) when the spool is full.
     func append(topic: String, line: String) throws(SpoolError) -> Bool {
@@ -116,6 +109,7 @@ final class EventSpool {
             throw .cannotWrite(path: logPath, error as? Errno ?? .ioError)
         }
         size += recordSize
+        pendingCount += 1
         return true
     }
 
@@ -139,11 +133,12 @@ final class EventSpool {
         return records
     }
 
-    /// The broker acknowledged every record up to `end`; when that is all of them, the spool
-    /// starts over.
-    func acknowledge(upTo end: Int) {
+    /// The broker acknowledged every record up to `end`, `records` more than before; when that
+    /// is all of them, the spool starts over.
+    func acknowledge(upTo end: Int, records: Int) {
         guard end > acknowledged else { return }
         acknowledged = min(end, size)
+        pendingCount = max(0, pendingCount - records)
         if acknowledged == size {
             truncate(to: 0)
         }

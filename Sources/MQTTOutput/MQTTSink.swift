@@ -1,6 +1,8 @@
+import Dispatch
 import Events
 import Glibc
 import Logging
+import StreamIO
 import Synchronization
 
 /// Publishes the event stream to an MQTT broker: every event to `<prefix>/<group>/<node>/<type>`,
@@ -18,6 +20,11 @@ import Synchronization
 ///
 /// stdout does not depend on any of this: `receive` only appends to a file and hands messages
 /// to libmosquitto's queue, whose own thread talks to the broker.
+///
+/// Locking: libmosquitto calls back with its callback mutex held, and `mosquitto_publish` may
+/// call back (QoS 0) on the publishing thread; so a callback never takes this sink's lock (that
+/// deadlocked against a publish under it). It only queues what happened in `inbox` and wakes
+/// the sink's thread ("mqtt"), which handles the queue under the lock, as `receive` does too.
 public final class MQTTSink: EventSink {
     private struct State {
         var spool: EventSpool
@@ -32,6 +39,8 @@ public final class MQTTSink: EventSink {
     }
 
     private let state: Mutex<State>
+    /// What libmosquitto reported, waiting for the lock.
+    private let inbox = Inbox()
     private let client: MosquittoClient
     private let prefix: String
     private let group: UInt16
@@ -60,10 +69,14 @@ public final class MQTTSink: EventSink {
             tls: endpoint.tls, host: endpoint.host, port: endpoint.port, clientID: settings.clientID ?? "nearby-bridge-\(node)",
             username: settings.username ?? endpoint.username, password: settings.password ?? endpoint.password, caFile: settings.caFile)
         let will = (topic: "\(prefix)/\(group)/\(node)/status", payload: #"{"state":"offline"}"#)
-        // libmosquitto's callbacks reach this sink through the relay, set once it is whole.
-        let relay = Mutex<(@Sendable (MosquittoClient.Event) -> Void)?>(nil)
-        client = try MosquittoClient(settings: connection, will: will) { event in relay.withLock { $0 }?(event) }
-        relay.withLock { $0 = { [weak self] event in self?.handle(event) } }
+        let inbox = self.inbox
+        client = try MosquittoClient(settings: connection, will: will) { inbox.post($0) }
+        IOThread.detach(name: "mqtt") { [weak self] in
+            while let sink = self, !sink.state.withLock({ $0.closed }) {
+                _ = sink.inbox.wake.wait(timeout: .now() + .milliseconds(200))
+                sink.state.withLock { if !$0.closed { sink.handleInbox(&$0) } }
+            }
+        }
         try client.start()
         logger.info("publishing events over MQTT", metadata: ["broker": "\(endpoint.host):\(endpoint.port)", "topics": "\(prefix)/\(group)/+/+"])
     }
@@ -73,6 +86,7 @@ public final class MQTTSink: EventSink {
     public func receive(_ events: [Event], timestampMilliseconds: Int64) {
         state.withLock { s in
             guard !s.closed else { return }
+            handleInbox(&s)
             for event in events {
                 let topic = "\(prefix)/\(group)/\(event.node)/\(event.type)"
                 if event.isSheddable {
@@ -126,15 +140,19 @@ public final class MQTTSink: EventSink {
             topic: "\(prefix)/\(group)/\(node)/status", payload: #"{"state":"online","radios":{\#(radios)}}"#, qos: 1, retain: true)
     }
 
-    private func handle(_ event: MosquittoClient.Event) {
-        state.withLock { s in
+    /// Handles what libmosquitto reported since the last time, then fills the window.
+    private func handleInbox(_ s: inout State) {
+        let events = inbox.events.withLock { events in
+            defer { events = [] }
+            return events
+        }
+        for event in events {
             switch event {
             case .connected:
                 s.connected = true
                 s.lastRefusal = nil
                 logger.notice("connected to the MQTT broker", metadata: ["pending": "\(s.spool.pendingCount)"])
                 for node in Set(s.radios.keys).union([statusNode]) { publishStatus(of: node, s) }
-                pump(&s)
             case .refused(let reason):
                 s.connected = false
                 if s.lastRefusal != reason {
@@ -149,19 +167,21 @@ public final class MQTTSink: EventSink {
                 s.inflight = []
                 s.spool.rewind()
             case .published(let mid):
-                guard let index = s.inflight.firstIndex(where: { $0.mid == mid }) else { return }
+                guard let index = s.inflight.firstIndex(where: { $0.mid == mid }) else { continue }  // QoS 0, or from before a reconnection
                 s.inflight[index].acked = true
                 var end: Int?
+                var records = 0
                 while let first = s.inflight.first, first.acked {
                     end = first.end
+                    records += 1
                     s.inflight.removeFirst()
                 }
-                if let end { s.spool.acknowledge(upTo: end) }
-                pump(&s)
+                if let end { s.spool.acknowledge(upTo: end, records: records) }
             case .message:
                 break
             }
         }
+        pump(&s)
     }
 
     public func takeShedRanges(node: String) -> Int {
@@ -181,6 +201,7 @@ public final class MQTTSink: EventSink {
             nanosleep(&pause, nil)
         }
         let pending = state.withLock { s in
+            handleInbox(&s)
             s.closed = true
             if s.connected {
                 _ = client.publish(topic: "\(prefix)/\(group)/\(statusNode)/status", payload: #"{"state":"offline"}"#, qos: 1, retain: true)
@@ -190,5 +211,16 @@ public final class MQTTSink: EventSink {
         client.stop()
         if pending > 0 { logger.notice("\(pending) events stay in the MQTT spool for the next run") }
         return DrainResult()
+    }
+}
+
+/// libmosquitto's reports on their way to the sink's lock, and the signal that wakes its thread.
+private final class Inbox: Sendable {
+    let events = Mutex<[MosquittoClient.Event]>([])
+    let wake = DispatchSemaphore(value: 0)
+
+    func post(_ event: MosquittoClient.Event) {
+        events.withLock { $0.append(event) }
+        wake.signal()
     }
 }

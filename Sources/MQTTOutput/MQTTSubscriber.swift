@@ -3,7 +3,9 @@ import Synchronization
 /// Reads a group's events back from a broker (`nearby-bridge tail --mqtt`): subscribes to
 /// `<prefix>/<group or +>/+/+` with QoS 1 and hands over each event line once, however often the
 /// broker delivered it (QoS 1 may repeat: duplicates are told by `node` + `seq`). Status topics
-/// are left out: they are not events.
+/// are left out: they are not events. The session outlives a disconnection by 10 minutes (MQTT 5
+/// session expiry): what the rigs publish while this subscriber reconnects, or while the broker
+/// restarts with persistence on, waits for it there.
 public final class MQTTSubscriber: Sendable {
     private let client: MosquittoClient
     private let pattern: String
@@ -24,7 +26,7 @@ public final class MQTTSubscriber: Sendable {
                 clientID: settings.clientID ?? "nearby-bridge-tail-\(UInt32.random(in: 0...UInt32.max))",
                 username: settings.username ?? endpoint.username, password: settings.password ?? endpoint.password,
                 caFile: settings.caFile),
-            will: nil
+            will: nil, sessionExpirySeconds: 600
         ) { event in
             switch event {
             case .connected:

@@ -20,19 +20,27 @@ final class MosquittoClient: @unchecked Sendable {
 
     private let handle: OpaquePointer
     private let settings: MQTTConnection
+    private let sessionExpirySeconds: UInt32?
     private let onEvent: @Sendable (Event) -> Void
 
     private static let library: Void = { _ = mosquitto_lib_init() }()
 
-    /// - Parameter will: the retained message the broker publishes if we vanish.
-    init(settings: MQTTConnection, will: (topic: String, payload: String)?, onEvent: @escaping @Sendable (Event) -> Void) throws(MQTTError) {
+    /// - Parameters:
+    ///   - will: the retained message the broker publishes if we vanish.
+    ///   - sessionExpirySeconds: keep the session (subscriptions, queued QoS 1 messages) on the
+    ///     broker this long after a disconnection (MQTT 5); nil: a clean MQTT 3.1.1 session.
+    init(
+        settings: MQTTConnection, will: (topic: String, payload: String)?, sessionExpirySeconds: UInt32? = nil,
+        onEvent: @escaping @Sendable (Event) -> Void
+    ) throws(MQTTError) {
         _ = Self.library
         self.settings = settings
+        self.sessionExpirySeconds = sessionExpirySeconds
         self.onEvent = onEvent
-        guard let handle = mosquitto_new(settings.clientID, true, nil) else { throw .client("mosquitto_new failed") }
+        guard let handle = mosquitto_new(settings.clientID, sessionExpirySeconds == nil, nil) else { throw .client("mosquitto_new failed") }
         self.handle = handle
         mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
-        _ = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
+        _ = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, sessionExpirySeconds == nil ? MQTT_PROTOCOL_V311 : MQTT_PROTOCOL_V5)
         mosquitto_reconnect_delay_set(handle, 1, 10, true)
         if let username = settings.username {
             try check(mosquitto_username_pw_set(handle, username, settings.password), "credentials")
@@ -73,7 +81,17 @@ final class MosquittoClient: @unchecked Sendable {
     /// yet is tried again and again (1 s, doubling up to 10 s).
     func start() throws(MQTTError) {
         try check(mosquitto_loop_start(handle), "network thread")
-        let code = mosquitto_connect_async(handle, settings.host, Int32(settings.port), 30)
+        let code: Int32
+        if let sessionExpirySeconds {
+            // MQTT 5 connects with properties synchronously only (loopback or LAN: brief);
+            // libmosquitto keeps them for its reconnections.
+            var properties: OpaquePointer?
+            defer { mosquitto_property_free_all(&properties) }
+            _ = mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), sessionExpirySeconds)
+            code = mosquitto_connect_bind_v5(handle, settings.host, Int32(settings.port), 30, nil, properties)
+        } else {
+            code = mosquitto_connect_async(handle, settings.host, Int32(settings.port), 30)
+        }
         if code != MOSQ_ERR_SUCCESS.rawValue {
             // Refused at once (no broker listening): the network thread keeps reconnecting.
             onEvent(.disconnected(String(cString: mosquitto_strerror(code))))

@@ -23,7 +23,7 @@ import Testing
             }
             let sent = spool.nextToSend(limit: 3)
             #expect(sent.map(\.line) == ["line 0", "line 1", "line 2"])
-            spool.acknowledge(upTo: sent[1].end)
+            spool.acknowledge(upTo: sent[1].end, records: 2)
         }
         let reopened = try EventSpool(directory: path, limitBytes: 1 << 20)
         #expect(reopened.pendingCount == 3)
@@ -40,7 +40,7 @@ import Testing
         let first = spool.nextToSend(limit: 3)
         spool.rewind()
         #expect(spool.nextToSend(limit: 3) == first)
-        spool.acknowledge(upTo: first.last!.end)
+        spool.acknowledge(upTo: first.last!.end, records: 3)
         #expect(spool.pendingCount == 0)
         let size = try FileManager.default.attributesOfItem(atPath: path + "/spool.log")[.size] as? Int
         #expect(size == 0)

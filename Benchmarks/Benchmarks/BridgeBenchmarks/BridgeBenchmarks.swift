@@ -23,6 +23,7 @@ let benchmarks: @Sendable () -> Void = {
     memoryBenchmarks()
     crowdBenchmark()
     webViewBenchmark()
+    mqttBenchmark()
     securityBenchmarks()
 }
 
