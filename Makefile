@@ -10,7 +10,7 @@ fuzz-long:     ## every libFuzzer target to 10^6 executions (about 25 min); corp
 sanitize:      ## the Swift suites under ThreadSanitizer and AddressSanitizer (part of test)
 	scripts/sanitize
 
-rig:           ## two bridges on a real kernel: USB boards on dummy_hcd, Bumble-backed adapters, faults
+rig:           ## two bridges on a real kernel: USB boards on dummy_hcd, Bumble-backed adapters, bluetoothd, faults
 	scripts/bootstrap --python
 	Tests/VMRig/two-rigs.sh .venv/bin/python3
 
