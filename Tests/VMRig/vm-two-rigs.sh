@@ -157,8 +157,8 @@ if [ $BTD = 1 ]; then
 
   # ---------------------------------------------------------------- bluetoothd restarts
   mark btd-restart-start
-  kill -TERM $BTD_PID; wait $BTD_PID
-  echo "VM: bluetoothd stopped at $(now)s (exit $?)"
+  kill -TERM $BTD_PID; wait $BTD_PID; st=$?
+  echo "VM: bluetoothd stopped at $(now)s (exit $st)"
   start_bluetoothd || echo "VM: bluetoothd did not come back with both adapters"
   echo "VM: bluetoothd started again at $(now)s"
   wait_until 15 sh -c 'bluetoothctl show '"$ADDR0"' | grep -q "Powered: yes" && bluetoothctl show '"$ADDR1"' | grep -q "Powered: yes"' \
