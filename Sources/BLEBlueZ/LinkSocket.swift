@@ -99,13 +99,23 @@ final class LinkSocket: Sendable {
         }
     }
 
-    /// The owner's read loop: returns when the channel ended.
+    /// The owner's read loop: returns when the channel ended. A peer that closes the channel
+    /// right after its last SDU (a goodbye) can make the kernel report the close first: the
+    /// disconnection sets the socket's error (ECONNRESET), and a read returns a pending error
+    /// before SDUs still queued. So after an error the queue is read out, without waiting.
     func readUntilEnd(data: ([UInt8]) -> Void) {
         var buffer = [UInt8](repeating: 0, count: Int(L2CAPSocket.receiveMTU))
+        var waiting = true
         while true {
-            let count = buffer.withUnsafeMutableBytes { (try? ownerDescriptor.read(into: $0, retryOnInterrupt: true)) ?? 0 }
-            guard count > 0 else { return }
-            data(Array(buffer[0..<count]))
+            let flags = waiting ? 0 : Int32(MSG_DONTWAIT)
+            let received = buffer.withUnsafeMutableBytes { bytes in
+                valueOrErrno(retryOnInterrupt: true) { Glibc.recv(ownerDescriptor.rawValue, bytes.baseAddress, bytes.count, flags) }
+            }
+            switch received {
+            case .success(let count) where count > 0: data(Array(buffer[0..<count]))
+            case .failure where waiting: waiting = false
+            default: return
+            }
         }
     }
 }
