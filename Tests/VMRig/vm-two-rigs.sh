@@ -143,10 +143,17 @@ if [ $BTD = 1 ]; then
 
   # ---------------------------------------------------------------- bluetoothd powers hci0 off and on
   mark btd-power-start
-  # the power-on reply comes when the controller is initialised: a few seconds under TCG
-  btctl btd-power.log "select $ADDR0" "power off" "sleep 2" "power on" "sleep 5"
-  echo "VM: bluetoothd powered hci0 off and on by $(now)s"
+  btctl btd-power.log "select $ADDR0" "power off" "sleep 2"
   grep -q "Changing power off succeeded" btd-power.log || echo "VM: bluetoothd did not power hci0 off"
+  # The power-on reply comes when the controller is initialised: a few seconds under TCG, and a
+  # loaded host can time that out (bluetoothd: org.bluez.Error.Failed), as in ble-power below:
+  # try again, as a person at the rig would. The rig does not power on what bluetoothd turned off.
+  for try in 1 2 3; do
+    btctl btd-power.log "select $ADDR0" "power on" "sleep 5"
+    grep -q "Controller $ADDR0 Powered: yes" btd-power.log && break
+    echo "VM: bluetoothd's power-on of hci0 failed (try $try)"
+  done
+  echo "VM: bluetoothd powered hci0 off and on by $(now)s"
   grep -q "Controller $ADDR0 Powered: yes" btd-power.log || echo "VM: bluetoothd did not power hci0 on"
   sleep 3   # links torn down by the power-off are re-established by now
   mark btd-power-settled
