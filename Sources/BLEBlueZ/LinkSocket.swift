@@ -100,9 +100,10 @@ final class LinkSocket: Sendable {
     }
 
     /// The owner's read loop: returns when the channel ended. A peer that closes the channel
-    /// right after its last SDU (a goodbye) can make the kernel report the close first: the
-    /// disconnection sets the socket's error (ECONNRESET), and a read returns a pending error
-    /// before SDUs still queued. So after an error the queue is read out, without waiting.
+    /// right after its last SDU (a goodbye) can make the kernel report the end first: the
+    /// disconnection sets the socket's error (ECONNRESET), a read takes a pending error before
+    /// the SDUs still queued, and a shut-down Bluetooth socket answers it as end of file
+    /// (bt_sock_recvmsg). So after the end or an error the queue is read out, without waiting.
     func readUntilEnd(data: ([UInt8]) -> Void) {
         var buffer = [UInt8](repeating: 0, count: Int(L2CAPSocket.receiveMTU))
         var waiting = true
@@ -111,10 +112,12 @@ final class LinkSocket: Sendable {
             let received = buffer.withUnsafeMutableBytes { bytes in
                 valueOrErrno(retryOnInterrupt: true) { Glibc.recv(ownerDescriptor.rawValue, bytes.baseAddress, bytes.count, flags) }
             }
-            switch received {
-            case .success(let count) where count > 0: data(Array(buffer[0..<count]))
-            case .failure where waiting: waiting = false
-            default: return
+            if case .success(let count) = received, count > 0 {
+                data(Array(buffer[0..<count]))
+            } else if waiting {
+                waiting = false
+            } else {
+                return
             }
         }
     }
