@@ -16,7 +16,7 @@ package:       ## dist/nearby-bridge_<version>-1_<arch>.deb for this machine (ar
 sanitize:      ## the Swift suites under ThreadSanitizer and AddressSanitizer (part of test)
 	scripts/sanitize
 
-rig:           ## two bridges on a real kernel: USB boards on dummy_hcd, Bumble-backed adapters, faults
+rig:           ## two bridges on a real kernel: USB boards on dummy_hcd, Bumble-backed adapters, bluetoothd, faults
 	scripts/bootstrap --python
 	Tests/VMRig/two-rigs.sh .venv/bin/python3
 

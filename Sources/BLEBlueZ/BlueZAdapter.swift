@@ -44,6 +44,12 @@ package final class BlueZAdapter: BLEAdapter {
         var advertisingGrant: ExtendedAdvertisingGrant?
         /// The adapter's powered setting as last seen (start, New Settings).
         var powered = false
+        /// We want LE privacy (a keyed rig) and the adapter has it: another program turning it
+        /// off is undone (`restorePrivacy`).
+        var privacy = false
+        /// `restorePrivacy` is under way: no advertising until it is done (it would go out from
+        /// the fixed address), and it resumes what a power-on meanwhile would have.
+        var restoringPrivacy = false
         var discoveryWatchdog = DiscoveryWatchdog()
     }
 
@@ -105,22 +111,17 @@ package final class BlueZAdapter: BLEAdapter {
         if privateAddresses { info.currentSettings = await enablePrivacy(socket, info) }
         if !info.currentSettings.contains(.powered) {
             logger.notice("powering on \(name)")
-            info.currentSettings = ControllerSettings(rawValue: Self.settings(try await socket.send(.setPowered(true), index: index)))
-            // Right after a power-off (LE privacy) the kernel may answer before it is up: wait
-            // for it, or Add Advertising is refused (Rejected: not powered).
-            for _ in 0..<10 where !info.currentSettings.contains(.powered) {
-                try await Task.sleep(for: .milliseconds(200))
-                info.currentSettings = ControllerSettings(rawValue: Self.settings(try await socket.send(.setPowered(true), index: index)))
-            }
+            info.currentSettings = try await powerOn(socket)
         }
         let features = try AdvertisingFeatures(returnParameters: try await socket.send(.readAdvertisingFeatures, index: index))
         let address = info.address
-        let powered = info.currentSettings.contains(.powered)
+        let settings = info.currentSettings
         let extended = features.offersExtendedAdvertising
         state.withLock {
             $0.instance = max(features.maxInstances, 1)
             $0.adapterAddress = address
-            $0.powered = powered
+            $0.powered = settings.contains(.powered)
+            $0.privacy = privateAddresses && settings.contains(.privacy)
             $0.extendedAdvertising = extended
         }
         try listen()
@@ -163,6 +164,58 @@ package final class BlueZAdapter: BLEAdapter {
         return settings
     }
 
+    /// Powers the adapter on; the settings in force afterwards. Right after a power-off (LE
+    /// privacy) the kernel may answer before it is up: this waits for it, or Add Advertising
+    /// would be refused (Rejected: not powered).
+    private func powerOn(_ socket: MgmtSocket) async throws -> ControllerSettings {
+        var settings = ControllerSettings(rawValue: Self.settings(try await socket.send(.setPowered(true), index: index)))
+        for _ in 0..<10 where !settings.contains(.powered) {
+            try await Task.sleep(for: .milliseconds(200))
+            settings = ControllerSettings(rawValue: Self.settings(try await socket.send(.setPowered(true), index: index)))
+        }
+        return settings
+    }
+
+    /// Turns LE privacy on again after another program turned it off. bluetoothd does so each
+    /// time it starts (main.conf's `Privacy` defaults to off), and its own exit powers the
+    /// adapter off, which is when the kernel takes the setting: after `systemctl restart
+    /// bluetooth` (a bluez upgrade) the rig would advertise from the adapter's fixed address.
+    /// A powered adapter is power-cycled for it, as at start; an adapter that is off stays off
+    /// for whoever powers it on. Started by `handle`, which sets `restoringPrivacy`.
+    private func restorePrivacy() async {
+        logger.warning(
+            "another program turned LE privacy off (bluetoothd does when it starts): turning it on again",
+            metadata: ["adapter": "\(name)"])
+        var poweredOff = false
+        var powered: Bool?
+        do {
+            let socket = try socket()
+            let info = try ControllerInfo(returnParameters: try await socket.send(.readControllerInfo, index: index))
+            if info.currentSettings.contains(.powered) {
+                poweredOff = true
+                state.withLock { $0.powered = false }
+                emit(.adapterPowered(false))
+            }
+            _ = await enablePrivacy(socket, info)
+            if poweredOff { _ = try await powerOn(socket) }
+            // Someone (bluetoothd at its start) may have powered it on meanwhile; `handle` left
+            // resuming for that to us.
+            let now = try ControllerInfo(returnParameters: try await socket.send(.readControllerInfo, index: index))
+            powered = now.currentSettings.contains(.powered)
+        } catch {
+            logger.error(
+                "could not turn LE privacy on again; advertising and discovery keep retrying",
+                metadata: ["adapter": "\(name)", "error": "\(error)"])
+        }
+        state.withLock { s in
+            s.restoringPrivacy = false
+            if let powered { s.powered = powered }
+        }
+        guard powered == true else { return }
+        if poweredOff { emit(.adapterPowered(true)) }
+        await resumeAfterPowerOn()
+    }
+
     private static func settings(_ parameters: [UInt8]) -> UInt32 {
         guard parameters.count >= 4 else { return 0 }
         return UInt32(parameters[0]) | UInt32(parameters[1]) << 8 | UInt32(parameters[2]) << 16 | UInt32(parameters[3]) << 24
@@ -189,9 +242,13 @@ package final class BlueZAdapter: BLEAdapter {
         }
     }
 
-    /// (Re-)adds our instance; adding an existing instance replaces it and restarts its timeout.
+    /// (Re-)adds our instance, unless LE privacy is being restored; adding an existing instance
+    /// replaces it and restarts its timeout.
     private func addAdvertising() async throws {
-        guard let (instance, advertising, extended) = state.withLock({ s in s.advertising.map { (s.instance, $0, s.extendedAdvertising) } })
+        guard
+            let (instance, advertising, extended) = state.withLock({ s in
+                s.restoringPrivacy ? nil : s.advertising.map { (s.instance, $0, s.extendedAdvertising) }
+            })
         else { return }
         let socket = try socket()
         guard extended else {
@@ -355,9 +412,11 @@ package final class BlueZAdapter: BLEAdapter {
             handler?(.advertisement(address, rssi: Int(found.rssi), data: found.eir))
         case .newSettings(let settings):
             let powered = settings.contains(.powered)
-            let wasPowered = state.withLock { s in
+            let (wasPowered, restoring, privacyLost) = state.withLock { s in
                 defer { s.powered = powered }
-                return s.powered
+                let lost = s.privacy && !settings.contains(.privacy) && !s.restoringPrivacy
+                if lost { s.restoringPrivacy = true }
+                return (s.powered, s.restoringPrivacy, lost)
             }
             if wasPowered, !powered {
                 logger.warning("Bluetooth adapter powered off", metadata: ["adapter": "\(name)"])
@@ -365,6 +424,11 @@ package final class BlueZAdapter: BLEAdapter {
             } else if powered, !wasPowered {
                 emit(.adapterPowered(true))
                 logger.notice("Bluetooth adapter powered on again: advertising and discovery restart", metadata: ["adapter": "\(name)"])
+            }
+            // Advertising from the fixed address must not resume before privacy is back on.
+            if privacyLost {
+                Task { [weak self] in await self?.restorePrivacy() }
+            } else if powered, !wasPowered, !restoring {
                 Task { [weak self] in await self?.resumeAfterPowerOn() }
             }
         case .indexRemoved:

@@ -99,13 +99,26 @@ final class LinkSocket: Sendable {
         }
     }
 
-    /// The owner's read loop: returns when the channel ended.
+    /// The owner's read loop: returns when the channel ended. A peer that closes the channel
+    /// right after its last SDU (a goodbye) can make the kernel report the end first: the
+    /// disconnection sets the socket's error (ECONNRESET), a read takes a pending error before
+    /// the SDUs still queued, and a shut-down Bluetooth socket answers it as end of file
+    /// (bt_sock_recvmsg). So after the end or an error the queue is read out, without waiting.
     func readUntilEnd(data: ([UInt8]) -> Void) {
         var buffer = [UInt8](repeating: 0, count: Int(L2CAPSocket.receiveMTU))
+        var waiting = true
         while true {
-            let count = buffer.withUnsafeMutableBytes { (try? ownerDescriptor.read(into: $0, retryOnInterrupt: true)) ?? 0 }
-            guard count > 0 else { return }
-            data(Array(buffer[0..<count]))
+            let flags = waiting ? 0 : Int32(MSG_DONTWAIT)
+            let received = buffer.withUnsafeMutableBytes { bytes in
+                valueOrErrno(retryOnInterrupt: true) { Glibc.recv(ownerDescriptor.rawValue, bytes.baseAddress, bytes.count, flags) }
+            }
+            if case .success(let count) = received, count > 0 {
+                data(Array(buffer[0..<count]))
+            } else if waiting {
+                waiting = false
+            } else {
+                return
+            }
         }
     }
 }

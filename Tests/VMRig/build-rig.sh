@@ -12,7 +12,8 @@
 #                              the bluetooth, usb, tty, char and leds drivers: 72 MB, not 400)
 #
 # Installs with apt-get when missing: qemu-system-x86 (qemu-system-x86_64), busybox-static,
-# gcc + libc6-dev (static libc), kmod (depmod), python3-venv. Downloads and extracts the
+# gcc + libc6-dev (static libc), kmod (depmod), python3-venv, bluez (bluetoothd, bluetoothctl and,
+# through its dependency on dbus, dbus-daemon and dbus-send: run-vm.sh --bluetoothd). Downloads and extracts the
 # Debian kernel package, runs depmod, extracts an uncompressed vmlinux from the vmlinuz (qemu
 # boots it through its PVH entry, twice as fast under TCG), creates the Bumble venv
 # (bumble==$BUMBLE_VERSION) and builds the static guest programs hci_uart_attach and
@@ -40,6 +41,9 @@ command -v gcc >/dev/null || need+=(gcc)
 [ -x /sbin/depmod ] || [ -x /usr/sbin/depmod ] || need+=(kmod)
 [ -x /usr/bin/python3 ] || need+=(python3)
 /usr/bin/python3 -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
+# Debian's BlueZ daemon for the VM (run-vm.sh --bluetoothd copies the host's programs)
+if [ ! -x /usr/libexec/bluetooth/bluetoothd ] || [ ! -x /usr/bin/bluetoothctl ] || [ ! -x /usr/bin/dbus-daemon ] \
+    || [ ! -x /usr/bin/dbus-send ]; then need+=(bluez); fi
 if [ ${#need[@]} -gt 0 ]; then
     say "apt-get install ${need[*]}"
     export DEBIAN_FRONTEND=noninteractive

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the console log of Tests/VMRig/vm-two-rigs.sh (see two-rigs.sh).
 
-    check_two_rigs.py CONSOLE_LOG OUT_DIR CARD_A CARD_B
+    check_two_rigs.py CONSOLE_LOG OUT_DIR CARD_A CARD_B [--bluetoothd]
 
 Decodes the four event streams (a = rig-a, b = rig-b, c = rig-b after its restart, d = the
 outsider with another event's key that ran in between) into OUT_DIR/{a,b,c,d}.jsonl byte for byte, prints them (every event but `range`, which is summarised
@@ -9,7 +9,9 @@ per phase) and each rig's capture directory (uci.pcap, ble.pcap) and stderr into
 OUT_DIR/diag/, then checks the scenario and each fault case against the streams, sliced at the
 VM's "VM: MARK" lines. Prints "ok ..." per passing check and "FAIL ..." for the first failure
 (exit 1). Schema validation and torn lines are scripts/validate-events.py's job (run it on
-OUT_DIR/*.jsonl).
+OUT_DIR/*.jsonl). With --bluetoothd the run had bluetoothd on both adapters: every check of a
+run without it must hold (the reference), and bluetoothd's own discovery, advertisement, power
+cycle and restart (the btd-* marks) are checked too.
 """
 import base64
 import collections
@@ -25,6 +27,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
 from pcaprecords import records  # noqa: E402 (the project's pcap reader, in scripts/)
 
 console_path, out_dir, card_a_path, card_b_path = sys.argv[1:5]
+with_bluetoothd = "--bluetoothd" in sys.argv[5:]
 out = pathlib.Path(out_dir)
 console = pathlib.Path(console_path).read_text(encoding="utf-8", errors="replace").replace("\r", "").splitlines()
 
@@ -80,7 +83,9 @@ marks = {}
 for line in console:
     if m := re.match(r"VM: MARK (\S+) a=(\d+) b=(\d+) c=(\d+)", line):
         marks[m.group(1)] = {"a": int(m.group(2)), "b": int(m.group(3)), "c": int(m.group(4))}
-phases = ["phase1-done", "usb-unplug-start", "usb-unplug-replugged", "usb-unplug-end",
+btd_phases = ["btd-scan-start", "btd-scan-running", "btd-scan-end", "btd-power-start", "btd-power-settled", "btd-power-end",
+              "btd-restart-start", "btd-restart-settled", "btd-restart-end"]
+phases = ["phase1-done"] + (btd_phases if with_bluetoothd else []) + ["usb-unplug-start", "usb-unplug-replugged", "usb-unplug-end",
           "ble-power-start", "ble-power-settled", "ble-power-end", "ble-drop-start", "ble-drop-over",
           "ble-drop-end", "ble-wedge-start", "ble-wedge-settled", "ble-wedge-end", "kill-restart-start", "outsider-start", "outsider-end", "kill-restart-restarted", "kill-restart-end",
           "goodbye-start", "goodbye-end"]
@@ -165,6 +170,55 @@ for name in "abc":
         fail(f"stream {labels[name]} has {bumps} bump events over the whole run")
 ok("exactly one bump on each side over the whole run, same bump_id; none after the restart")
 
+# ------------------------------------------------------------------ bluetoothd's own actions
+def off_and_on(name, adapter, start_mark, end_mark):
+    """Whether the stream says the adapter went unavailable and then ready again."""
+    events = part(name, start_mark, end_mark)
+    off = index(events, type="device", radio="ble", state="unavailable", backend=adapter)
+    return off is not None and index(events, off, type="device", radio="ble", state="ready", backend=adapter) is not None
+
+
+def peer_outcome(phase, name, peer, start_mark, end_mark):
+    """The peer is silent while an adapter is off: it may be kept, or time out and be found
+    again (same peer id); never lost for good, never lost twice."""
+    events = part(name, start_mark, end_mark)
+    lost = index(events, type="peer.lost", peer=peer)
+    if lost is not None and index(events, lost, type="peer.found", peer=peer) is None:
+        fail(f"{phase}: rig-{name} lost its peer and did not find it again")
+    if count(events, type="peer.lost") > (1 if lost is not None else 0):
+        fail(f"{phase}: rig-{name} reported more than one peer lost")
+    return "kept its peer" if lost is None else "re-found its peer after a timeout"
+
+
+if with_bluetoothd:
+    for name, peer in (("a", B), ("b", A)):
+        events = part(name, "btd-scan-start", "btd-scan-end")
+        if count(events, type="peer.lost") or count(events, type="device", radio="ble"):
+            fail(f"btd-scan: rig-{name} reported a peer lost or its adapter changing while bluetoothd discovered and advertised: "
+                 f"{[e for e in events if e['type'] in ('peer.lost', 'device')]}")
+        if oks(part(name, "btd-scan-running", "btd-scan-end"), peer) < 3:
+            fail(f"btd-scan: rig-{name} did not range while bluetoothd discovered on hci0 and advertised on hci1")
+    ok(f"btd-scan: bluetoothd discovered on hci0 and advertised (LEAdvertisingManager1) on hci1 for 14 s, its discovery heard its "
+       f"advertisement; both rigs kept ranging ({oks(part('a', 'btd-scan-running', 'btd-scan-end'), B)} / "
+       f"{oks(part('b', 'btd-scan-running', 'btd-scan-end'), A)} OK rounds), no peer.lost, no device event")
+    if not off_and_on("a", "hci0", "btd-power-start", "btd-power-end"):
+        fail("btd-power: rig-a did not report hci0 unavailable and then ready when bluetoothd powered it off and on")
+    outcome = {name: peer_outcome("btd-power", name, peer, "btd-power-start", "btd-power-end") for name, peer in (("a", B), ("b", A))}
+    for name, peer in (("a", B), ("b", A)):
+        if oks(part(name, "btd-power-settled", "btd-power-end"), peer) < 3:
+            fail(f"btd-power: rig-{name} did not range again after bluetoothd powered hci0 on")
+    ok(f"btd-power: bluetoothd powered hci0 (rig-a) off for 2 s and on again (rig-a: device ble unavailable, ready): rig-a {outcome['a']}, "
+       f"rig-b {outcome['b']}; both ranging again")
+    for name, adapter in (("a", "hci0"), ("b", "hci1")):
+        if not off_and_on(name, adapter, "btd-restart-start", "btd-restart-end"):
+            fail(f"btd-restart: rig-{name} did not report {adapter} unavailable and then ready when bluetoothd restarted")
+    outcome = {name: peer_outcome("btd-restart", name, peer, "btd-restart-start", "btd-restart-end") for name, peer in (("a", B), ("b", A))}
+    for name, peer in (("a", B), ("b", A)):
+        if oks(part(name, "btd-restart-settled", "btd-restart-end"), peer) < 3:
+            fail(f"btd-restart: rig-{name} did not range again after bluetoothd's restart")
+    ok(f"btd-restart: bluetoothd stopped (both adapters powered off) and started again (privacy off, powered on): rig-a {outcome['a']}, "
+       f"rig-b {outcome['b']}; both ranging again (privacy: see the private-address check below)")
+
 # ------------------------------------------------------------------ fault 1: USB unplug/replug
 events = part("a", "usb-unplug-start", "usb-unplug-end")
 removed = index(events, type="device", radio="uwb", state="removed", backend="usb:1-1")
@@ -183,26 +237,10 @@ ok(f"usb-unplug: rig-a reported device uwb removed ({events[removed]['detail'].g
    f"after the replug, ranged with rig-b again ({oks(events[ready:], B)} OK rounds); no peer.lost on either side")
 
 # ------------------------------------------------------------------ fault 2: adapter power cycle
-# The peer is silent on both radios while the adapter is off: it may be kept, or time out and be
-# found again (same peer id); either way ranging must resume.
-def off_and_on(name, adapter, start_mark, end_mark):
-    """Whether the stream says the adapter went unavailable and then ready again."""
-    events = part(name, start_mark, end_mark)
-    off = index(events, type="device", radio="ble", state="unavailable", backend=adapter)
-    return off is not None and index(events, off, type="device", radio="ble", state="ready", backend=adapter) is not None
-
-
 if not off_and_on("b", "hci1", "ble-power-start", "ble-power-end"):
     fail("ble-power: rig-b did not report hci1 unavailable and then ready (device events)")
-outcome = {}
+outcome = {name: peer_outcome("ble-power", name, peer, "ble-power-start", "ble-power-end") for name, peer in (("a", B), ("b", A))}
 for name, peer in (("a", B), ("b", A)):
-    events = part(name, "ble-power-start", "ble-power-end")
-    lost = index(events, type="peer.lost", peer=peer)
-    if lost is not None and index(events, lost, type="peer.found", peer=peer) is None:
-        fail(f"ble-power: rig-{name} lost its peer and did not find it again")
-    if count(events, type="peer.lost") > (1 if lost is not None else 0):
-        fail(f"ble-power: rig-{name} reported more than one peer lost")
-    outcome[name] = "kept its peer" if lost is None else "re-found its peer after a timeout"
     if oks(part(name, "ble-power-settled", "ble-power-end"), peer) < 3:
         fail(f"ble-power: rig-{name} did not range again after hci1 came back (6 s after power-on)")
 ok(f"ble-power: hci1 (rig-b) powered off for 2 s and on again through mgmt (rig-b: device ble unavailable, ready): rig-a {outcome['a']}, "
@@ -243,10 +281,12 @@ if oks(events[found:], C) < 3:
     fail("kill-restart: rig-a did not range with the restarted rig-b")
 c = streams["c"]
 for field in ({"type": "device", "radio": "uwb", "state": "ready", "backend": "usb:2-1"},
-              {"type": "device", "radio": "ble", "state": "ready", "backend": "hci1"},
-              {"type": "peer.named", "peer": A, "name": "rig-a"}):
+              {"type": "device", "radio": "ble", "state": "ready", "backend": "hci1"}):
     if index(c, **field) is None:
         fail(f"kill-restart: the restarted rig-b has no {field}")
+# named by rig-a's hello: after its advert (peer.named), or before it when rig-a connected first (peer.found)
+if index(c, type="peer.named", peer=A, name="rig-a") is None and index(c, type="peer.found", peer=A, name="rig-a") is None:
+    fail("kill-restart: the restarted rig-b never named rig-a (peer.found or peer.named)")
 if oks(c, A) < 3:
     fail("kill-restart: the restarted rig-b did not range with rig-a")
 ok(f"kill-restart: rig-a reported rig-b {B} lost (timeout), found the restarted rig-b {C}, "
@@ -312,3 +352,11 @@ for needle in ("VM: rig-a exit status 0", "VM: rig-b (restarted) exit status 0")
 if len([line for line in console if re.match(r"VM: rig-a alive, rig-b alive", line)]) < 4:
     fail("a rig was not alive after every fault")
 ok("no crash: both rigs alive after every fault, boards and world alive, clean exit (status 0) on SIGTERM")
+
+# ------------------------------------------------------------------ the event kinds, to compare runs
+# (with and without bluetoothd: README.md, "bluetoothd"); range events by status
+for name in "abcd":
+    kinds = collections.Counter(e["type"] if e["type"] != "range" else f"range {e['status']}" for e in streams[name])
+    kinds.update(f"device {e['radio']} {e['state']}" for e in streams[name] if e["type"] == "device")
+    del kinds["device"]
+    print(f"kinds {labels[name]}: " + ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items())), file=sys.stderr)

@@ -16,6 +16,10 @@
 #   --no-ext-adv           controllers do not claim LE Extended Advertising (legacy commands)
 #   --hci-log FILE         log every HCI packet between the kernel and the controllers to FILE
 #   --bumble-arg ARG       extra argument for bumble_controllers.py. Repeatable.
+#   --bluetoothd           also bring the host's BlueZ daemon and D-Bus (Debian's bluez and dbus
+#                          packages): bluetoothd, bluetoothctl, dbus-daemon, dbus-send, their
+#                          configuration (main.conf defaults, the D-Bus system bus policy) and
+#                          users; the VM script starts them (see README.md, "bluetoothd")
 #   --append ARGS          extra kernel command line (e.g. "loglevel=7" to see kernel info)
 #   --smp N, --mem MB      VM CPUs (default 1) and memory (default 1024)
 #   --keep                 keep the work directory (initramfs, console log, Bumble log)
@@ -54,7 +58,8 @@ APPEND=
 SMP=1
 MEM=1024
 KEEP=0
-usage() { sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+BLUETOOTHD=0
+usage() { sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --adapters) ADAPTERS=$2; shift 2 ;;
@@ -68,6 +73,7 @@ while [ $# -gt 0 ]; do
         --smp) SMP=$2; shift 2 ;;
         --mem) MEM=$2; shift 2 ;;
         --keep) KEEP=1; shift ;;
+        --bluetoothd) BLUETOOTHD=1; shift ;;
         --) shift; break ;;
         -h|--help) usage ;;
         -*) echo "run-vm: unknown option $1" >&2; usage ;;
@@ -154,6 +160,22 @@ add_file "$RIG_HCI_UART_ATTACH" /opt/rig/hci_uart_attach
 [ -x "$RIG_MGMT_PROBE" ] && add_file "$RIG_MGMT_PROBE" /opt/rig/mgmt_probe
 [ -x "${RIG_UWB_GADGET:-}" ] && add_file "$RIG_UWB_GADGET" /opt/rig/uwb_gadget
 [ -x "${RIG_UDEV_RELAY:-}" ] && add_file "$RIG_UDEV_RELAY" /opt/rig/udev_relay
+if [ "$BLUETOOTHD" = 1 ]; then
+    # BlueZ as Debian installs it (build-rig.sh installs bluez and dbus): the programs at their
+    # paths, main.conf untouched (defaults), the system bus's configuration and bluetoothd's
+    # policy, and the users and groups the policy and dbus-daemon name
+    for f in /usr/libexec/bluetooth/bluetoothd /usr/bin/bluetoothctl /usr/bin/dbus-daemon /usr/bin/dbus-send \
+             /usr/share/dbus-1/system.conf /etc/dbus-1/system.d/bluetooth.conf /etc/bluetooth/main.conf; do
+        [ -e "$f" ] || { log "--bluetoothd: $f is missing (apt-get install bluez dbus)"; exit 3; }
+        add_file "$f" "$f" || { log "cannot copy $f"; exit 3; }
+    done
+    printf 'root:x:0:0:root:/root:/bin/sh\nmessagebus:x:100:102::/nonexistent:/bin/false\n' >"$R/etc/passwd"
+    printf 'root:x:0:\nmessagebus:x:102:\nbluetooth:x:112:\n' >"$R/etc/group"
+    mkdir -p "$R/var/lib/bluetooth" "$R/usr/share/dbus-1/system.d" "$R/usr/share/dbus-1/system-services"
+    chmod 700 "$R/var/lib/bluetooth"
+    # libdbus needs a machine id; systemd would have written one at first boot
+    od -An -tx1 -N16 /dev/urandom | tr -d ' \n' >"$R/etc/machine-id"; echo >>"$R/etc/machine-id"
+fi
 SCRIPT_VM=/opt/rig/$(basename "$SCRIPT")
 for spec in "${FILES[@]+"${FILES[@]}"}"; do
     src=${spec%%:*}

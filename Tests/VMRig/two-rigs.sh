@@ -12,13 +12,20 @@
 # rig-a's controller link, kill -9 rig-b, run an outsider with another key in its place, restart
 # rig-b. See vm-two-rigs.sh and check_two_rigs.py for what is asserted; every capture is then
 # searched for STS values, cards and keys on the air (scripts/check-capture-secrets.py), and
-# every UCI capture is decoded by Wireshark's UCI dissector (scripts/wireshark-uci).
+# every UCI capture is decoded by Wireshark's UCI dissector (scripts/wireshark-uci). rig-b's
+# board speaks UCI 1.1, rig-a's UCI 2.0 (scenarios/two-rigs-usb.json).
+# Debian's bluetoothd runs on both adapters throughout, as on a Pi, and between the scenario and
+# the faults it discovers, advertises and powers rig-a's adapter off and on itself; the same
+# checks hold. --no-bluetoothd runs the rig without it (the reference the streams are compared
+# with: README.md, "bluetoothd").
 #
-#   Tests/VMRig/two-rigs.sh [PYTHON-WITH-JSONSCHEMA]      (make rig)
+#   Tests/VMRig/two-rigs.sh [--no-bluetoothd] [PYTHON-WITH-JSONSCHEMA]      (make rig)
 #
 # Environment: RIG_KEEP=DIR keeps the console log, the decoded event streams and, in DIR/diag,
 # each rig's capture (uci.pcap, ble.pcap: `--capture`) and stderr.
 set -euo pipefail
+bluetoothd=1
+[ "${1:-}" = --no-bluetoothd ] && { bluetoothd=0; shift; }
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 python=${1:-${NEARBY_BRIDGE_PYTHON:-$ROOT/.venv/bin/python3}}
@@ -48,7 +55,9 @@ printf '{"groupKeyFile": "/opt/rig/other.key"}\n' >"$work/other.json"
 # duration the kernel hands an extended-advertising controller).
 echo "== the VM: two boards on dummy_hcd, two adapters on Bumble, two bridges" >&2
 status=0
-"$HERE/run-vm.sh" --adapters 2 --timeout 420 --no-ext-adv \
+with=(); script_args=()
+[ "$bluetoothd" = 1 ] && { with=(--bluetoothd); script_args=(bluetoothd); }
+"$HERE/run-vm.sh" --adapters 2 --timeout 480 --no-ext-adv "${with[@]+"${with[@]}"}" \
   --module dummy_hcd --module libcomposite --module usb_f_fs \
   --file "$bin:/opt/rig/nearby-bridge" \
   --file "$HERE/scenarios/two-rigs-usb.json:/opt/rig/two-rigs-usb.json" \
@@ -56,12 +65,13 @@ status=0
   --file "$HERE/scenarios/card-b.json:/opt/rig/card-b.json" \
   --file "$work/event.key:/opt/rig/event.key" --file "$work/other.key:/opt/rig/other.key" \
   --file "$work/event.json:/opt/rig/event.json" --file "$work/other.json:/opt/rig/other.json" \
-  -- "$HERE/vm-two-rigs.sh" >"$work/console.log" || status=$?
+  -- "$HERE/vm-two-rigs.sh" "${script_args[@]+"${script_args[@]}"}" >"$work/console.log" || status=$?
 # the console without the encoded streams (they are shown decoded below)
 grep -avE '^VM-(B|D)64\| ' "$work/console.log" >&2 || true
 [ "$status" = 0 ] || fail "the VM run failed (status $status)"
 
-"$python" "$HERE/check_two_rigs.py" "$work/console.log" "$work" "$HERE/scenarios/card-a.json" "$HERE/scenarios/card-b.json"
+"$python" "$HERE/check_two_rigs.py" "$work/console.log" "$work" "$HERE/scenarios/card-a.json" "$HERE/scenarios/card-b.json" \
+  $([ "$bluetoothd" = 1 ] && echo --bluetoothd)
 "$python" "$ROOT/scripts/validate-events.py" "$work/a.jsonl" "$work/b.jsonl" "$work/c.jsonl" "$work/d.jsonl" \
   || fail "an event line is not valid (schema, JSON, or not newline-terminated)"
 echo "ok    every line of the four streams is complete, newline-terminated JSON that validates against the schema" >&2
@@ -75,4 +85,4 @@ echo "ok    no STS value, card or key in any rig's ble.pcap; no key in its event
 # Every UCI packet the four runs exchanged with the USB boards, through Wireshark's dissector.
 "$ROOT/scripts/wireshark-uci" "$work"/diag/cap-* || fail "Wireshark's UCI dissector rejects a packet in a rig's uci.pcap (above)"
 echo "ok    every packet of every rig's uci.pcap decodes as one well-formed UCI packet in Wireshark 4.4" >&2
-echo "two-rigs: passed in $(( $(date +%s) - start )) s (build check $(( built - start )) s, VM $(( $(date +%s) - built )) s)" >&2
+echo "two-rigs: passed ($([ "$bluetoothd" = 1 ] && echo "with bluetoothd" || echo "without bluetoothd")) in $(( $(date +%s) - start )) s (build check $(( built - start )) s, VM $(( $(date +%s) - built )) s)" >&2

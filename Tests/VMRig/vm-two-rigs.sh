@@ -15,10 +15,22 @@
 #                wedges (Linux 6.1) until rig-a notices and power-cycles its adapter
 #   kill-restart rig-b killed with SIGKILL; an outsider with another event's key runs in its
 #                place for 15 s (stream "D"); then rig-b starts again (its new stream is "C")
+# With the argument `bluetoothd` (two-rigs.sh's default; run-vm.sh --bluetoothd brings BlueZ),
+# the system bus and Debian's bluetoothd (main.conf defaults) run on both adapters from before
+# the rigs start to the end, as systemd runs them on a Pi, and after phase 1 come bluetoothd's
+# own actions through bluetoothctl (its D-Bus client), before the faults:
+#   btd-scan     bluetoothd discovers on hci0 (rig-a's adapter) and advertises on hci1 (rig-b's)
+#                through LEAdvertisingManager1, both for 14 s; its discovery must hear its advert
+#   btd-power    bluetoothd powers hci0 off, and on again 2 s later
+#   btd-restart  bluetoothd restarts (`systemctl restart bluetooth`, a bluez upgrade): on exit it
+#                powers both adapters off; starting, it turns LE privacy off (main.conf default)
+#                and powers them on (AutoEnable); the rigs must turn privacy on again
 # The streams go to the console byte-exact (gzip + base64 between VM-FILE markers); the host
 # decodes and checks them.
 set -u
 R=/opt/rig
+BTD=0
+[ "${1:-}" = bluetoothd ] && BTD=1
 cd /tmp
 G=/sys/kernel/config/usb_gadget
 
@@ -50,6 +62,36 @@ alive() { kill -0 "$1" 2>/dev/null && echo alive || echo DEAD; }
 echo "VM: UDCs: $(ls /sys/class/udc | tr '\n' ' ')"
 $R/udev_relay 2>relay.err &
 
+# ------------------------------------------------------------------ bluetoothd, as systemd starts it
+# btd_address hciN: the address bluetoothd shows for an adapter (its D-Bus object is named after it)
+btd_address() {
+  dbus-send --system --print-reply --dest=org.bluez /org/bluez/$1 org.freedesktop.DBus.Properties.Get \
+    string:org.bluez.Adapter1 string:Address | sed -n 's/.*string "\(.*\)"/\1/p'
+}
+# btctl LOG COMMAND...: bluetoothctl, fed COMMANDs as a person types them ("sleep N" waits); it
+# reads them only once it has bluetoothd's objects, and a D-Bus client's discovery and
+# advertisement last only while it stays connected
+btctl() {
+  log=$1; shift
+  { for c in "$@"; do case "$c" in "sleep "*) sleep "${c#sleep }" ;; *) echo "$c" ;; esac; done; echo quit; } \
+    | bluetoothctl >>"$log" 2>&1
+}
+if [ $BTD = 1 ]; then
+  mkdir -p /run/dbus
+  dbus-daemon --system --fork >dbus.err 2>&1 || { echo "VM: dbus-daemon --system failed"; cat dbus.err; exit 1; }
+fi
+start_bluetoothd() {
+  /usr/libexec/bluetooth/bluetoothd -n >>btd.log 2>&1 &
+  BTD_PID=$!
+  wait_until 20 sh -c '[ "$(bluetoothctl list 2>/dev/null | grep -c Controller)" -ge 2 ]'
+}
+if [ $BTD = 1 ]; then
+  start_bluetoothd || { echo "VM: bluetoothd does not list both adapters"; cat dbus.err btd.log; exit 1; }
+  ADDR0=$(btd_address hci0); ADDR1=$(btd_address hci1)
+  echo "VM: bluetoothd $(/usr/libexec/bluetooth/bluetoothd --version) running at $(now)s: hci0 $ADDR0, hci1 $ADDR1"
+  [ -n "$ADDR0" ] && [ -n "$ADDR1" ] || { echo "VM: bluetoothd did not name the adapters' addresses"; exit 1; }
+fi
+
 # ------------------------------------------------------------------ the world and the boards
 $R/nearby-bridge world --scenario $R/two-rigs-usb.json --uwb-port 7000 --air-port 7100 --log-level notice >world.jsonl 2>world.err &
 W=$!
@@ -78,6 +120,64 @@ wait_until 100 sh -c 'grep -q "\"type\":\"far\"" a.jsonl && grep -q "\"type\":\"
   || echo "VM: phase 1 incomplete: a far=$(count a.jsonl '"type":"far"') b far=$(count b.jsonl '"type":"far"')"
 sleep 2   # a duplicate bump would show up now
 mark phase1-done
+
+if [ $BTD = 1 ]; then
+  # ---------------------------------------------------------------- bluetoothd discovers and advertises
+  mark btd-scan-start
+  btctl btd-scan.log "select $ADDR0" "scan on" "sleep 14" "scan off" "sleep 1" &
+  S=$!
+  btctl btd-adv.log "select $ADDR1" "advertise.name btd-adv" "advertise on" "sleep 14" "advertise off" "sleep 1" &
+  V=$!
+  sleep 4   # both are on by now; count rounds from here
+  mark btd-scan-running
+  wait $S; wait $V
+  mark btd-scan-end
+  # (bluetoothd 5.66 joins a discovery of the same type that is already running, the rig's,
+  # without answering StartDiscovery: bluetoothctl never says "Discovery started", and its
+  # "scan off" gets InProgress; the discovery ends when bluetoothctl disconnects)
+  grep -q "Controller $ADDR0 Discovering: yes" btd-scan.log || echo "VM: bluetoothd did not start discovery on hci0"
+  grep -q "Advertising object registered" btd-adv.log || echo "VM: bluetoothd did not register an advertisement on hci1"
+  grep -q "Name: btd-adv" btd-scan.log || echo "VM: bluetoothd's discovery on hci0 did not hear its advertisement on hci1"
+  echo "VM: bluetoothd's discovery on hci0 reported $(grep -c 'Device ..:..:..:..:..:..' btd-scan.log) device lines"
+  echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
+
+  # ---------------------------------------------------------------- bluetoothd powers hci0 off and on
+  mark btd-power-start
+  btctl btd-power.log "select $ADDR0" "power off" "sleep 2"
+  grep -q "Changing power off succeeded" btd-power.log || echo "VM: bluetoothd did not power hci0 off"
+  # The power-on reply comes when the controller is initialised: a few seconds under TCG, and a
+  # loaded host can time that out (bluetoothd: org.bluez.Error.Failed), as in ble-power below:
+  # try again, as a person at the rig would. The rig does not power on what bluetoothd turned off.
+  for try in 1 2 3; do
+    btctl btd-power.log "select $ADDR0" "power on" "sleep 5"
+    grep -q "Controller $ADDR0 Powered: yes" btd-power.log && break
+    echo "VM: bluetoothd's power-on of hci0 failed (try $try)"
+  done
+  echo "VM: bluetoothd powered hci0 off and on by $(now)s"
+  grep -q "Controller $ADDR0 Powered: yes" btd-power.log || echo "VM: bluetoothd did not power hci0 on"
+  sleep 3   # links torn down by the power-off are re-established by now
+  mark btd-power-settled
+  B1=$(lines b.jsonl); A1=$(lines a.jsonl)
+  wait_until 30 ranged a.jsonl "$A1" b.jsonl "$B1" || echo "VM: ranging did not continue after bluetoothd's power cycle"
+  mark btd-power-end
+  echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
+
+  # ---------------------------------------------------------------- bluetoothd restarts
+  mark btd-restart-start
+  kill -TERM $BTD_PID; wait $BTD_PID; st=$?
+  echo "VM: bluetoothd stopped at $(now)s (exit $st)"
+  start_bluetoothd || echo "VM: bluetoothd did not come back with both adapters"
+  echo "VM: bluetoothd started again at $(now)s"
+  wait_until 15 sh -c 'bluetoothctl show '"$ADDR0"' | grep -q "Powered: yes" && bluetoothctl show '"$ADDR1"' | grep -q "Powered: yes"' \
+    || echo "VM: bluetoothd did not power the adapters on after its restart"
+  sleep 6   # the rigs turned privacy on again (a power cycle if bluetoothd powered on first)
+  mark btd-restart-settled
+  B1=$(lines b.jsonl); A1=$(lines a.jsonl)
+  wait_until 30 ranged a.jsonl "$A1" b.jsonl "$B1" || echo "VM: ranging did not continue after bluetoothd's restart"
+  mark btd-restart-end
+  echo "VM: rig-a restored LE privacy $(count a.err 'turning it on again') time(s), rig-b $(count b.err 'turning it on again')"
+  echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
+fi
 
 # ------------------------------------------------------------------ fault 1: unplug/replug rig-a's board
 mark usb-unplug-start
@@ -164,6 +264,7 @@ mark kill-restart-end
 
 # ------------------------------------------------------------------ the end: clean exits
 echo "VM: rig-a $(alive $A), rig-b $(alive $B), gadget a $(alive $GA), gadget b $(alive $GB), world $(alive $W)"
+[ $BTD = 1 ] && echo "VM: bluetoothd $(alive $BTD_PID) at the end"
 # rig-b stops first: its goodbye must reach rig-a (peer.lost, reason peer-ended, not timeout).
 mark goodbye-start
 A0=$(lines a.jsonl)
@@ -192,4 +293,8 @@ done
 for f in a b c d; do echo "--- stderr of rig $f (last 30 lines)"; tail -n 30 $f.err; done
 echo "--- gadgets"; cat ga.err gb.err
 echo "--- world (last 10 lines)"; tail -n 10 world.err
+if [ $BTD = 1 ]; then
+  for f in btd-scan btd-adv btd-power; do echo "--- bluetoothctl: $f"; sed 's/\x1b\[[0-9;]*m//g; s/\r//g' $f.log | grep -v '^\s*$' | tail -n 25; done
+  echo "--- bluetoothd"; cat btd.log
+fi
 echo "VM: done at $(now)s"
