@@ -89,8 +89,9 @@ private final class MosquittoBroker {
         Thread.sleep(forTimeInterval: 0.5)
     }
 
+    /// SIGKILL: the benchmark runner's child inherits a signal mask in which SIGTERM may be blocked.
     func stop() {
-        process.terminate()
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 }
