@@ -159,3 +159,12 @@ grep -q '"radio":"uwb","state":"ready".*"uci":"1.1.0"' "$work/run11.jsonl" || fa
 "$ROOT/scripts/check-uci-pcap.py" "$work/capture11/field-rig/uci.pcap" 2>"$work/check11.txt" || fail "UCI 1.1: capture" "$work/check11.txt"
 grep -q "UCI 1.x numbering" "$work/check11.txt" || fail "UCI 1.1: the capture's caps were not read as 1.x" "$work/check11.txt"
 pass "a UCI 1.1 board over USB: ranges and a bump with a UCI 2.0 peer; its capture checks as UCI 1.x"
+
+# The same UCI 1.1 board straight over TCP (`--uwb tcp:`, as a pica-style emulator is reached).
+"$bin" run --uwb "$uwb11" --ble "$ble11" --name field-rig --ranges >"$work/tcp11.jsonl" 2>"$work/tcp11.err" &
+tcp11=$!
+wait_for "$work/tcp11.jsonl" '"radio":"uwb","state":"ready".*"uci":"1.1.0"' 20 || fail "UCI 1.1 over TCP: board not ready" "$work/tcp11.err"
+wait_for "$work/tcp11.jsonl" '"type":"bump".*"card":{"name":"Alice"}' 30 || fail "UCI 1.1 over TCP: no bump with Alice" "$work/tcp11.err"
+stop "$tcp11" "$work/tcp11.err"
+[ "$status" -eq 0 ] || fail "UCI 1.1 over TCP: run exited with $status after SIGTERM" "$work/tcp11.err"
+pass "the UCI 1.1 board over TCP: ranges and a bump"
