@@ -27,8 +27,8 @@ until grep -q '"type":"bump"' a.jsonl 2>/dev/null && grep -q '"type":"bump"' b.j
   [ $waited -ge 90 ] && break
 done
 echo "VM: phase 1 done after ${waited}s"
-grep -q "advertising=legacy.*Bluetooth adapter ready" a.err && echo "VM: rig-a advertising: legacy"
-grep -q "advertising with LE extended advertising commands" b.err && echo "VM: rig-b advertising: extended"
+grep -q "advertising with LE extended advertising commands" a.err && echo "VM: rig-a advertising: extended"
+grep -q "advertising=legacy.*Bluetooth adapter ready" b.err && echo "VM: rig-b advertising: legacy"
 sleep 3   # let any duplicate bump show up, if there were one
 
 # Phase 2: the second approach; kill rig-b as soon as its profile drop starts on either side.
