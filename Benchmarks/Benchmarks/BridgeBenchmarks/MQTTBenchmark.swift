@@ -37,32 +37,16 @@ func mqttBenchmark() {
 
 /// Notifications per second through a whole node, with or without the MQTT output.
 private func throughput(count: Int, mqtt: (url: String, spool: String)?) async throws -> Double {
-    let clock = LineClock()
-    let stdout = JSONLinesSink(output: NullOutput(observe: clock.wrote), includesRanges: true, bufferedLines: 4096)
     let sink = try mqtt.map { mqtt in
         try MQTTSink(
             settings: MQTTSettings(url: mqtt.url), group: 1, node: "bench", defaultSpool: mqtt.spool,
             logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
     }
     if sink != nil { try await Task.sleep(for: .milliseconds(300)) }  // connected before the clock starts
-    let stream = EventStream(sinks: [stdout] + (sink.map { [$0] } ?? []))
-    let node = try await NodeHarness(events: stream, rangingSessions: 128, maxPeers: 1_024)
-    await node.connectPeers(100)
-    let start = ContinuousClock.now
-    let target = clock.written + count
-    var round = UInt32(1_000_000)
-    for index in 0..<count {
-        if index % 2_000 == 0 { await clock.waitForWritten(target - count + index) }
-        round &+= 1
-        await node.fromDevice(Fixtures.notification(peer: index % 100, round: round / 100))
-    }
-    await clock.waitForWritten(target)
-    let elapsed = ContinuousClock.now - start
-    await node.stop()
+    let rate = try await nodeThroughput(count: count, alongside: sink.map { [$0] } ?? [])
     _ = sink?.drain()
     if let spool = mqtt?.spool { try? FileManager.default.removeItem(atPath: spool) }
-    let (seconds, attoseconds) = elapsed.components
-    return Double(count) / (Double(seconds) + Double(attoseconds) / 1e18)
+    return rate
 }
 
 /// Debian's Mosquitto broker on a free loopback port, for the benchmark's lifetime.

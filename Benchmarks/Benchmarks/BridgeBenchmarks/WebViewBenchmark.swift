@@ -35,8 +35,6 @@ func webViewBenchmark() {
 
 /// Notifications per second through a whole node, with or without the web view and its client.
 private func throughput(count: Int, web: Bool) async throws -> Double {
-    let clock = LineClock()
-    let stdout = JSONLinesSink(output: NullOutput(observe: clock.wrote), includesRanges: true, bufferedLines: 4096)
     var server: WebServer?
     var client: EventsClient?
     var serving: Task<Void, any Error>?
@@ -46,8 +44,20 @@ private func throughput(count: Int, web: Bool) async throws -> Double {
         client = EventsClient(port: try await view.listeningPort())
         server = view
     }
-    let stream = EventStream(sinks: [stdout] + (server.map { [$0.sink] } ?? []))
-    let node = try await NodeHarness(events: stream, rangingSessions: 128, maxPeers: 1_024)
+    let rate = try await nodeThroughput(count: count, alongside: server.map { [$0.sink] } ?? [])
+    client?.close()
+    await server?.stop()
+    serving?.cancel()
+    return rate
+}
+
+/// Notifications per second through a whole node (100 connected peers, the `node: range
+/// notification -> stdout line` workload) writing to stdout's sink on /dev/null, with `sinks`
+/// beside it; the node is stopped before this returns.
+func nodeThroughput(count: Int, alongside sinks: [any EventSink]) async throws -> Double {
+    let clock = LineClock()
+    let stdout = JSONLinesSink(output: NullOutput(observe: clock.wrote), includesRanges: true, bufferedLines: 4096)
+    let node = try await NodeHarness(events: EventStream(sinks: [stdout] + sinks), rangingSessions: 128, maxPeers: 1_024)
     await node.connectPeers(100)
     let start = ContinuousClock.now
     let target = clock.written + count
@@ -60,9 +70,6 @@ private func throughput(count: Int, web: Bool) async throws -> Double {
     await clock.waitForWritten(target)
     let elapsed = ContinuousClock.now - start
     await node.stop()
-    client?.close()
-    await server?.stop()
-    serving?.cancel()
     let (seconds, attoseconds) = elapsed.components
     return Double(count) / (Double(seconds) + Double(attoseconds) / 1e18)
 }
