@@ -190,6 +190,16 @@ def peer_outcome(phase, name, peer, start_mark, end_mark):
     return "kept its peer" if lost is None else "re-found its peer after a timeout"
 
 
+def both_range_again(phase, after):
+    """Across PHASE (marks PHASE-start, -settled, -end), what became of each rig's peer, and
+    that each ranged it again (3 OK rounds) once PHASE settled; `after` says after what."""
+    outcome = {name: peer_outcome(phase, name, peer, f"{phase}-start", f"{phase}-end") for name, peer in (("a", B), ("b", A))}
+    for name, peer in (("a", B), ("b", A)):
+        if oks(part(name, f"{phase}-settled", f"{phase}-end"), peer) < 3:
+            fail(f"{phase}: rig-{name} did not range again after {after}")
+    return outcome
+
+
 if with_bluetoothd:
     for name, peer in (("a", B), ("b", A)):
         events = part(name, "btd-scan-start", "btd-scan-end")
@@ -203,19 +213,13 @@ if with_bluetoothd:
        f"{oks(part('b', 'btd-scan-running', 'btd-scan-end'), A)} OK rounds), no peer.lost, no device event")
     if not off_and_on("a", "hci0", "btd-power-start", "btd-power-end"):
         fail("btd-power: rig-a did not report hci0 unavailable and then ready when bluetoothd powered it off and on")
-    outcome = {name: peer_outcome("btd-power", name, peer, "btd-power-start", "btd-power-end") for name, peer in (("a", B), ("b", A))}
-    for name, peer in (("a", B), ("b", A)):
-        if oks(part(name, "btd-power-settled", "btd-power-end"), peer) < 3:
-            fail(f"btd-power: rig-{name} did not range again after bluetoothd powered hci0 on")
+    outcome = both_range_again("btd-power", "bluetoothd powered hci0 on")
     ok(f"btd-power: bluetoothd powered hci0 (rig-a) off for 2 s and on again (rig-a: device ble unavailable, ready): rig-a {outcome['a']}, "
        f"rig-b {outcome['b']}; both ranging again")
     for name, adapter in (("a", "hci0"), ("b", "hci1")):
         if not off_and_on(name, adapter, "btd-restart-start", "btd-restart-end"):
             fail(f"btd-restart: rig-{name} did not report {adapter} unavailable and then ready when bluetoothd restarted")
-    outcome = {name: peer_outcome("btd-restart", name, peer, "btd-restart-start", "btd-restart-end") for name, peer in (("a", B), ("b", A))}
-    for name, peer in (("a", B), ("b", A)):
-        if oks(part(name, "btd-restart-settled", "btd-restart-end"), peer) < 3:
-            fail(f"btd-restart: rig-{name} did not range again after bluetoothd's restart")
+    outcome = both_range_again("btd-restart", "bluetoothd's restart")
     ok(f"btd-restart: bluetoothd stopped (both adapters powered off) and started again (privacy off, powered on): rig-a {outcome['a']}, "
        f"rig-b {outcome['b']}; both ranging again (privacy: see the private-address check below)")
 
@@ -239,10 +243,7 @@ ok(f"usb-unplug: rig-a reported device uwb removed ({events[removed]['detail'].g
 # ------------------------------------------------------------------ fault 2: adapter power cycle
 if not off_and_on("b", "hci1", "ble-power-start", "ble-power-end"):
     fail("ble-power: rig-b did not report hci1 unavailable and then ready (device events)")
-outcome = {name: peer_outcome("ble-power", name, peer, "ble-power-start", "ble-power-end") for name, peer in (("a", B), ("b", A))}
-for name, peer in (("a", B), ("b", A)):
-    if oks(part(name, "ble-power-settled", "ble-power-end"), peer) < 3:
-        fail(f"ble-power: rig-{name} did not range again after hci1 came back (6 s after power-on)")
+outcome = both_range_again("ble-power", "hci1 came back (6 s after power-on)")
 ok(f"ble-power: hci1 (rig-b) powered off for 2 s and on again through mgmt (rig-b: device ble unavailable, ready): rig-a {outcome['a']}, "
    f"rig-b {outcome['b']}; both ranging again ({oks(part('a', 'ble-power-settled', 'ble-power-end'), B)} / "
    f"{oks(part('b', 'ble-power-settled', 'ble-power-end'), A)} OK rounds)")
