@@ -82,6 +82,8 @@ public final class JSONLinesSink: EventSink {
         var unwritten = 0
         /// Range events shed since the node last asked, by node.
         var shed: [String: Int] = [:]
+        /// Where lines are built (see `JSONLine.render(_:seq:timestampMilliseconds:scratch:)`).
+        var scratch: [UInt8] = []
     }
     private let state = Mutex(State())
     private let output: any EventOutput
@@ -116,7 +118,7 @@ public final class JSONLinesSink: EventSink {
                         state.shed[event.node, default: 0] += 1
                         continue
                     }
-                    lines.append(JSONLine.render(event, seq: seq, timestampMilliseconds: timestampMilliseconds))
+                    lines.append(JSONLine.render(event, seq: seq, timestampMilliseconds: timestampMilliseconds, scratch: &state.scratch))
                     seq += 1
                 }
                 guard !lines.isEmpty else { return nil }
@@ -139,7 +141,7 @@ public final class JSONLinesSink: EventSink {
             var seq = state.nextSeq
             let lines = events.map { event in
                 defer { seq += 1 }
-                return JSONLine.render(event, seq: seq, timestampMilliseconds: timestampMilliseconds)
+                return JSONLine.render(event, seq: seq, timestampMilliseconds: timestampMilliseconds, scratch: &state.scratch)
             }
             do {
                 try output.write(lines: lines)

@@ -3,7 +3,17 @@
 public enum JSONLine {
     /// Renders `event` stamped with `seq` and `ts` (ISO-8601 UTC, milliseconds), ending in "\n".
     public static func render(_ event: Event, seq: UInt64, timestampMilliseconds: Int64) -> String {
-        var out = JSONObjectWriter()
+        var scratch: [UInt8] = []
+        return render(event, seq: seq, timestampMilliseconds: timestampMilliseconds, scratch: &scratch)
+    }
+
+    /// The same, building the line in `scratch`: a sink that keeps its scratch buffer renders
+    /// each line with one allocation (the `String`) instead of two or three.
+    public static func render(_ event: Event, seq: UInt64, timestampMilliseconds: Int64, scratch: inout [UInt8]) -> String {
+        var buffer: [UInt8] = []
+        swap(&buffer, &scratch)
+        var out = JSONObjectWriter(reusing: consume buffer)
+        defer { scratch = out.takeBuffer() }
         out.number("v", eventSchemaVersion)
         out.number("seq", seq)
         out.timestamp("ts", millisecondsSinceEpoch: timestampMilliseconds)
@@ -75,10 +85,18 @@ struct JSONObjectWriter {
     private var bytes: [UInt8]
     private var first = true
 
-    init() {
-        bytes = []
+    /// A writer whose buffer is `buffer`'s storage (emptied, at least 256 bytes).
+    init(reusing buffer: consuming [UInt8] = []) {
+        bytes = consume buffer
+        bytes.removeAll(keepingCapacity: true)
         bytes.reserveCapacity(256)
         bytes.append(UInt8(ascii: "{"))
+    }
+
+    /// The buffer, for the next writer to reuse.
+    mutating func takeBuffer() -> [UInt8] {
+        defer { bytes = [] }
+        return bytes
     }
 
     private mutating func key(_ name: StaticString) {
@@ -146,7 +164,7 @@ struct JSONObjectWriter {
 
     /// The object, closed, followed by `suffix`. Closes the writer's own buffer (a copy would
     /// cost an allocation per line).
-    consuming func finish(suffix: String = "") -> String {
+    mutating func finish(suffix: String = "") -> String {
         bytes.append(UInt8(ascii: "}"))
         bytes.append(contentsOf: suffix.utf8)
         return String(decoding: bytes, as: UTF8.self)

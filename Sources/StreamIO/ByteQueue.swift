@@ -12,8 +12,9 @@ import Synchronization
 /// takes a notification from `read(2)` to its handling without a single job hop.
 public final class ByteQueue: Sendable {
     /// What a delivering queue hands its consumer: bytes, then once the end of the stream (nil)
-    /// or why it failed.
-    public typealias Receiver = @Sendable (Result<[UInt8]?, TransportError>) -> Void
+    /// or why it failed. The bytes are borrowed for the call only (the producer's read buffer,
+    /// reused for the next read): a consumer that keeps them copies them.
+    public typealias Receiver = @Sendable (Result<UnsafeRawBufferPointer?, TransportError>) -> Void
 
     private struct State {
         var chunks: [[UInt8]] = []
@@ -33,26 +34,44 @@ public final class ByteQueue: Sendable {
     /// Adds bytes; returns false when the queue is finished or over its limit (then it fails).
     @discardableResult
     public func push(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { push(borrowing: $0, owned: bytes) }
+    }
+
+    /// Adds bytes borrowed for the call (a reader's buffer): a delivering consumer reads them in
+    /// place, so a read costs no allocation; otherwise they are copied into the queue.
+    @discardableResult
+    public func push(borrowing bytes: UnsafeRawBufferPointer) -> Bool {
+        push(borrowing: bytes, owned: nil)
+    }
+
+    private func push(borrowing bytes: UnsafeRawBufferPointer, owned: [UInt8]?) -> Bool {
         guard !bytes.isEmpty else { return true }
-        let (waiter, receiver, accepted): (CheckedContinuation<[[UInt8]]?, any Error>?, Receiver?, Bool) = state.withLock { s in
-            guard !s.finished else { return (nil, nil, false) }
-            if let receiver = s.receiver { return (nil, receiver, true) }
+        enum Taker {
+            case receiver(Receiver)
+            case waiter(CheckedContinuation<[[UInt8]]?, any Error>)
+        }
+        let (taker, accepted): (Taker?, Bool) = state.withLock { s in
+            guard !s.finished else { return (nil, false) }
+            if let receiver = s.receiver { return (.receiver(receiver), true) }
             if let waiter = s.waiter {
                 s.waiter = nil
-                return (waiter, nil, true)
+                return (.waiter(waiter), true)
             }
             guard s.bufferedBytes + bytes.count <= limit else {
                 s.finished = true
                 s.failure = .system(call: "queue", errno: 0, message: "device sent more than \(limit) unread bytes")
                 s.chunks = []
-                return (nil, nil, false)
+                return (nil, false)
             }
-            s.chunks.append(bytes)
+            s.chunks.append(owned ?? Array(bytes))
             s.bufferedBytes += bytes.count
-            return (nil, nil, true)
+            return (nil, true)
         }
-        waiter?.resume(returning: [bytes])
-        receiver?(.success(bytes))
+        switch taker {
+        case .receiver(let receive): receive(.success(bytes))
+        case .waiter(let waiter): waiter.resume(returning: [owned ?? Array(bytes)])
+        case nil: break
+        }
         return accepted
     }
 
@@ -74,7 +93,7 @@ public final class ByteQueue: Sendable {
     /// Calls never overlap: `receive` sees the stream in order, one chunk at a time.
     public func deliver(to receive: @escaping Receiver) {
         while true {
-            let (queued, end): ([[UInt8]], Result<[UInt8]?, TransportError>?) = state.withLock { s in
+            let (queued, end): ([[UInt8]], Result<UnsafeRawBufferPointer?, TransportError>?) = state.withLock { s in
                 precondition(s.waiter == nil && s.receiver == nil, "ByteQueue has a single consumer")
                 let queued = s.chunks
                 s.chunks = []
@@ -85,7 +104,7 @@ public final class ByteQueue: Sendable {
                 guard s.finished else { return ([], nil) }
                 return ([], s.failure.map { .failure($0) } ?? .success(nil))
             }
-            for chunk in queued { receive(.success(chunk)) }
+            for chunk in queued { chunk.withUnsafeBytes { receive(.success($0)) } }
             if queued.isEmpty {
                 if let end { receive(end) }
                 return

@@ -94,10 +94,11 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
         // reader let go of the descriptor.
         _ = descriptor.acquire()
         let incoming = self.incoming
+        let buffer = ReadBuffer()
         guard let loop else {
             IOThread.detach(name: "stream-reader") {
                 var failure: TransportError?
-                while descriptor.wait(for: Int16(POLLIN)), Self.readAvailable(descriptor, into: incoming, failure: &failure) {}
+                while descriptor.wait(for: Int16(POLLIN)), Self.readAvailable(descriptor, into: incoming, using: buffer, failure: &failure) {}
                 descriptor.release()
                 incoming.finish(failure: failure)
             }
@@ -107,7 +108,7 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
         loop.watch(
             descriptor.fd.rawValue, endSignal: descriptor.wake.rawValue,
             readable: {
-                failure.withLock { Self.readAvailable(descriptor, into: incoming, failure: &$0) } ? .keep : .end
+                failure.withLock { Self.readAvailable(descriptor, into: incoming, using: buffer, failure: &$0) } ? .keep : .end
             },
             ended: {
                 descriptor.release()
@@ -115,26 +116,33 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
             })
     }
 
+    /// The reader's buffer, allocated once: a read then costs no allocation, and a consumer
+    /// that takes bytes on the reading thread (`deliverReads`) decodes them in place.
+    private final class ReadBuffer: @unchecked Sendable {
+        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 16_384, alignment: 16)
+        deinit { bytes.deallocate() }
+    }
+
     /// Reads what the non-blocking descriptor holds into `incoming`; false when the stream
     /// ended (end of file, a read error in `failure`, or a consumer that stopped taking bytes).
+    /// Only the descriptor's one reader calls it, so `buffer` is never shared.
     private static func readAvailable(
-        _ descriptor: ClosableDescriptor, into incoming: ByteQueue, failure: inout TransportError?
+        _ descriptor: ClosableDescriptor, into incoming: ByteQueue, using buffer: ReadBuffer, failure: inout TransportError?
     ) -> Bool {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16_384) { buffer in
-            while true {
-                let count: Int
-                do {
-                    count = try descriptor.fd.read(into: UnsafeMutableRawBufferPointer(buffer))
-                } catch Errno.resourceTemporarilyUnavailable {
-                    return true
-                } catch {
-                    failure = .system("read", error as? Errno ?? .ioError)
-                    return false
-                }
-                guard count > 0 else { return false }
-                guard incoming.push(Array(buffer[0..<count])) else { return false }
-                if count < buffer.count { return true }
+        let bytes = buffer.bytes
+        while true {
+            let count: Int
+            do {
+                count = try descriptor.fd.read(into: bytes)
+            } catch Errno.resourceTemporarilyUnavailable {
+                return true
+            } catch {
+                failure = .system("read", error as? Errno ?? .ioError)
+                return false
             }
+            guard count > 0 else { return false }
+            guard incoming.push(borrowing: UnsafeRawBufferPointer(rebasing: bytes[0..<count])) else { return false }
+            if count < bytes.count { return true }
         }
     }
 

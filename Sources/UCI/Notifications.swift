@@ -95,8 +95,9 @@ public struct TwoWayMeasurement: Hashable, Sendable {
     private static let fieldsSize = 18
 
     init(from r: inout ByteReader, addressSize: Int) throws(UCIError) {
-        let octets = try r.bytes(addressSize, "mac_address")
-        address = addressSize == 2 ? MacAddress(shortOctets: octets) : MacAddress(extendedOctets: octets)
+        // Read as a little-endian number (octets least significant first), not copied out.
+        let value = try r.uint(addressSize, "mac_address")
+        address = addressSize == 2 ? .short(UInt16(truncatingIfNeeded: value)) : .extended(value)
         status = StatusCode(rawValue: try r.u8("status"))
         lineOfSight = LineOfSight(rawValue: try r.u8("nlos"))
         distanceCentimetres = try r.u16("distance")
@@ -192,6 +193,7 @@ public struct RangeData: Hashable, Sendable {
             throw .truncated(what: "\(name) measurements", needed: needed, available: r.remaining)
         }
         measurements = []
+        measurements.reserveCapacity(count)
         for _ in 0..<count {
             measurements.append(try TwoWayMeasurement(from: &r, addressSize: mode.addressSize))
         }

@@ -41,6 +41,11 @@ public struct UCIReassembler: Sendable {
             slot = nil
             throw .payloadTooLong(length: packet.payload.count, limit: packet.payloadLimit)
         }
+        // A message in one packet (nearly all of them) keeps the packet's payload: no copy.
+        if slot == nil, packet.isFinalSegment {
+            guard packet.payload.count <= limit else { throw .messageTooLarge(size: packet.payload.count, limit: limit) }
+            return UCIMessage(messageType: packet.messageType, groupID: packet.groupID, opcodeID: packet.opcodeID, payload: packet.payload)
+        }
         var partial: Partial
         if let existing = slot {
             guard existing.matches(packet) else {

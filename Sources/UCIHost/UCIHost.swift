@@ -387,7 +387,7 @@ public actor UCIHost {
         while true {
             do {
                 guard let chunk = try await transport.read() else { return end(.closed, generation: generation) }
-                guard receive(chunk, generation: generation) else { return }
+                guard chunk.withUnsafeBytes({ receive($0, generation: generation) }) else { return }
             } catch {
                 return end(.transport(TransportFailure(error)), generation: generation)
             }
@@ -397,7 +397,7 @@ public actor UCIHost {
     /// Decodes a read's bytes: responses complete the pending command, notifications go to
     /// `events` as one batch. False once the transport was replaced.
     @discardableResult
-    private nonisolated func receive(_ chunk: [UInt8], generation: Int) -> Bool {
+    private nonisolated func receive(_ chunk: UnsafeRawBufferPointer, generation: Int) -> Bool {
         var outcome = Outcome()
         let (current, stalledAt) = link.withLock { l -> (Bool, Int?) in
             guard l.generation == generation else { return (false, nil) }

@@ -123,7 +123,7 @@ package final class USBTransport: UCITransport, @unchecked Sendable {
     private func readCompleted(_ transfer: UnsafeMutablePointer<libusb_transfer>) {
         let status = transfer.pointee.status
         if status == LIBUSB_TRANSFER_COMPLETED, transfer.pointee.actual_length > 0 {
-            incoming.push(Array(UnsafeBufferPointer(start: transfer.pointee.buffer, count: Int(transfer.pointee.actual_length))))
+            incoming.push(borrowing: UnsafeRawBufferPointer(start: transfer.pointee.buffer, count: Int(transfer.pointee.actual_length)))
         }
         let closing = state.withLock { $0.closing }
         var failure: TransportError? =

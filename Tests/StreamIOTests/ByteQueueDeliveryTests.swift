@@ -12,7 +12,7 @@ import Testing
     final class Seen: Sendable {
         private let state = Mutex<(bytes: [UInt8], ends: [String], inside: Int, overlapped: Bool)>(([], [], 0, false))
 
-        func receive(_ result: Result<[UInt8]?, TransportError>) {
+        func receive(_ result: Result<UnsafeRawBufferPointer?, TransportError>) {
             state.withLock { s in
                 s.inside += 1
                 if s.inside > 1 { s.overlapped = true }
@@ -21,7 +21,7 @@ import Testing
             for _ in 0..<200 { sched_yield() }
             state.withLock { s in
                 switch result {
-                case .success(let bytes?): s.bytes += bytes
+                case .success(let bytes?): s.bytes += Array(bytes)
                 case .success(nil): s.ends.append("end")
                 case .failure(let error): s.ends.append("\(error)")
                 }
@@ -57,6 +57,23 @@ import Testing
         queue.deliver(to: seen.receive)
         #expect(seen.bytes == [9])
         #expect(seen.ends == ["\(TransportError.closed)"])
+    }
+
+    /// A reader pushes from one buffer it reuses for every read: a queue without a delivering
+    /// consumer keeps its own copy, so the next read cannot change bytes already queued.
+    @Test func borrowedBytesAreCopiedWhenQueuedAndLentWhenDelivered() async throws {
+        let queue = ByteQueue()
+        var buffer: [UInt8] = [1, 2, 3]
+        buffer.withUnsafeBytes { #expect(queue.push(borrowing: $0)) }
+        buffer = [7, 7, 7]
+        #expect(try await queue.next() == [1, 2, 3])
+
+        let seen = Seen()
+        queue.deliver(to: seen.receive)
+        buffer = [4, 5]
+        buffer.withUnsafeBytes { #expect(queue.push(borrowing: $0)) }
+        buffer = [0, 0]
+        #expect(seen.bytes == [4, 5])
     }
 
     /// A producer thread pushes a counting sequence while the consumer switches to delivery: no

@@ -54,7 +54,7 @@ func realTimeBenchmark() {
             nodeTurns.append(try await measureNode(count: count, warmup: warmup, eventLoop: true))
             baselineTurns.append(try await measureBaseline(count: count, warmup: warmup))
         }
-        let handOff = try await measureNode(count: count, warmup: warmup, eventLoop: false)
+        let handOff = environment["REALTIME_HANDOFF"] == "0" ? nodeTurns[0] : try await measureNode(count: count, warmup: warmup, eventLoop: false)
         let ratios = zip(nodeTurns, baselineTurns).map { $0.cpuPerNotification / $1.cpuPerNotification }
         let node = median(nodeTurns)
         let baseline = median(baselineTurns)

@@ -336,24 +336,28 @@ final class PeerRegistry {
     /// address; each peer's readings run in order, peers in the order their first reading came,
     /// and all their events go out together. Sessions hear only of contacts.
     func handle(_ rounds: [RangeData]) async {
-        var order: [PeerID] = []
-        var readings: [PeerID: [RangeReading]] = [:]
+        // Grouped by a scan rather than a dictionary: a batch holds the rounds of one radio read,
+        // nearly always one peer's, and a dictionary would cost two allocations per notification.
+        var groups: [(peer: PeerID, readings: [RangeReading])] = []
         for round in rounds {
             for measurement in round.measurements {
                 guard case .short(let address) = measurement.address,
                     let peer = peerByRoute[UWBRoute(token: round.session, peerAddress: address)]
                 else { continue }
-                if readings[peer] == nil { order.append(peer) }
-                readings[peer, default: []].append(RangeReading(round: round, measurement: measurement))
+                let reading = RangeReading(round: round, measurement: measurement)
+                if let index = groups.lastIndex(where: { $0.peer == peer }) {
+                    groups[index].readings.append(reading)
+                } else {
+                    groups.append((peer, [reading]))
+                }
             }
         }
         let now = self.now
         let correction = context.boardCorrection.correction
         var bodies: [Event.Body] = []
-        bodies.reserveCapacity(order.count)
+        bodies.reserveCapacity(groups.count)
         var contacts: [(PeerID, Double)] = []
-        for peer in order {
-            guard let peerReadings = readings[peer], proximity[peer] != nil else { continue }
+        for (peer, peerReadings) in groups where proximity[peer] != nil {
             let filtered = process(peerReadings, of: peer, correction: correction, hostTime: now, into: &bodies, contacts: &contacts)
             nearest.update(peer: peer, distance: filtered, time: now)
         }
