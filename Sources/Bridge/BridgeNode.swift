@@ -76,9 +76,8 @@ public final class BridgeNode: Sendable {
             boardCorrection: BoardCorrection(config.rangeCorrection.correction(forBoard: "")),
             channels: PeerChannels(settings: config.security))
         let emitter = NodeEmitter(
-            emitBodies: { bodies in
-                events.emit(bodies.map { Event(node: tag, body: $0) }, timestampMilliseconds: time.nowMilliseconds())
-            },
+            node: tag,
+            emitEvents: { events.emit($0, timestampMilliseconds: time.nowMilliseconds()) },
             takeShed: { (events.takeShedRanges(node: tag), inbox.takeDropped()) })
         self.identity = identity
         self.uwb = uwb
@@ -252,7 +251,7 @@ public final class BridgeNode: Sendable {
                 await registry.handle(ranges)
                 ranges.removeAll(keepingCapacity: true)
             }
-            inbox.handled(batch)
+            inbox.handled(consume batch)
         }
     }
 

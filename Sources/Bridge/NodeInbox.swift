@@ -34,11 +34,16 @@ final class NodeInbox: Sendable {
         /// Unsafe rather than checked: one is made per batch on the range path, and the checked
         /// kind allocates; `next` and `finish` resume it exactly once, under the lock's rules.
         var waiter: UnsafeContinuation<[NodeInput]?, Never>?
+        /// The storage of the batch the loop handled last, emptied: the next inputs queue into it,
+        /// so a batch costs no allocation.
+        var spare: [NodeInput] = []
 
         mutating func takeQueued() -> [NodeInput] {
-            defer { queued = [] }
             inHand += queued.count
-            return queued
+            var taken = spare
+            spare = []
+            swap(&taken, &queued)
+            return taken
         }
     }
     private let state = Mutex(State())
@@ -91,10 +96,16 @@ final class NodeInbox: Sendable {
         }
     }
 
-    /// The loop calls this after handling each batch `next` gave it.
-    func handled(_ batch: [NodeInput]) {
-        state.withLock { $0.inHand -= batch.count }
-        tracker?.end(batch.count)
+    /// The loop calls this after handling each batch `next` gave it, handing the batch back.
+    func handled(_ batch: consuming [NodeInput]) {
+        let count = batch.count
+        var storage = consume batch
+        storage.removeAll(keepingCapacity: true)
+        state.withLock { s in
+            s.inHand -= count
+            if s.spare.capacity < storage.capacity { swap(&s.spare, &storage) }
+        }
+        tracker?.end(count)
     }
 
     /// Inputs dropped since the last call.

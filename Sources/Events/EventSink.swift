@@ -82,8 +82,10 @@ public final class JSONLinesSink: EventSink {
         var unwritten = 0
         /// Range events shed since the node last asked, by node.
         var shed: [String: Int] = [:]
-        /// Where lines are built (see `JSONLine.render(_:seq:timestampMilliseconds:scratch:)`).
+        /// Where lines are built (see `JSONLine.render(_:seq:timestampMilliseconds:scratch:)`),
+        /// and a batch's lines gathered: both kept between batches, emptied.
         var scratch: [UInt8] = []
+        var lines: [String] = []
     }
     private let state = Mutex(State())
     private let output: any EventOutput
@@ -109,8 +111,12 @@ public final class JSONLinesSink: EventSink {
         guard !events.isEmpty else { return }
         if let buffer {
             let failure: (any Error)? = state.withLock { state in
-                var lines: [String] = []
-                lines.reserveCapacity(events.count)
+                var lines = state.lines
+                state.lines = []
+                defer {
+                    lines.removeAll(keepingCapacity: true)
+                    state.lines = lines
+                }
                 var seq = state.nextSeq
                 let pastSoftLimit = buffer.isPastSoftLimit
                 for event in events {

@@ -31,7 +31,12 @@ public struct NearestTracker<Peer: Hashable & Comparable & Sendable>: Sendable {
     }
 
     @usableFromInline let config: ProximityConfig
+    /// Each peer's last estimate; one older than `maxGap` counts as none, and is dropped at the
+    /// next scan.
     @usableFromInline var latest: [Peer: (distance: Double, time: Int64)] = [:]
+    /// The closest current estimate (ties go to the lower peer): kept between refreshes, so a
+    /// range that does not concern it costs one comparison instead of a pass over every peer.
+    @usableFromInline var closest: (peer: Peer, distance: Double, time: Int64)?
     @usableFromInline var nearest: Nearest?
     /// The nearest peer now; nil when no peer has an estimate.
     @inlinable public var current: Nearest? { nearest }
@@ -43,49 +48,67 @@ public struct NearestTracker<Peer: Hashable & Comparable & Sendable>: Sendable {
     /// A peer's filtered distance at `time` (nil: it has no estimate).
     @inlinable public mutating func update(peer: Peer, distance: Double?, time: Int64) {
         latest[peer] = distance.map { ($0, time) }
-        refresh(now: time)
+        refresh(now: time, changed: peer)
     }
 
     /// The peer is gone (lost).
     @inlinable public mutating func remove(peer: Peer, now: Int64) {
         latest[peer] = nil
-        refresh(now: now)
+        refresh(now: now, changed: peer)
     }
 
     /// Drops peers whose last estimate is older than `maxGap` (call it as time passes).
     @inlinable public mutating func expire(now: Int64) {
-        refresh(now: now)
+        refresh(now: now, changed: nil)
     }
 
-    /// Runs on every range of every peer, so it makes one pass over the peers, allocating
-    /// nothing unless an estimate went stale.
-    @inlinable mutating func refresh(now: Int64) {
-        var closest: (key: Peer, value: (distance: Double, time: Int64))?
-        var stale: [Peer] = []
-        for entry in latest {
-            guard now - entry.value.time <= config.maxGapMilliseconds else {
-                stale.append(entry.key)
-                continue
+    /// Runs on every range of every peer. Only `changed`'s estimate moved since the last
+    /// refresh, so the closest one is still known unless it was `changed`'s own or went stale;
+    /// then (and on `expire`) one pass over the peers finds it and drops stale estimates.
+    @inlinable mutating func refresh(now: Int64, changed: Peer?) {
+        if let changed, let known = closest, known.peer != changed, isCurrent(known.time, now: now) {
+            if let entry = latest[changed], Self.precedes(entry.distance, changed, known.distance, known.peer) {
+                closest = (changed, entry.distance, entry.time)
             }
-            if let best = closest,
-                best.value.distance < entry.value.distance || (best.value.distance == entry.value.distance && best.key < entry.key)
-            {
-                continue
-            }
-            closest = entry
+        } else {
+            scan(now: now)
         }
-        for peer in stale { latest[peer] = nil }
         var next: Nearest?
-        if let current = nearest, let mine = latest[current.peer] {
-            if let closest, closest.key != current.peer, closest.value.distance < mine.distance - config.nearestSwitchMetres {
-                next = Nearest(peer: closest.key, distance: closest.value.distance, band: band(of: closest.value.distance, was: nil))
+        if let current = nearest, let mine = latest[current.peer], isCurrent(mine.time, now: now) {
+            if let closest, closest.peer != current.peer, closest.distance < mine.distance - config.nearestSwitchMetres {
+                next = Nearest(peer: closest.peer, distance: closest.distance, band: band(of: closest.distance, was: nil))
             } else {
                 next = Nearest(peer: current.peer, distance: mine.distance, band: band(of: mine.distance, was: current.band))
             }
         } else if let closest {
-            next = Nearest(peer: closest.key, distance: closest.value.distance, band: band(of: closest.value.distance, was: nil))
+            next = Nearest(peer: closest.peer, distance: closest.distance, band: band(of: closest.distance, was: nil))
         }
         nearest = next
+    }
+
+    /// Finds the closest current estimate and drops the stale ones; allocates nothing unless an
+    /// estimate went stale.
+    @inlinable mutating func scan(now: Int64) {
+        closest = nil
+        var stale: [Peer] = []
+        for (peer, entry) in latest {
+            guard isCurrent(entry.time, now: now) else {
+                stale.append(peer)
+                continue
+            }
+            if let best = closest, !Self.precedes(entry.distance, peer, best.distance, best.peer) { continue }
+            closest = (peer, entry.distance, entry.time)
+        }
+        for peer in stale { latest[peer] = nil }
+    }
+
+    @inlinable func isCurrent(_ time: Int64, now: Int64) -> Bool {
+        now - time <= config.maxGapMilliseconds
+    }
+
+    /// Closer, or as close and the lower peer: one order, whichever way the peers were visited.
+    @inlinable static func precedes(_ distance: Double, _ peer: Peer, _ other: Double, _ otherPeer: Peer) -> Bool {
+        distance < other || (distance == other && peer < otherPeer)
     }
 
     @inlinable func band(of distance: Double, was previous: DistanceBand?) -> DistanceBand {

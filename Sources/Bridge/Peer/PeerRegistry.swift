@@ -25,12 +25,15 @@ struct PeerProximity {
 
 /// Where a node's events go: stamped with the node's tag and one time per batch.
 struct NodeEmitter: Sendable {
-    let emitBodies: @Sendable ([Event.Body]) -> Void
+    /// The node's tag, the `node` of every event it emits.
+    let node: String
+    let emitEvents: @Sendable ([Event]) -> Void
     /// Range events the event stream shed and radio inputs the inbox dropped, since last asked.
     let takeShed: @Sendable () -> (ranges: Int, inputs: Int)
 
-    func emit(_ body: Event.Body) { emitBodies([body]) }
-    func emit(_ bodies: [Event.Body]) { if !bodies.isEmpty { emitBodies(bodies) } }
+    func emit(_ body: Event.Body) { emitEvents([Event(node: node, body: body)]) }
+    /// Events built with `node` already (the range path, which would otherwise wrap each body).
+    func emit(_ events: [Event]) { if !events.isEmpty { emitEvents(events) } }
 }
 
 /// The dictionary of per-peer session actors, and the one owner of what routes radio input to
@@ -65,6 +68,10 @@ final class PeerRegistry {
     /// another) make one event rather than a burst.
     private var nearest: NearestTracker<PeerID>
     private var reportedNearest: NearestTracker<PeerID>.Nearest?
+    /// A range batch's readings with their peers, and the peers in order of first reading: kept
+    /// between batches (emptied), so the range path allocates nothing to sort a batch out.
+    private var batchReadings: [(peer: PeerID, reading: RangeReading)] = []
+    private var batchPeers: [PeerID] = []
     /// Who holds one of the radio's ranging sessions, and the facts the scheduler weighs.
     private var scheduler: RangingScheduler
     private var granted: Set<PeerID> = []
@@ -336,67 +343,61 @@ final class PeerRegistry {
     /// address; each peer's readings run in order, peers in the order their first reading came,
     /// and all their events go out together. Sessions hear only of contacts.
     func handle(_ rounds: [RangeData]) async {
-        // Grouped by a scan rather than a dictionary: a batch holds the rounds of one radio read,
-        // nearly always one peer's, and a dictionary would cost two allocations per notification.
-        var groups: [(peer: PeerID, readings: [RangeReading])] = []
+        batchReadings.removeAll(keepingCapacity: true)
+        batchPeers.removeAll(keepingCapacity: true)
         for round in rounds {
             for measurement in round.measurements {
                 guard case .short(let address) = measurement.address,
                     let peer = peerByRoute[UWBRoute(token: round.session, peerAddress: address)]
                 else { continue }
-                let reading = RangeReading(round: round, measurement: measurement)
-                if let index = groups.lastIndex(where: { $0.peer == peer }) {
-                    groups[index].readings.append(reading)
-                } else {
-                    groups.append((peer, [reading]))
-                }
+                batchReadings.append((peer, RangeReading(round: round, measurement: measurement)))
+                // A batch holds the rounds of one radio read: nearly always one peer's.
+                if !batchPeers.contains(peer) { batchPeers.append(peer) }
             }
         }
         let now = self.now
         let correction = context.boardCorrection.correction
-        var bodies: [Event.Body] = []
-        bodies.reserveCapacity(groups.count)
+        var batch: [Event] = []
+        batch.reserveCapacity(batchReadings.count)
         var contacts: [(PeerID, Double)] = []
-        for (peer, peerReadings) in groups where proximity[peer] != nil {
-            let filtered = process(peerReadings, of: peer, correction: correction, hostTime: now, into: &bodies, contacts: &contacts)
-            nearest.update(peer: peer, distance: filtered, time: now)
+        for peer in batchPeers {
+            // Updated where it lies in the dictionary: one lookup, no copy of the peer's state.
+            guard let index = proximity.index(forKey: peer) else { continue }
+            proximity.values[index].processor.correction = correction
+            for entry in batchReadings where entry.peer == peer {
+                process(entry.reading, of: peer, state: &proximity.values[index], hostTime: now, into: &batch, contacts: &contacts)
+            }
+            nearest.update(peer: peer, distance: proximity.values[index].processor.proximity.filtered, time: now)
         }
-        events.emit(bodies)
+        events.emit(batch)
         for (peer, distance) in contacts { await feed(peer, .contact(distance: distance)) }
     }
 
-    /// Runs one peer's readings in order, corrected for the board as of this batch, and appends
-    /// their `range`, `near` and `far` events; returns the filtered distance afterwards.
+    /// Runs one of a peer's readings, corrected for the board as of this batch, and appends its
+    /// `range`, `near` and `far` events.
     private func process(
-        _ readings: [RangeReading], of peer: PeerID, correction: RangeCorrection, hostTime: Int64, into bodies: inout [Event.Body],
+        _ reading: RangeReading, of peer: PeerID, state: inout PeerProximity, hostTime: Int64, into batch: inout [Event],
         contacts: inout [(PeerID, Double)]
-    ) -> Double? {
-        guard var state = proximity.removeValue(forKey: peer) else { return nil }
-        defer { proximity[peer] = state }
-        let name = state.processor.peer
-        state.processor.correction = correction
-        for reading in readings {
-            let outcome = state.processor.process(reading.measurement, of: reading.round, hostTime: hostTime)
-            if outcome.measured { state.lastMeasuredAt = hostTime }
-            if let corrected = outcome.corrected, outcome.range.nlos != true, calibrationWatch.add(corrected: corrected) {
-                context.logger.warning(
-                    "the UWB board reads short: \(calibrationWatch.belowContact) of \(calibrationWatch.closeReadings) readings closer than 30 cm were below -8 cm after correction; it looks uncalibrated (run `nearby-bridge calibrate`)")
-            }
-            if outcome.corrected != nil, levelWatch.add(hasLevel: outcome.range.rssi != nil) {
-                context.logger.warning(
-                    "the UWB board reports no RSSI (\(LevelWatch.readingsBeforeWarning) rounds in a row): bumps are decided from distance alone and many touches will be missed; use firmware that honours RSSI_REPORTING (UCI 2.0: UCI 1.1 range data has no RSSI)")
-            }
-            if outcome.invalid { invalidReadings += 1 }
-            bodies.append(.range(outcome.range))
-            for change in outcome.changes {
-                switch change {
-                case .near(let d): bodies.append(.near(.init(peer: name, distance: d, azimuth: outcome.azimuth)))
-                case .far(let d): bodies.append(.far(.init(peer: name, distance: d, azimuth: outcome.azimuth)))
-                case .contact(let d): contacts.append((peer, d))
-                }
+    ) {
+        let outcome = state.processor.process(reading.measurement, of: reading.round, hostTime: hostTime)
+        if outcome.measured { state.lastMeasuredAt = hostTime }
+        if let corrected = outcome.corrected, outcome.range.nlos != true, calibrationWatch.add(corrected: corrected) {
+            context.logger.warning(
+                "the UWB board reads short: \(calibrationWatch.belowContact) of \(calibrationWatch.closeReadings) readings closer than 30 cm were below -8 cm after correction; it looks uncalibrated (run `nearby-bridge calibrate`)")
+        }
+        if outcome.corrected != nil, levelWatch.add(hasLevel: outcome.range.rssi != nil) {
+            context.logger.warning(
+                "the UWB board reports no RSSI (\(LevelWatch.readingsBeforeWarning) rounds in a row): bumps are decided from distance alone and many touches will be missed; use firmware that honours RSSI_REPORTING (UCI 2.0: UCI 1.1 range data has no RSSI)")
+        }
+        if outcome.invalid { invalidReadings += 1 }
+        batch.append(Event(node: events.node, body: .range(outcome.range)))
+        for change in outcome.changes {
+            switch change {
+            case .near(let d): batch.append(Event(node: events.node, body: .near(.init(peer: outcome.range.peer, distance: d, azimuth: outcome.azimuth))))
+            case .far(let d): batch.append(Event(node: events.node, body: .far(.init(peer: outcome.range.peer, distance: d, azimuth: outcome.azimuth))))
+            case .contact(let d): contacts.append((peer, d))
             }
         }
-        return state.processor.proximity.filtered
     }
 
     func handle(_ notification: UCINotification) async {
