@@ -49,8 +49,6 @@ final class EventSpool {
     /// The `seq` a restart would start from: `nextSeq` stays below it.
     private var reservedSeq: UInt64 = 1
     static let seqReservation: UInt64 = 1000
-    /// Records refused because the spool was full, since the last `takeRefused`.
-    private var refused = 0
     /// What `open` found wrong with the files it read, if anything.
     private(set) var damage: SpoolError?
 
@@ -91,14 +89,11 @@ final class EventSpool {
     /// Records not yet acknowledged.
     private(set) var pendingCount = 0
 
-    /// Appends one record and stamps the next `seq`; false (and counted) when the spool is full.
+    /// Appends one record and stamps the next `seq`; false when the spool is full (the caller says so).
     func append(topic: String, line: String) throws(SpoolError) -> Bool {
         let topicBytes = Array(topic.utf8), lineBytes = Array(line.utf8)
         let recordSize = 6 + topicBytes.count + lineBytes.count
-        guard size + recordSize <= limitBytes else {
-            refused += 1
-            return false
-        }
+        guard size + recordSize <= limitBytes else { return false }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(recordSize)
         bytes += [UInt8(topicBytes.count & 0xFF), UInt8(topicBytes.count >> 8)] + topicBytes
@@ -147,11 +142,6 @@ final class EventSpool {
 
     /// The connection dropped: what was in flight goes out again (at least once, as QoS 1 says).
     func rewind() { sent = acknowledged }
-
-    func takeRefused() -> Int {
-        defer { refused = 0 }
-        return refused
-    }
 
     private func truncate(to offset: Int) {
         _ = ftruncate(log.rawValue, off_t(offset))
