@@ -110,7 +110,7 @@ let package = Package(
         .target(
             name: "Doctor",
             dependencies: [
-                "BLE", "BLEBlueZ", "BlueZMgmt", "StreamIO", "UCI", "UCIHost", "UCIUSB",
+                "BLE", "BLEBlueZ", "BlueZMgmt", "Proximity", "StreamIO", "UCI", "UCIHost", "UCIUSB",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 

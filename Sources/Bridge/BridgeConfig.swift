@@ -82,8 +82,6 @@ public struct RangeCorrectionSettings: Sendable, Equatable {
     /// The table's name as the `device` event reports it, and the table (nil: no correction).
     public var tableName = "aps011-prf64"
     public var table: RangeBiasTable? = .aps011PRF64
-    /// The level the correction assumes at 1 m when a board reports no RSSI.
-    public var budget = LinkBudget()
     /// Offsets (metres read too long) by board (`DeviceInfo.boardKey`), as `nearby-bridge calibrate` wrote them.
     public var offsets: [String: Double] = [:]
 
@@ -92,7 +90,7 @@ public struct RangeCorrectionSettings: Sendable, Equatable {
     /// The correction for one board: its calibrated offset if there is one.
     public func correction(forBoard board: String) -> RangeCorrection {
         RangeCorrection(
-            table: table, tableName: tableName, budget: budget, offsetMetres: offsets[board] ?? 0, calibrated: offsets[board] != nil)
+            table: table, tableName: tableName, offsetMetres: offsets[board] ?? 0, calibrated: offsets[board] != nil)
     }
 }
 

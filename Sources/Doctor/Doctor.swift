@@ -3,6 +3,7 @@ import BLEBlueZ
 import BlueZMgmt
 import Glibc
 import Logging
+import Proximity
 import UCI
 import UCIHost
 import UCIUSB
@@ -107,7 +108,9 @@ package enum Doctor {
                 await host.start()
                 let info = try await host.deviceInfo()
                 findings.append(Finding("\(label) UCI", .ok, "answers UCI \(info.uciVersion) (MAC \(info.macVersion), PHY \(info.phyVersion))"))
-                findings.append(calibrationFinding(label: label, board: info.boardKey(serial: board.serial), records: calibration))
+                let key = info.boardKey(serial: board.serial)
+                findings.append(calibrationFinding(label: label, board: key, records: calibration))
+                findings.append(rangePolicyFinding(label: label, info: info, calibrated: calibration.map { $0.boards.contains(key) }))
             } catch {
                 findings.append(
                     Finding(
@@ -133,6 +136,22 @@ package enum Doctor {
             "\(label) calibration", .warn,
             "board \(board) has no offset in \(records.path): it may read centimetres short or long, and hand-overs may bump",
             fix: "nearby-bridge calibrate --config \(records.path) (with a reference peer, touching then 1.00 m apart; README, \"Calibration\")")
+    }
+
+    /// How the bridge will read this board's ranges (docs/PROXIMITY.md, "Range correction"): a
+    /// board without RSSI gets no bias correction and bumps from distance alone, which lets more
+    /// hand-overs bump; the fix is firmware that reports it.
+    package static func rangePolicyFinding(label: String, info: DeviceInfo, calibrated: Bool?) -> Finding {
+        let correction = RangeCorrection(table: .aps011PRF64, tableName: "aps011-prf64", calibrated: calibrated == true)
+        guard info.uciVersion.major >= 2 else {
+            return Finding(
+                "\(label) range correction", .warn,
+                "UCI \(info.uciVersion) range data has no RSSI: \(correction.policy(reportsRSSI: false)); hand-overs 15–25 cm apart may bump",
+                fix: "flash firmware that speaks UCI 2.0 and honours RSSI_REPORTING (firmware-notes/rssi.md)")
+        }
+        return Finding(
+            "\(label) range correction", .ok,
+            "UCI \(info.uciVersion): RSSI asked (RSSI_REPORTING 1); \(correction.policy(reportsRSSI: nil))")
     }
 
     static func groupMembership() -> Finding {

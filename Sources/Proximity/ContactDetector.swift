@@ -69,7 +69,9 @@ struct ContactDetector: Sendable {
         }
         // Readings far beyond the alternative are capped: one unflagged outlier must not wipe
         // out the evidence gathered so far, and past 2σ beyond it a reading says nothing new.
-        let alternative = config.handOverMetres
+        // Without a level the distance is all there is, and under correlated multipath an
+        // alternative just beyond contact would reject most touches: it moves out.
+        let alternative = level == nil ? config.rangeOnlyHandOverMetres : config.handOverMetres
         let weight = (alternative - bump) / (sigma * sigma)
         var forContact = weight * ((bump + alternative) / 2 - min(distance, alternative + 2 * sigma))
         // A saturated receiver says "closer than a hand-over" more strongly than the linear ratio
@@ -79,7 +81,14 @@ struct ContactDetector: Sendable {
         }
         evidence = max(0, evidence + forContact)
         let approaching = lastApproachSeen.map { time - $0 <= config.approachWindowMilliseconds } ?? false
-        guard evidence >= (approaching ? config.evidenceAfterApproach : config.evidenceWhileLingering) else { return false }
+        let needed =
+            level == nil
+            ? (approaching ? config.rangeOnlyEvidenceAfterApproach : config.rangeOnlyEvidenceWhileLingering)
+            : (approaching ? config.evidenceAfterApproach : config.evidenceWhileLingering)
+        // Without a level, the reading that completes a contact must itself say contact: evidence
+        // gathered at a touch that went unnoticed is not spent on the way out, nor a run of
+        // short readings on the way in by one that is not.
+        guard evidence >= needed, level != nil || forContact > 0 else { return false }
         consume()
         return true
     }

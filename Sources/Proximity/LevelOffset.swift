@@ -5,14 +5,17 @@ import Glibc
 /// the budget would take a loud peer at 15 cm for a touch.
 ///
 /// Learnt from line-of-sight readings while the peer is 0.3–3 m away (where the filtered
-/// distance is good to a few per cent and the receiver is far from saturation), as a slow
-/// exponential average: half of it is new after about 35 readings.
+/// distance is good to a few per cent and the receiver is far from saturation): the mean of the
+/// first 50 readings, then a slow exponential average (half of it new after about 35 readings).
 struct LevelOffset: Sendable {
     private let budget: LinkBudget
     private let ceiling: Double
     /// The budget's level at a hand-over plus 2σ of level noise: what a hand-over rarely exceeds.
     private let loudHandOverLevel: Double
     private(set) var offset = 0.0
+    private var samples = 0
+    /// The average's weight once it has settled; before that, the plain mean of the samples so
+    /// far, so that a board 6 dB off is known after a few seconds in range, not after a minute.
     private static let weight = 0.02
     /// Offsets beyond this are more likely a wrong distance than a board that different.
     private static let limit = 20.0
@@ -26,7 +29,9 @@ struct LevelOffset: Sendable {
     mutating func learn(rssi: Double, at distance: Double) {
         guard (0.3...3).contains(distance) else { return }
         let sample = rssi - budget.level(atMetres: distance)
-        offset = min(max(offset + Self.weight * (sample - offset), -Self.limit), Self.limit)
+        samples += 1
+        let weight = max(Self.weight, 1 / Double(samples))
+        offset = min(max(offset + weight * (sample - offset), -Self.limit), Self.limit)
     }
 
     /// The level as the budget's board would have received it.

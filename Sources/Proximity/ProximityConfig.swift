@@ -45,6 +45,17 @@ public struct ProximityConfig: Sendable, Equatable {
     public var handOverMarginMetres: Double = 0.04
     /// The hand-over distance the contact test weighs against.
     public var handOverMetres: Double { bumpMetres + handOverMarginMetres }
+    /// The margin for readings that come without a received level (UCI 1.1 boards, firmware that
+    /// ignores RSSI_REPORTING). With nothing to veto a hand-over, the test trades hand-over
+    /// rejection for recall: a board that cannot bump is useless, and under the model's correlated
+    /// multipath no margin gives both (docs/PROXIMITY.md, "Bump without a level").
+    public var rangeOnlyHandOverMarginMetres: Double = 0.20
+    public var rangeOnlyHandOverMetres: Double { bumpMetres + rangeOnlyHandOverMarginMetres }
+    /// Evidence that fires a contact from readings without a level after an approach; without an
+    /// approach they never fire one (infinity): a lingering neighbour at 30 cm reads like a touch
+    /// now and then, and only the level could tell.
+    public var rangeOnlyEvidenceAfterApproach: Double = 4
+    public var rangeOnlyEvidenceWhileLingering: Double = .infinity
     /// Received level: what a board receives at 1 m (the engine learns each peer's own offset
     /// from it, between 0.3 and 3 m), how far one reading's level wanders (slow fading plus
     /// measurement noise, dB), and the most one reading's level may add to the contact evidence

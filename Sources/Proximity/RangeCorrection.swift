@@ -45,12 +45,13 @@ public struct RangeBiasTable: Sendable, Equatable, Codable {
 }
 
 /// The line-of-sight received level of a board family against distance (free space, path-loss
-/// exponent 2): what the correction assumes when a board reports no RSSI, and what the simulated
+/// exponent 2): what the contact test weighs a reported level against, and what the simulated
 /// radio produces.
 public struct LinkBudget: Sendable, Equatable, Codable {
     /// Received level at 1 m, dBm. −63 dBm puts APS011's zero-bias level (−77 dBm) at 5 m, as in
     /// the note's set-up; a board at full transmit power can receive up to 20 dB more (Qorvo forum
-    /// reports −58 to −34 dBm at 1 m from a DWM3000 depending on TX power): calibrate.
+    /// reports −58 to −34 dBm at 1 m from a DWM3000 depending on TX power): each peer's own
+    /// offset is learnt (`LevelOffset`).
     public var levelAtOneMetreDBm: Double = -63
 
     public init(levelAtOneMetreDBm: Double = -63) {
@@ -64,20 +65,27 @@ public struct LinkBudget: Sendable, Equatable, Codable {
 }
 
 /// What the bridge does to each reading of one board.
+///
+/// The bias is looked up only at a level the board reported. Without one (UCI 1.1 range data,
+/// firmware that ignores RSSI_REPORTING) nothing is guessed: a level taken from the distance
+/// assumes the board has exactly the table's bias, and on a board that has not (its firmware
+/// corrects it, or another family) it lifted a steady 3 cm touch to 14 cm, above the bump
+/// threshold, so such boards stopped bumping (issue 29). Up close the table is flat (every level
+/// above −61 dBm, i.e. within about 80 cm, has the same −11 cm), so a calibration taken without
+/// RSSI absorbs the bias there into the board's offset; an uncalibrated board is read as it
+/// reports.
 public struct RangeCorrection: Sendable, Equatable {
-    /// Bias table (nil: no bias correction), link budget, and the board's constant offset
-    /// (antenna delay; metres read too long), from calibration.
+    /// Bias table (nil: no bias correction) and the board's constant offset (antenna delay;
+    /// metres read too long), from calibration.
     public var table: RangeBiasTable?
     public var tableName: String
-    public var budget: LinkBudget
     public var offsetMetres: Double
     /// Whether `offsetMetres` came from a calibration of this board.
     public var calibrated: Bool
 
-    public init(table: RangeBiasTable?, tableName: String, budget: LinkBudget = LinkBudget(), offsetMetres: Double = 0, calibrated: Bool = false) {
+    public init(table: RangeBiasTable?, tableName: String, offsetMetres: Double = 0, calibrated: Bool = false) {
         self.table = table
         self.tableName = tableName
-        self.budget = budget
         self.offsetMetres = offsetMetres
         self.calibrated = calibrated
     }
@@ -85,16 +93,24 @@ public struct RangeCorrection: Sendable, Equatable {
     /// No correction at all: readings pass through unchanged.
     public static let none = RangeCorrection(table: nil, tableName: "none")
 
-    /// The corrected distance of a reading: the bias looked up at the reported level, or (a
-    /// board that reports none) at the level the link budget gives for the corrected distance.
+    /// The corrected distance of a reading: the offset removed, and the bias looked up at the
+    /// reported level when there is one.
     public func correct(_ reading: Double, rssi: Double?) -> Double {
         let withoutOffset = reading - offsetMetres
-        guard let table else { return withoutOffset }
-        if let rssi { return withoutOffset - table.bias(atLevel: rssi) }
-        // The level follows from the true distance, which is the reading minus the bias at that
-        // level: two fixed-point steps settle it (the bias moves by < 1 cm per cm near contact).
-        var estimate = withoutOffset
-        for _ in 0..<3 { estimate = withoutOffset - table.bias(atLevel: budget.level(atMetres: estimate)) }
-        return estimate
+        guard let table, let rssi else { return withoutOffset }
+        return withoutOffset - table.bias(atLevel: rssi)
+    }
+
+    /// What this correction does to a board that reports RSSI and to one that reports none, in
+    /// the words the `device` event and `doctor` use.
+    public func policy(reportsRSSI: Bool?) -> String {
+        let offset = calibrated ? "calibrated offset" : "no offset (uncalibrated)"
+        let withLevel = table == nil ? "\(offset), no bias table" : "\(tableName) bias at the reported RSSI, \(offset)"
+        let withoutLevel = "\(offset), no bias (none is guessed from the distance), bump from distance alone"
+        switch reportsRSSI {
+        case true?: return "RSSI reported: \(withLevel), bump from distance and level"
+        case false?: return "no RSSI: \(withoutLevel)"
+        case nil: return "rounds with RSSI: \(withLevel), bump from distance and level; rounds without: \(withoutLevel)"
+        }
     }
 }

@@ -14,6 +14,8 @@ import Simulation
 package enum HandshakeEvaluation {
     package struct Figures: Sendable {
         package var linkLoss: Double
+        /// The boards' UCI generation: 2.0 boards report RSSI, 1.1 boards none.
+        package var uci: BoardUCI
         package var gestures = 0
         package var bothSides = 0
         package var neither = 0
@@ -29,7 +31,7 @@ package enum HandshakeEvaluation {
 
     package static func run(
         pairs: Int, minutes: Double, linkLoss: Double, resultLoss: Double, seed: UInt64,
-        config: BridgeConfig = BridgeConfig(), radio: RadioModel = RadioModel()
+        config: BridgeConfig = BridgeConfig(), radio: RadioModel = RadioModel(), uci: BoardUCI = .v2_0
     ) async throws -> Figures {
         var radio = radio
         radio.linkLossProbability = linkLoss
@@ -56,8 +58,10 @@ package enum HandshakeEvaluation {
                 t = next
             }
             end = max(end, t)
-            nodes.append(.init(name: "rig\(pair)", path: [.init(t: 0, x: 0, y: y)]))
-            nodes.append(.init(name: "peer\(pair)", path: path))
+            var rig = Scenario.Node(name: "rig\(pair)", path: [.init(t: 0, x: 0, y: y)])
+            var peer = Scenario.Node(name: "peer\(pair)", path: path)
+            (rig.uci, peer.uci) = (uci, uci)
+            nodes += [rig, peer]
         }
         // Run on until every drop of the last gestures has ended on both sides.
         let drain = 5 * Double(config.exchangeTimeoutMilliseconds) / 1000
@@ -84,7 +88,7 @@ package enum HandshakeEvaluation {
             else { continue }
             reports["\(node)>\(peer)", default: [:]][id, default: []].append(time)
         }
-        var figures = Figures(linkLoss: linkLoss)
+        var figures = Figures(linkLoss: linkLoss, uci: uci)
         for gesture in gestures {
             guard let rig = ids["rig\(gesture.pair)"], let peer = ids["peer\(gesture.pair)"] else { continue }
             let rigSide = reports["\(rig)>\(peer)", default: [:]]

@@ -2,56 +2,115 @@ import Bridge
 import Proximity
 import Simulation
 
-/// One way of ranging the evaluation measures: how the radio behaves and what the bridge does
-/// about it (a row of the table).
+/// One way of ranging the evaluation measures: how the radio and the board behave and what the
+/// bridge does about it (a row of the table).
 package struct RadioSetup: Sendable {
     package var name: String
     package var radio: RadioModel
-    /// What the bridge subtracts from each reading (the board family's table; the offset is
-    /// the calibration, 0 here: `offsetSpread` is what calibration would have removed).
-    package var correction: RangeCorrection
-    /// Whether the board reports RSSI (the correction then looks the bias up at it).
+    /// What is subtracted from each reading.
+    package var correction: Correction
+    /// Whether the board reports RSSI (the correction then looks the bias up at it, and the
+    /// contact test weighs it).
     package var reportsRSSI: Bool
+    /// How far the board's RSSI is off (dB, added to every reported level): a board whose level
+    /// is miscalibrated by a constant.
+    package var rssiErrorDB: Double
     /// Both boards' uncalibrated antenna-delay offset, drawn per situation within ± this (m).
     package var offsetSpread: Double
     /// Whether the quality targets apply to this row.
     package var targeted: Bool
 
-    /// The realistic radio (RadioModel's defaults), bias corrected from RSSI, calibrated boards:
-    /// the row the targets refer to.
-    package static let realistic = RadioSetup(
-        name: "realistic, corrected from RSSI, calibrated", radio: RadioModel(),
-        correction: RangeCorrection(table: .aps011PRF64, tableName: "aps011-prf64"), reportsRSSI: true, offsetSpread: 0,
-        targeted: true)
-    /// The same radio on a board that reports no RSSI: the bias looked up from the reading.
-    package static let fromDistance: RadioSetup = {
-        var setup = realistic
-        setup.name = "realistic, corrected from distance, calibrated"
-        setup.reportsRSSI = false
-        return setup
-    }()
-    /// Boards whose antenna delays were never calibrated: ±15 cm per pair.
-    package static let uncalibrated: RadioSetup = {
-        var setup = realistic
-        setup.name = "realistic, corrected from RSSI, uncalibrated (±15 cm)"
-        setup.offsetSpread = 0.15
-        setup.targeted = false
-        return setup
-    }()
-    /// No bias correction on the biased radio: a negative control.
-    package static let uncorrected: RadioSetup = {
-        var setup = realistic
-        setup.name = "realistic, not corrected"
-        setup.correction = .none
-        setup.targeted = false
-        return setup
-    }()
-    /// The kind model the engine was first tuned on (i.i.d. σ 10 cm, nothing correlated).
-    package static let independentNoise = RadioSetup(
-        name: "independent noise σ 10 cm (the earlier model)", radio: .independentNoise, correction: .none, reportsRSSI: false,
-        offsetSpread: 0, targeted: false)
+    /// What the bridge does to a reading: its `RangeCorrection`, or (a negative control) the
+    /// correction of 2026-11-25, which looked the bias up at a level derived from the distance
+    /// when the board reported none.
+    package enum Correction: Sendable {
+        case bridge(RangeCorrection)
+        case levelFromDistance(RangeBiasTable)
 
-    package static let all: [RadioSetup] = [realistic, fromDistance, uncalibrated, uncorrected, independentNoise]
+        func correct(_ reading: Double, rssi: Double?) -> Double {
+            switch self {
+            case .bridge(let correction): return correction.correct(reading, rssi: rssi)
+            case .levelFromDistance(let table):
+                if let rssi { return reading - table.bias(atLevel: rssi) }
+                var estimate = reading
+                for _ in 0..<3 { estimate = reading - table.bias(atLevel: LinkBudget().level(atMetres: estimate)) }
+                return estimate
+            }
+        }
+    }
+
+    package init(
+        name: String, radio: RadioModel = RadioModel(), correction: Correction = .bridge(.dw3000), reportsRSSI: Bool,
+        rssiErrorDB: Double = 0, offsetSpread: Double = 0, targeted: Bool
+    ) {
+        self.name = name
+        self.radio = radio
+        self.correction = correction
+        self.reportsRSSI = reportsRSSI
+        self.rssiErrorDB = rssiErrorDB
+        self.offsetSpread = offsetSpread
+        self.targeted = targeted
+    }
+
+    /// The realistic radio (RadioModel's defaults), bias corrected from RSSI, calibrated boards.
+    package static let realistic = RadioSetup(name: "RSSI reported, calibrated", reportsRSSI: true, targeted: true)
+    /// Boards whose RSSI reads a constant too high or too low (transmit power, antenna, firmware).
+    package static let rssiTooHigh = RadioSetup(
+        name: "RSSI reported 6 dB too high, calibrated", reportsRSSI: true, rssiErrorDB: 6, targeted: true)
+    package static let rssiTooLow = RadioSetup(
+        name: "RSSI reported 6 dB too low, calibrated", reportsRSSI: true, rssiErrorDB: -6, targeted: true)
+    /// A board that reports no RSSI (UCI 1.1 range data), calibrated: `nearby-bridge calibrate`
+    /// without RSSI filed the offset that takes the near-field bias with it.
+    package static let withoutRSSI = RadioSetup(
+        name: "no RSSI (UCI 1.1 layout), calibrated",
+        correction: .bridge(
+            RangeCorrection(
+                table: .aps011PRF64, tableName: "aps011-prf64", offsetMetres: calibrationWithoutRSSI(RadioModel()), calibrated: true)),
+        reportsRSSI: false, targeted: true)
+    /// The same board never calibrated: its bias and ±15 cm of antenna delay per pair in every reading.
+    package static let withoutRSSIUncalibrated = RadioSetup(
+        name: "no RSSI, uncalibrated (its bias and ±15 cm per pair as reported)", reportsRSSI: false, offsetSpread: 0.15,
+        targeted: true)
+    /// A board without RSSI whose firmware corrects its own bias (the issue's board: a touch reads
+    /// 3 cm), uncalibrated.
+    package static let withoutRSSISelfCorrecting = RadioSetup(
+        name: "no RSSI, firmware corrects its bias, uncalibrated", radio: selfCorrectingBoard, reportsRSSI: false,
+        targeted: true)
+    /// Negative control: that board under the correction of 2026-11-25 (bias at a level derived
+    /// from the distance): touches read 11 cm long.
+    package static let withoutRSSILevelFromDistance = RadioSetup(
+        name: "no RSSI, firmware corrects its bias, bias guessed from distance (before issue 29)", radio: selfCorrectingBoard,
+        correction: .levelFromDistance(.aps011PRF64), reportsRSSI: false, targeted: false)
+    private static let selfCorrectingBoard: RadioModel = {
+        var radio = RadioModel()
+        radio.levelBias = .none
+        return radio
+    }()
+    /// Boards with RSSI whose antenna delays were never calibrated: ±15 cm per pair.
+    package static let uncalibrated = RadioSetup(
+        name: "RSSI reported, uncalibrated (±15 cm)", reportsRSSI: true, offsetSpread: 0.15, targeted: false)
+    /// No bias correction on the biased radio: a negative control.
+    package static let uncorrected = RadioSetup(
+        name: "RSSI reported, not corrected", correction: .bridge(.none), reportsRSSI: true, targeted: false)
+
+    package static let all: [RadioSetup] = [
+        realistic, rssiTooHigh, rssiTooLow, withoutRSSI, withoutRSSIUncalibrated, withoutRSSISelfCorrecting,
+        withoutRSSILevelFromDistance, uncalibrated, uncorrected,
+    ]
+
+    /// The offset `nearby-bridge calibrate` files for a board without RSSI on `radio` (its default
+    /// steps: touching, 2 cm, and 1.00 m; no bias is looked up without a level): the mean of
+    /// reading minus truth at both, without noise. A calibrated board with RSSI files 0 here.
+    package static func calibrationWithoutRSSI(_ radio: RadioModel) -> Double {
+        guard radio.levelBias == .aps011 else { return 0 }
+        let budget = LinkBudget(levelAtOneMetreDBm: radio.levelAtOneMetre)
+        return [0.02, 1.0].map { RangeBiasTable.aps011PRF64.bias(atLevel: budget.level(atMetres: $0)) }.reduce(0, +) / 2
+    }
+}
+
+extension RangeCorrection {
+    /// The DW3000 family's default: APS011's table, no offset.
+    package static let dw3000 = RangeCorrection(table: .aps011PRF64, tableName: "aps011-prf64")
 }
 
 /// Runs traces through the proximity engine with the simulation's radio model and scores the
@@ -143,7 +202,7 @@ package enum QualityEvaluation {
             let truth = trace.distance(at: t)
             let reading = setup.radio.rangingReading(
                 trueDistance: truth, time: t, boardOffsets: offset, channel: &channel, random: &random)
-            let rssi = setup.reportsRSSI ? reading?.rssi : nil
+            let rssi = setup.reportsRSSI ? reading.map { $0.rssi + setup.rssiErrorDB } : nil
             let corrected = reading.map { setup.correction.correct(($0.metres * 100).rounded() / 100, rssi: rssi) }
             let sample = RangeSample(time: time, distance: corrected, nonLineOfSight: reading?.nonLineOfSight ?? false, rssi: rssi)
             for change in tracker.update(sample) {
@@ -163,7 +222,7 @@ package enum QualityEvaluation {
     package static func run(
         setup: RadioSetup, config: ProximityConfig = .default, scale: Scale, seed: UInt64, intervalMilliseconds: Int64 = 100
     ) -> QualityFigures {
-        var figures = QualityFigures(setup: setup.name)
+        var figures = QualityFigures(setup: setup)
         for (kindIndex, kind) in Trace.Kind.allCases.enumerated() {
             for index in 0..<scale.count(of: kind) {
                 // The situation depends on the seed, kind and index only, so every setup sees the
@@ -185,6 +244,9 @@ package enum QualityEvaluation {
 /// The scored results of one evaluation of one radio setup.
 package struct QualityFigures: Sendable {
     package var setup: String
+    /// Whether the row's board reports RSSI, and whether the targets apply to it.
+    package var reportsRSSI: Bool
+    package var targeted: Bool
     /// Bump gestures, and those with at least one contact detected during the gesture.
     package var gestures = 0
     package var detected = 0
@@ -193,8 +255,10 @@ package struct QualityFigures: Sendable {
     /// Seconds from touch, and from reaching the bump threshold, to the first detection.
     package var latencies: [Double] = []
     package var latenciesFromThreshold: [Double] = []
-    /// Contacts decided while the devices were still more than 10 cm apart (too early to be a touch).
+    /// Contacts decided while the devices were still 10–15 cm apart, and more than 15 cm apart
+    /// (too early to be a touch).
     package var earlyContacts = 0
+    package var farContacts = 0
     /// The true distance at the farthest contact decided during a bump gesture (metres).
     package var farthestDecision = 0.0
     /// Peers that never came closer than the clearance (table, walking, pass-by, far hand-overs,
@@ -215,15 +279,18 @@ package struct QualityFigures: Sendable {
     /// |filtered − true| after each reading of moving peers (pass-bys, walking groups), metres.
     package var movingErrors: [Double] = []
 
-    package init(setup: String) {
-        self.setup = setup
+    package init(setup: RadioSetup) {
+        self.setup = setup.name
+        self.reportsRSSI = setup.reportsRSSI
+        self.targeted = setup.targeted
     }
 
     mutating func record(_ trace: Trace, _ outcome: QualityEvaluation.Outcome, clearMetres: Double) {
         let hours = trace.duration / 3600
         switch trace.kind {
         case .approachAndBump:
-            earlyContacts += outcome.contactDistances.filter { $0 > 0.10 }.count
+            earlyContacts += outcome.contactDistances.filter { $0 > 0.10 && $0 <= 0.15 }.count
+            farContacts += outcome.contactDistances.filter { $0 > 0.15 }.count
             farthestDecision = max(farthestDecision, outcome.contactDistances.max() ?? 0)
             for contact in trace.contacts {
                 gestures += 1
@@ -260,6 +327,8 @@ package struct QualityFigures: Sendable {
     }
 
     package var recall: Double { Double(detected) / Double(max(gestures, 1)) }
+    /// Contacts decided 10–15 cm apart, per bump gesture.
+    package var earlyShare: Double { Double(earlyContacts) / Double(max(gestures, 1)) }
     package var falseBumpsPer100PeerHours: Double { 100 * Double(clearFalseBumps) / max(clearPeerHours, .leastNonzeroMagnitude) }
     package var atClearanceFalseBumpsPer100PeerHours: Double {
         100 * Double(atClearanceFalseBumps) / max(atClearanceHours, .leastNonzeroMagnitude)

@@ -87,21 +87,6 @@ public struct RadioModel: Codable, Sendable, Equatable {
 
     public init() {}
 
-    /// The model as it was before issue 14: i.i.d. Gaussian noise σ 10 cm, a flat −3 cm within
-    /// 15 cm, nothing correlated, no received-level bias. Kept as the kind baseline the
-    /// evaluation compares against.
-    public static var independentNoise: RadioModel {
-        var radio = RadioModel()
-        radio.sigma = 0.10
-        radio.contactBias = -0.03
-        radio.levelBias = .none
-        radio.multipathSigma = 0
-        radio.shadowingPerMinute = 0
-        radio.fadingSigma = 0
-        radio.sideSigma = 0
-        return radio
-    }
-
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = RadioModel()

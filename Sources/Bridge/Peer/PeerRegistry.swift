@@ -387,7 +387,7 @@ final class PeerRegistry {
         }
         if outcome.corrected != nil, levelWatch.add(hasLevel: outcome.range.rssi != nil) {
             context.logger.warning(
-                "the UWB board reports no RSSI (\(LevelWatch.readingsBeforeWarning) rounds in a row): bumps are decided from distance alone and many touches will be missed; use firmware that honours RSSI_REPORTING (UCI 2.0: UCI 1.1 range data has no RSSI)")
+                "the UWB board reports no RSSI (\(LevelWatch.readingsBeforeWarning) rounds in a row): no bias correction, bumps decided from distance alone, so hand-overs 15–25 cm apart may bump; use firmware that honours RSSI_REPORTING (UCI 2.0: UCI 1.1 range data has no RSSI; firmware-notes/rssi.md)")
         }
         if outcome.invalid { invalidReadings += 1 }
         batch.append(Event(node: events.node, body: .range(outcome.range)))

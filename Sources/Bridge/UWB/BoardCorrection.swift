@@ -56,9 +56,9 @@ struct CalibrationWatch: Sendable {
 }
 
 /// Notices a board that measures but reports no received level (RSSI field 0 or 0xFF although
-/// the session asked for RSSI_REPORTING): the bias is then looked up from the distance, and the
-/// contact test loses the evidence that tells a touch from a hand-over (docs/PROXIMITY.md:
-/// recall drops to about 40 %).
+/// the session asked for RSSI_REPORTING, or UCI 1.1 range data): its readings get no bias
+/// correction, and the contact test loses the evidence that tells a touch from a hand-over
+/// (docs/PROXIMITY.md, "Bump without a level": hand-overs 15–25 cm apart bump far more often).
 struct LevelWatch: Sendable {
     private(set) var withoutLevel = 0
     private(set) var hasWarned = false
