@@ -22,6 +22,9 @@ struct ContactDetector: Sendable {
     private var evidence = 0.0
     private(set) var isArmed = true
     private var lastApproachSeen: Int64?
+    /// The filtered distances of the last `approachWindow`, as a sliding maximum (each entry
+    /// larger than every later one): how far the peer came from, whatever the board's offset.
+    private var recentPeaks: [(time: Int64, distance: Double)] = []
     private var lastReading: Int64?
     /// The link budget's levels at contact, at a hand-over and at the clearance (dBm), which the
     /// received level is weighed between.
@@ -44,7 +47,12 @@ struct ContactDetector: Sendable {
         time: Int64, distance: Double?, nonLineOfSight: Bool, sigma: Double, filtered: Double?, level: Double? = nil,
         saturated: Bool = false
     ) -> Bool {
-        if let filtered, filtered >= config.approachMetres { lastApproachSeen = time }
+        if let filtered {
+            if filtered >= config.approachMetres { lastApproachSeen = time }
+            while let last = recentPeaks.last, last.distance <= filtered { recentPeaks.removeLast() }
+            recentPeaks.append((time, filtered))
+        }
+        while let first = recentPeaks.first, time - first.time > config.approachWindowMilliseconds { recentPeaks.removeFirst() }
         guard let distance, !nonLineOfSight else { return false }
         if let last = lastReading, time - last > config.maxGapMilliseconds { evidence = 0 }
         lastReading = time
@@ -80,7 +88,14 @@ struct ContactDetector: Sendable {
             forContact += saturated ? config.levelEvidenceCap : levelEvidence(level, against: levelAtHandOver, cap: config.levelEvidenceCap)
         }
         evidence = max(0, evidence + forContact)
-        let approaching = lastApproachSeen.map { time - $0 <= config.approachWindowMilliseconds } ?? false
+        let approaching: Bool
+        if level == nil {
+            // Without a level the readings may carry an uncalibrated offset of tens of
+            // centimetres: an approach is a descent of the filtered distance, not a distance.
+            approaching = (recentPeaks.first?.distance ?? 0) - (filtered ?? .infinity) >= config.rangeOnlyApproachDescentMetres
+        } else {
+            approaching = lastApproachSeen.map { time - $0 <= config.approachWindowMilliseconds } ?? false
+        }
         let needed =
             level == nil
             ? (approaching ? config.rangeOnlyEvidenceAfterApproach : config.rangeOnlyEvidenceWhileLingering)

@@ -6,7 +6,8 @@ import Glibc
 ///
 /// Learnt from line-of-sight readings while the peer is 0.3–3 m away (where the filtered
 /// distance is good to a few per cent and the receiver is far from saturation): the mean of the
-/// first 50 readings, then a slow exponential average (half of it new after about 35 readings).
+/// readings so far with the budget counted as 30 of them, then, past 20 readings, a slow
+/// exponential average (half of it new after about 35 readings).
 struct LevelOffset: Sendable {
     private let budget: LinkBudget
     private let ceiling: Double
@@ -14,9 +15,12 @@ struct LevelOffset: Sendable {
     private let loudHandOverLevel: Double
     private(set) var offset = 0.0
     private var samples = 0
-    /// The average's weight once it has settled; before that, the plain mean of the samples so
-    /// far, so that a board 6 dB off is known after a few seconds in range, not after a minute.
+    /// The average's weight once it has settled; before that, a mean of the samples so far, so
+    /// that a board 6 dB off is known after a few seconds in range, not after a minute.
     private static let weight = 0.02
+    /// The link budget's level counts as this many readings: fading is slow, so the first few
+    /// readings share one fade and must not set the offset alone.
+    static let priorSamples = 30.0
     /// Offsets beyond this are more likely a wrong distance than a board that different.
     private static let limit = 20.0
 
@@ -30,7 +34,7 @@ struct LevelOffset: Sendable {
         guard (0.3...3).contains(distance) else { return }
         let sample = rssi - budget.level(atMetres: distance)
         samples += 1
-        let weight = max(Self.weight, 1 / Double(samples))
+        let weight = max(Self.weight, 1 / (Double(samples) + Self.priorSamples))
         offset = min(max(offset + weight * (sample - offset), -Self.limit), Self.limit)
     }
 
@@ -44,6 +48,6 @@ struct LevelOffset: Sendable {
     /// saturated reading means closer than a hand-over. A peer loud enough to saturate the
     /// receiver at hand-over distance gets no such evidence.
     func saturates(_ rssi: Double) -> Bool {
-        rssi >= ceiling - 0.25 && loudHandOverLevel + offset < ceiling
+        (rssi >= ceiling - 0.25 && loudHandOverLevel + offset < ceiling) || normalised(rssi) >= ceiling - 0.25
     }
 }

@@ -49,12 +49,15 @@ public struct ProximityConfig: Sendable, Equatable {
     /// ignores RSSI_REPORTING). With nothing to veto a hand-over, the test trades hand-over
     /// rejection for recall: a board that cannot bump is useless, and under the model's correlated
     /// multipath no margin gives both (docs/PROXIMITY.md, "Bump without a level").
-    public var rangeOnlyHandOverMarginMetres: Double = 0.20
+    public var rangeOnlyHandOverMarginMetres: Double = 0.23
     public var rangeOnlyHandOverMetres: Double { bumpMetres + rangeOnlyHandOverMarginMetres }
     /// Evidence that fires a contact from readings without a level after an approach; without an
     /// approach they never fire one (infinity): a lingering neighbour at 30 cm reads like a touch
     /// now and then, and only the level could tell.
-    public var rangeOnlyEvidenceAfterApproach: Double = 4
+    public var rangeOnlyEvidenceAfterApproach: Double = 5
+    /// Without a level, an approach is the filtered distance falling this far within
+    /// `approachWindow` (a descent, so that a board's uncalibrated offset does not hide it).
+    public var rangeOnlyApproachDescentMetres: Double = 0.4
     public var rangeOnlyEvidenceWhileLingering: Double = .infinity
     /// Received level: what a board receives at 1 m (the engine learns each peer's own offset
     /// from it, between 0.3 and 3 m), how far one reading's level wanders (slow fading plus

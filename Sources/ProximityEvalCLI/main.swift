@@ -63,7 +63,7 @@ struct ProximityEval: AsyncParsableCommand {
 struct EngineSetting: ExpressibleByArgument {
     static let settings: [String: WritableKeyPath<ProximityConfig, Double> & Sendable] = [
         "evidenceAfterApproach": \.evidenceAfterApproach, "evidenceWhileLingering": \.evidenceWhileLingering,
-        "handOverMarginMetres": \.handOverMarginMetres, "rangeOnlyHandOverMarginMetres": \.rangeOnlyHandOverMarginMetres, "rangeOnlyEvidenceAfterApproach": \.rangeOnlyEvidenceAfterApproach, "rangeOnlyEvidenceWhileLingering": \.rangeOnlyEvidenceWhileLingering, "clearMetres": \.clearMetres, "rangingSigmaMetres": \.rangingSigmaMetres,
+        "handOverMarginMetres": \.handOverMarginMetres, "rangeOnlyHandOverMarginMetres": \.rangeOnlyHandOverMarginMetres, "rangeOnlyEvidenceAfterApproach": \.rangeOnlyEvidenceAfterApproach, "rangeOnlyEvidenceWhileLingering": \.rangeOnlyEvidenceWhileLingering, "rangeOnlyApproachDescentMetres": \.rangeOnlyApproachDescentMetres, "clearMetres": \.clearMetres, "rangingSigmaMetres": \.rangingSigmaMetres,
         "levelSigmaDB": \.levelSigmaDB, "levelEvidenceCap": \.levelEvidenceCap, "levelCeilingDBm": \.levelCeilingDBm, "bumpMetres": \.bumpMetres,
     ]
     static var names: [String] { settings.keys.sorted() }

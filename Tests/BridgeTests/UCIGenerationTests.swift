@@ -39,20 +39,16 @@ import UCI
         return (bumps.sorted(), logs.withLock { $0 }.mapValues(\.commands))
     }
 
-    /// A 1.1 board beside 2.0 ones (rig and carol on 1.1, their partners on 2.0): the same bumps.
-    /// Every board on 1.1: no pair has a received level, so touches are decided from distance
-    /// alone (docs/PROXIMITY.md: about 4 in 10 touches), and the brief bob-carol touch is missed;
-    /// no bump that 2.0 boards did not give.
+    /// A 1.1 board beside 2.0 ones (rig and carol on 1.1, their partners on 2.0), and every board
+    /// on 1.1 (no pair has a received level, so touches are decided from distance alone): the
+    /// same bumps as on 2.0 boards. Before issue 29 the all-1.1 meetup missed the brief bob-carol
+    /// touch (a bias guessed from the distance, and a contact test built for a level).
     @Test(arguments: [["rig", "carol"], ["rig", "alice", "bob", "carol", "dave"]])
     func theMeetupBumpsAsOnUCI20(oneOne: [String]) async throws {
         let reference = try await meetup(oneOne: [])
         let (bumps, commands) = try await meetup(oneOne: Set(oneOne))
         #expect(reference.bumps == ["alice-rig", "bob-carol", "carol-bob", "rig-alice"])
-        if oneOne.count < 5 {
-            #expect(bumps == reference.bumps)
-        } else {
-            #expect(bumps == ["alice-rig", "rig-alice"])
-        }
+        #expect(bumps == reference.bumps)
         for (node, sent) in commands {
             let ids = Set(sent.compactMap { if case .sessionInit(let id, _) = $0 { id } else { nil } })
             let tokens = Set(sent.compactMap { if case .setAppConfig(let token, _) = $0 { token } else { nil } })
