@@ -24,7 +24,10 @@ struct ContactDetector: Sendable {
     private var lastApproachSeen: Int64?
     /// The filtered distances of the last `approachWindow`, as a sliding maximum (each entry
     /// larger than every later one): how far the peer came from, whatever the board's offset.
+    /// Each is the least of three rounds in a row, so that the filter's excursion on one or two
+    /// noisy readings is not taken for where the peer stood.
     private var recentPeaks: [(time: Int64, distance: Double)] = []
+    private var lastFiltered: (Double, Double) = (0, 0)
     private var lastReading: Int64?
     /// The link budget's levels at contact, at a hand-over and at the clearance (dBm), which the
     /// received level is weighed between.
@@ -49,8 +52,10 @@ struct ContactDetector: Sendable {
     ) -> Bool {
         if let filtered {
             if filtered >= config.approachMetres { lastApproachSeen = time }
-            while let last = recentPeaks.last, last.distance <= filtered { recentPeaks.removeLast() }
-            recentPeaks.append((time, filtered))
+            let held = min(filtered, lastFiltered.0, lastFiltered.1)
+            lastFiltered = (lastFiltered.1, filtered)
+            while let last = recentPeaks.last, last.distance <= held { recentPeaks.removeLast() }
+            recentPeaks.append((time, held))
         }
         while let first = recentPeaks.first, time - first.time > config.approachWindowMilliseconds { recentPeaks.removeFirst() }
         guard let distance, !nonLineOfSight else { return false }

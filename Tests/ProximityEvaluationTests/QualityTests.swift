@@ -22,6 +22,10 @@ import Testing
         #expect(figures.gestures == 1_000)
         #expect(figures.recall >= 0.99)
         #expect(figures.doubleBumps == 0)
+        #expect((figures.medianLatency ?? .infinity) <= 0.060)
+        #expect((figures.p95Latency ?? .infinity) <= 0.300)
+        #expect(figures.farContacts == 0)
+        #expect(figures.earlyShare <= 0.005)
         #expect(figures.handOverBumpShare(20..<100).count >= 300)
         #expect(figures.handOverBumpShare(20..<100).share <= 0.01)
         #expect(figures.handOverBumpShare(15..<20).count >= 60)
@@ -31,7 +35,43 @@ import Testing
         #expect(figures.atClearanceFalseBumps == 0)
         #expect(figures.boundaryHours + figures.nearZoneHours >= 12)
         #expect(figures.flapsPerPeerHour <= 1)
-        #expect((figures.medianLatency ?? .infinity) <= 0.100)
+    }
+
+    /// A board whose RSSI reads a constant 6 dB high or low: the engine learns the peer's level
+    /// from 0.3–3 m and judges saturation on it, so what the docs record as met holds (a board
+    /// 6 dB high lets hand-overs at 15–20 cm bump more than 5 %, docs/PROXIMITY.md).
+    @Test(arguments: [RadioSetup.rssiTooHigh, .rssiTooLow])
+    func aBoardWhoseRSSIIsOffBySixDecibels(setup: RadioSetup) {
+        let figures = QualityEvaluation.run(setup: setup, scale: Self.scale, seed: 1)
+        #expect(figures.recall >= 0.99)
+        #expect(figures.doubleBumps == 0)
+        #expect(figures.farContacts == 0)
+        #expect(figures.earlyShare <= 0.005)
+        #expect(figures.handOverBumpShare(20..<100).share <= 0.01)
+        #expect(figures.falseBumpsPer100PeerHours <= 1)
+        #expect(figures.flapsPerPeerHour <= 1)
+    }
+
+    /// Issue 29: a board that reports no RSSI still bumps (calibrated, or with firmware that
+    /// corrects its own bias and no calibration at all), once per gesture.
+    @Test(arguments: [RadioSetup.withoutRSSI, .withoutRSSISelfCorrecting])
+    func aBoardWithoutRSSIStillBumps(setup: RadioSetup) {
+        let figures = QualityEvaluation.run(setup: setup, scale: Self.scale, seed: 1)
+        #expect(figures.gestures == 1_000)
+        #expect(figures.recall >= 0.98)
+        #expect(figures.doubleBumps == 0)
+        #expect((figures.p95Latency ?? .infinity) <= 0.400)
+        #expect(figures.flapsPerPeerHour <= 1)
+    }
+
+    /// The negative control of issue 29: the same self-correcting board under the correction of
+    /// 2026-11-25 (the bias looked up at a level guessed from the distance), which reads a touch
+    /// 11 cm long: it must miss the recall the test above asserts.
+    @Test func aBiasGuessedFromTheDistanceCostsABoardWithoutRSSIItsBumps() {
+        let scale = QualityEvaluation.Scale(
+            bumpGestures: 1_000, handOvers: 1, passBys: 1, tableNeighbours: 1, walkingGroups: 1, boundaryPeers: 1, atClearancePeers: 1)
+        let figures = QualityEvaluation.run(setup: .withoutRSSILevelFromDistance, scale: scale, seed: 1)
+        #expect(figures.recall < 0.90)
     }
 
     /// Without the bias correction the radio reads ~10 cm short up close: hand-overs bump.
