@@ -4,7 +4,8 @@
 # virtual air for Bluetooth. Checks: board absent, permission denied, `devices`, ranging and a
 # bump from the board's notifications, unplug -> `device removed`, replug -> ranging resumes,
 # garbage on the wire, clean exit on SIGTERM, every stdout line valid against the schema; then
-# the same board through a serial port (a pty) with `--uwb /path/to/tty`.
+# the same board through a serial port (a pty) with `--uwb /path/to/tty`; a UCI 1.1 board; and
+# boards without RSSI, which must bump at every steady 3 cm touch (issue 29).
 #
 #   Tests/USBEmulation/bridge-e2e.sh PATH/TO/nearby-bridge PYTHON-WITH-JSONSCHEMA
 set -euo pipefail
