@@ -20,7 +20,9 @@ import PeerSecurity
 /// each other, which keeps an event with a thousand visitors linear in size. `uwbSessions` sets how
 /// many ranging sessions a node's virtual UWB board runs at once (8 unless given); `boardOffset`
 /// the metres its board adds to every reading (an uncalibrated antenna delay); `uci` the FiRa UCI
-/// generation its board speaks ("2.0" unless given, or "1.1": `BoardUCI`).
+/// generation its board speaks ("2.0" unless given, or "1.1": `BoardUCI`); `"rssi": false` a UCI
+/// 2.0 board whose firmware ignores RSSI_REPORTING and sends the RSSI octet as 0 in every
+/// measurement (a board that reports no received level, like every 1.1 board).
 ///
 /// `groupKey` (64 hex digits, or `"from-seed"`: a key drawn from the world's seed, as the demo
 /// does) gives every node the event key: peer protocol v2, private adverts, encrypted channel
@@ -63,6 +65,11 @@ public struct Scenario: Codable, Sendable, Equatable {
         public var uwbSessions: Int?
         /// The FiRa UCI generation its virtual board speaks: "2.0" (default) or "1.1".
         public var uci: BoardUCI?
+        /// false: its virtual board's firmware ignores RSSI_REPORTING and sends the RSSI octet as 0
+        /// in every measurement, so the host gets no received level even from a UCI 2.0 board that
+        /// claims RSSI (issue 29: such boards must still bump). Unset or true: the board reports
+        /// RSSI whenever its UCI generation can and the host asked.
+        public var rssi: Bool?
         /// Whether the path starts over once its last waypoint is reached.
         public var loop: Bool?
         /// Metres this node's UWB board adds to every reading it takes part in (its antenna-delay

@@ -75,11 +75,16 @@ struct VirtualUWBS {
     static let maxControlees = 8
     let maxSessions: Int
     let uci: BoardUCI
+    /// false: the firmware ignores RSSI_REPORTING and sends the RSSI octet as 0 even on UCI 2.0
+    /// (scenario node option `"rssi": false`), while its capabilities still read like any 2.0
+    /// board's, so the host asks for RSSI and gets none.
+    let honoursRSSIReporting: Bool
 
-    init(serial: UInt8, maxSessions: Int = Self.defaultMaxSessions, uci: BoardUCI = .v2_0) {
+    init(serial: UInt8, maxSessions: Int = Self.defaultMaxSessions, uci: BoardUCI = .v2_0, honoursRSSIReporting: Bool = true) {
         self.serial = serial
         self.maxSessions = maxSessions
         self.uci = uci
+        self.honoursRSSIReporting = honoursRSSIReporting
     }
 
     /// Consumes host bytes; returns the device's reply bytes (responses and the notifications
@@ -284,9 +289,9 @@ struct VirtualUWBS {
     mutating func rangeNotification(handle: UInt32, measurements: [TwoWayMeasurement]) -> [UInt8] {
         guard let session = sessions[handle] else { return [] }
         sessions[handle]?.sequence &+= 1
-        // RSSI only when the host asked for it (RSSI_REPORTING 1) of a UCI 2.0 board; the field
-        // is 0 otherwise (RFU in UCI 1.1's measurement).
-        let reportsRSSI = uci == .v2_0 && session.config[.rssiReporting] == [1]
+        // RSSI only when the host asked for it (RSSI_REPORTING 1) of a UCI 2.0 board whose
+        // firmware honours the request; the field is 0 otherwise (RFU in UCI 1.1's measurement).
+        let reportsRSSI = uci == .v2_0 && honoursRSSIReporting && session.config[.rssiReporting] == [1]
         let data = RangeData(
             sequenceNumber: session.sequence, session: handle, rcrIndicator: 0,
             rangingIntervalMilliseconds: UInt32(session.intervalMilliseconds), measurementType: .twoWay,

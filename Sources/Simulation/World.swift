@@ -120,7 +120,7 @@ public final class World: Sendable {
         let node = scenario.nodes[body]
         let uwbs = VirtualUWBS(
             serial: UInt8(truncatingIfNeeded: body), maxSessions: node.uwbSessions ?? VirtualUWBS.defaultMaxSessions,
-            uci: node.uci ?? .v2_0)
+            uci: node.uci ?? .v2_0, honoursRSSIReporting: node.rssi ?? true)
         state.withLock { $0.devices[body] = Device(uwbs: uwbs, output: output) }
     }
 

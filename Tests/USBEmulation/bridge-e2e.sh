@@ -4,7 +4,8 @@
 # virtual air for Bluetooth. Checks: board absent, permission denied, `devices`, ranging and a
 # bump from the board's notifications, unplug -> `device removed`, replug -> ranging resumes,
 # garbage on the wire, clean exit on SIGTERM, every stdout line valid against the schema; then
-# the same board through a serial port (a pty) with `--uwb /path/to/tty`.
+# the same board through a serial port (a pty) with `--uwb /path/to/tty`; a UCI 1.1 board; and
+# boards without RSSI, which must bump at every steady 3 cm touch (issue 29).
 #
 #   Tests/USBEmulation/bridge-e2e.sh PATH/TO/nearby-bridge PYTHON-WITH-JSONSCHEMA
 set -euo pipefail
@@ -168,3 +169,51 @@ wait_for "$work/tcp11.jsonl" '"type":"bump".*"card":{"name":"Alice"}' 30 || fail
 stop "$tcp11" "$work/tcp11.err"
 [ "$status" -eq 0 ] || fail "UCI 1.1 over TCP: run exited with $status after SIGTERM" "$work/tcp11.err"
 pass "the UCI 1.1 board over TCP: ranges and a bump"
+
+# 7. Boards without RSSI on the same USB path (issue 29, "every board bumps"): the UCI 1.1 board
+# and a UCI 2.0 board whose firmware ignores RSSI_REPORTING (RSSI octet 0), side by side, each in
+# a world of its own from Tests/Scenarios/steady-touch.json: an exact radio, so the board reads
+# 3 cm while Alice holds still against it for 2 s, every 18 s (9 s at --speed 2). Each touch is
+# judged by the event stream alone (a near, then a bump before her next far or near; a touch the
+# rig joined halfway is skipped); the check stops at the first touch without a bump, and two must
+# bump (about 20 s).
+steady_touch() {  # NAME JQ-FILTER: a world with the rig's board so changed, `run --uwb usb` on it, the check
+  local dir="$work/steady-$1" verdict=0
+  mkdir -p "$dir"
+  jq "$2" "$ROOT/Tests/Scenarios/steady-touch.json" >"$dir/scenario.json"
+  timeout --foreground 90 "$bin" world --scenario "$dir/scenario.json" --speed 2 --uwb-port 0 --air-port 0 --log-level info \
+    >/dev/null 2>"$dir/world.err" &
+  local world=$!
+  wait_for "$dir/world.err" "nearby-bridge run" 30 || { echo "the world did not start" >"$dir/check.txt"; kill "$world"; return 1; }
+  local uwb ble
+  uwb=$(grep -o "tcp:[0-9.]*:[0-9]*" "$dir/world.err" | head -1)
+  ble=$(grep -o "world:[0-9.]*:[0-9]*/field-rig" "$dir/world.err" | head -1)
+  timeout --foreground 60 "${emu[@]}" --uci "${uwb#tcp:}" -- "$bin" run --uwb usb --ble "$ble" --name field-rig --ranges \
+    >"$dir/run.jsonl" 2>"$dir/run.err" &
+  local run=$!
+  "$python" "$ROOT/scripts/check-every-touch-bumps.py" "$dir/run.jsonl" --peer alice --no-rssi --touches 2 --wait 45 \
+    2>"$dir/check.txt" || verdict=$?
+  stop "$run" "$dir/run.err"
+  kill "$world"
+  wait "$world" 2>/dev/null || true
+  [ "$verdict" -eq 0 ] && "$python" "$ROOT/scripts/validate-events.py" "$dir/run.jsonl" 2>>"$dir/check.txt"
+}
+steady_touch uci-1.1 '.nodes[0].uci = "1.1"' &
+steady_uci11=$!
+steady_touch rssi-ignored '.nodes[0].rssi = false' &
+steady_rssi_ignored=$!
+# Both are waited for before either verdict, so that a failure leaves no world behind and says
+# how each board did.
+steady_status=(0 0)
+wait "$steady_uci11" || steady_status[0]=$?
+wait "$steady_rssi_ignored" || steady_status[1]=$?
+steady_failed=()
+for index in 0 1; do
+  name=$([ "$index" -eq 0 ] && echo uci-1.1 || echo rssi-ignored)
+  if [ "${steady_status[index]}" -eq 0 ]; then
+    pass "a board without RSSI ($name) over USB: $(grep -h "every touch bumped" "$work/steady-$name/check.txt" | sed 's/^ok *//')"
+  else
+    steady_failed+=("$work/steady-$name/check.txt" "$work/steady-$name/run.err")
+  fi
+done
+((${#steady_failed[@]} == 0)) || fail "boards without RSSI over USB: not every steady 3 cm touch bumped" "${steady_failed[@]}"
