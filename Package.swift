@@ -168,7 +168,7 @@ let package = Package(
             resources: [.copy("Vectors")]),
         .testTarget(name: "StreamIOTests", dependencies: ["StreamIO", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "UCIHostTests", dependencies: ["UCI", "StreamIO", "UCIHost"]),
-        .testTarget(name: "DoctorTests", dependencies: ["Doctor", "BLEBlueZ", "BlueZMgmt", "CLibUSB", "StreamIO", "UCIHost", "UCIUSB"]),
+        .testTarget(name: "DoctorTests", dependencies: ["Doctor", "BLEBlueZ", "BlueZMgmt", "CLibUSB", "StreamIO", "UCI", "UCIHost", "UCIUSB"]),
         .testTarget(name: "ProximityTests", dependencies: ["Proximity", "Bridge", "PeerProtocol"]),
         .testTarget(name: "ProximityEvaluationTests", dependencies: ["ProximityEvaluation", "Proximity", "Bridge", "Simulation"]),
         .testTarget(name: "UCIUSBTests", dependencies: ["UCIUSB"]),
