@@ -5,22 +5,15 @@ import Glibc
 /// the budget would take a loud peer at 15 cm for a touch.
 ///
 /// Learnt from line-of-sight readings while the peer is 0.3–3 m away (where the filtered
-/// distance is good to a few per cent and the receiver is far from saturation): the mean of the
-/// readings so far with the budget counted as 30 of them, then, past 20 readings, a slow
-/// exponential average (half of it new after about 35 readings).
+/// distance is good to a few per cent and the receiver is far from saturation), as a slow
+/// exponential average: half of it is new after about 35 readings.
 struct LevelOffset: Sendable {
     private let budget: LinkBudget
     private let ceiling: Double
     /// The budget's level at a hand-over plus 2σ of level noise: what a hand-over rarely exceeds.
     private let loudHandOverLevel: Double
     private(set) var offset = 0.0
-    private var samples = 0
-    /// The average's weight once it has settled; before that, a mean of the samples so far, so
-    /// that a board 6 dB off is known after a few seconds in range, not after a minute.
     private static let weight = 0.02
-    /// The link budget's level counts as this many readings: fading is slow, so the first few
-    /// readings share one fade and must not set the offset alone.
-    static let priorSamples = 30.0
     /// Offsets beyond this are more likely a wrong distance than a board that different.
     private static let limit = 20.0
 
@@ -33,9 +26,7 @@ struct LevelOffset: Sendable {
     mutating func learn(rssi: Double, at distance: Double) {
         guard (0.3...3).contains(distance) else { return }
         let sample = rssi - budget.level(atMetres: distance)
-        samples += 1
-        let weight = max(Self.weight, 1 / (Double(samples) + Self.priorSamples))
-        offset = min(max(offset + weight * (sample - offset), -Self.limit), Self.limit)
+        offset = min(max(offset + Self.weight * (sample - offset), -Self.limit), Self.limit)
     }
 
     /// The level as the budget's board would have received it.
@@ -48,6 +39,6 @@ struct LevelOffset: Sendable {
     /// saturated reading means closer than a hand-over. A peer loud enough to saturate the
     /// receiver at hand-over distance gets no such evidence.
     func saturates(_ rssi: Double) -> Bool {
-        (rssi >= ceiling - 0.25 && loudHandOverLevel + offset < ceiling) || normalised(rssi) >= ceiling - 0.25
+        rssi >= ceiling - 0.25 && loudHandOverLevel + offset < ceiling
     }
 }
