@@ -190,7 +190,7 @@ public final class BridgeNode: Sendable {
         detail["board"] = key
         detail["bias"] = correction.table == nil ? "none" : "\(correction.tableName) at the reported RSSI, none without it"
         detail["rssi"] = board.reportsRSSI ? "asked (RSSI_REPORTING 1)" : "none (UCI \(info.uciVersion) range data has no RSSI)"
-        detail["policy"] = correction.policy(reportsRSSI: board.reportsRSSI ? nil : false)
+        detail["policy"] = correction.policy(asksRSSI: board.reportsRSSI)
         detail["offset"] = correction.calibrated ? "\((correction.offsetMetres * 1000).rounded() / 1000) m" : "uncalibrated"
         if !correction.calibrated {
             context.logger.notice(

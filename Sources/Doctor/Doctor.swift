@@ -146,12 +146,12 @@ package enum Doctor {
         guard info.uciVersion.major >= 2 else {
             return Finding(
                 "\(label) range correction", .warn,
-                "UCI \(info.uciVersion) range data has no RSSI: \(correction.policy(reportsRSSI: false)); hand-overs 15–25 cm apart may bump",
+                "UCI \(info.uciVersion) range data has no RSSI: \(correction.policy(asksRSSI: false)); hand-overs 15–25 cm apart may bump",
                 fix: "flash firmware that speaks UCI 2.0 and honours RSSI_REPORTING (firmware-notes/rssi.md)")
         }
         return Finding(
             "\(label) range correction", .ok,
-            "UCI \(info.uciVersion): RSSI asked (RSSI_REPORTING 1); \(correction.policy(reportsRSSI: nil))")
+            "UCI \(info.uciVersion): RSSI asked (RSSI_REPORTING 1); \(correction.policy(asksRSSI: true))")
     }
 
     static func groupMembership() -> Finding {

@@ -55,10 +55,10 @@ public struct ProximityConfig: Sendable, Equatable {
     /// approach they never fire one (infinity): a lingering neighbour at 30 cm reads like a touch
     /// now and then, and only the level could tell.
     public var rangeOnlyEvidenceAfterApproach: Double = 5
+    public var rangeOnlyEvidenceWhileLingering: Double = .infinity
     /// Without a level, an approach is the filtered distance falling this far within
     /// `approachWindow` (a descent, so that a board's uncalibrated offset does not hide it).
     public var rangeOnlyApproachDescentMetres: Double = 0.4
-    public var rangeOnlyEvidenceWhileLingering: Double = .infinity
     /// Received level: what a board receives at 1 m (the engine learns each peer's own offset
     /// from it, between 0.3 and 3 m), how far one reading's level wanders (slow fading plus
     /// measurement noise, dB), and the most one reading's level may add to the contact evidence

@@ -101,16 +101,14 @@ public struct RangeCorrection: Sendable, Equatable {
         return withoutOffset - table.bias(atLevel: rssi)
     }
 
-    /// What this correction does to a board that reports RSSI and to one that reports none, in
-    /// the words the `device` event and `doctor` use.
-    public func policy(reportsRSSI: Bool?) -> String {
+    /// What this correction does to a board's readings, in the words the `device` event and
+    /// `doctor` use: for a board asked for RSSI (UCI 2.0: per round, whether it sent one), or for
+    /// one that has none to send (UCI 1.x).
+    public func policy(asksRSSI: Bool) -> String {
         let offset = calibrated ? "calibrated offset" : "no offset (uncalibrated)"
         let withLevel = table == nil ? "\(offset), no bias table" : "\(tableName) bias at the reported RSSI, \(offset)"
         let withoutLevel = "\(offset), no bias (none is guessed from the distance), bump from distance alone"
-        switch reportsRSSI {
-        case true?: return "RSSI reported: \(withLevel), bump from distance and level"
-        case false?: return "no RSSI: \(withoutLevel)"
-        case nil: return "rounds with RSSI: \(withLevel), bump from distance and level; rounds without: \(withoutLevel)"
-        }
+        guard asksRSSI else { return "no RSSI: \(withoutLevel)" }
+        return "rounds with RSSI: \(withLevel), bump from distance and level; rounds without: \(withoutLevel)"
     }
 }
