@@ -77,7 +77,7 @@ public final class BridgeNode: Sendable {
             channels: PeerChannels(settings: config.security))
         let emitter = NodeEmitter(
             node: tag,
-            emitEvents: { events.emit($0, timestampMilliseconds: time.nowMilliseconds()) },
+            emitEvents: { events.emit($0, timestampMilliseconds: time.wallMilliseconds()) },
             takeShed: { (events.takeShedRanges(node: tag), inbox.takeDropped()) })
         self.identity = identity
         self.uwb = uwb

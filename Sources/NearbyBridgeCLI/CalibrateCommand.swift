@@ -113,7 +113,7 @@ struct CalibrateCommand: AsyncParsableCommand {
             card: ProfileCard(name: "calibrate"), uwbShortAddress: UInt16.random(in: 1...0xFFFE, using: &random))
         let node = BridgeNode(
             identity: identity, config: bridgeConfig, uwbTransport: transport, ble: adapter, events: EventStream(sinks: [readings]),
-            time: WallClock(), logger: logger, seed: random.next(), reconnectUWB: reconnect, loop: loop)
+            time: SystemClock(), logger: logger, seed: random.next(), reconnectUWB: reconnect, loop: loop)
         try await node.start()
         let running = Task { await node.run() }
         let ticks = Task {

@@ -175,7 +175,7 @@ struct Run: AsyncParsableCommand {
         var reopen = reconnect
         if let capture {
             let recorder = try capture.recorder(node: displayName)
-            let clock: @Sendable () -> Int64 = { WallClock().nowMilliseconds() * 1000 }
+            let clock: @Sendable () -> Int64 = { SystemClock().wallMilliseconds() * 1000 }
             radios = (recorder.wrap(uwb: transport, clock: clock), recorder.wrap(ble: adapter, clock: clock))
             reopen = { recorder.wrap(uwb: try await reconnect(), clock: clock) }
         }
@@ -198,7 +198,7 @@ struct Run: AsyncParsableCommand {
         if case .bluez = ble { config.bluetoothRequired = true }
         let node = BridgeNode(
             identity: identity, config: config, uwbTransport: radios.0, ble: radios.1, events: events,
-            time: WallClock(), logger: logger, seed: seed, reconnectUWB: reopen, loop: loop)
+            time: SystemClock(), logger: logger, seed: seed, reconnectUWB: reopen, loop: loop)
         if let capture {
             try CaptureManifest(
                 stepMilliseconds: nil, durationMilliseconds: nil, proximity: .init(proximity.config),

@@ -49,7 +49,7 @@ struct ScenarioOptions: ParsableArguments {
         options.seed = seed
         options.speed = speed > 0 ? speed : nil
         options.duration = duration
-        options.epochMilliseconds = WallClock().nowMilliseconds()
+        options.epochMilliseconds = SystemClock().wallMilliseconds()
         return options
     }
 

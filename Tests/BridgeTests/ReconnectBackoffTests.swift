@@ -68,7 +68,7 @@ import Testing
                 peerID: PeerID(0xFFFF_0000_0000_0003), name: "flap-rig", group: 1, card: ProfileCard(name: "Flap"), uwbShortAddress: 0x4244),
             config: BridgeConfig(), uwbTransport: try StreamConnection.connect(host: "127.0.0.1", port: server.endpoints[0].uwbPort),
             ble: try RemoteAirAdapter(host: "127.0.0.1", port: server.airPort, body: "field-rig"),
-            events: EventStream(output: output, includesRanges: false), time: WallClock(), logger: quietLogger,
+            events: EventStream(output: output, includesRanges: false), time: SystemClock(), logger: quietLogger,
             seed: 3, reconnectUWB: { try StreamConnection.connect(host: "127.0.0.1", port: flapping.port) }, uwbClock: clock)
         try await node.start()
         let loop = Task { await node.run() }

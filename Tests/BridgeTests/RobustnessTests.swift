@@ -196,7 +196,7 @@ final class Mallory: Sendable {
             config: BridgeConfig(),
             uwbTransport: try StreamConnection.connect(host: "127.0.0.1", port: server.endpoints[0].uwbPort),
             ble: try RemoteAirAdapter(host: "127.0.0.1", port: server.airPort, body: "field-rig"),
-            events: EventStream(output: output, includesRanges: true), time: WallClock(), logger: quietLogger,
+            events: EventStream(output: output, includesRanges: true), time: SystemClock(), logger: quietLogger,
             seed: 7)
         try await node.start()
         let loop = Task { await node.run() }

@@ -21,7 +21,7 @@ final class WorldRig: Sendable {
     /// - Parameter reconnect: makes the transport for the `attempt`th reconnection (from 1) out
     ///   of a fresh connection to the board.
     init(
-        peerID: UInt64, controleesPerSession: Int = 1,
+        peerID: UInt64, controleesPerSession: Int = 1, time: any TimeSource = SystemClock(),
         reconnect: @escaping @Sendable (_ attempt: Int, StreamConnection) -> any UCITransport = { $1 }
     ) async throws {
         var options = SimulationDriver.Options()
@@ -42,7 +42,7 @@ final class WorldRig: Sendable {
                 peerID: PeerID(peerID), name: "field-rig", group: 1, card: ProfileCard(name: "Field"), uwbShortAddress: 0x4243),
             config: config, uwbTransport: try StreamConnection.connect(host: "127.0.0.1", port: port),
             ble: try RemoteAirAdapter(host: "127.0.0.1", port: server.airPort, body: "field-rig"),
-            events: EventStream(output: output, includesRanges: true), time: WallClock(), logger: quietLogger,
+            events: EventStream(output: output, includesRanges: true), time: time, logger: quietLogger,
             seed: 9, reconnectUWB: { reconnect(attempts.next(), try StreamConnection.connect(host: "127.0.0.1", port: port)) })
         try await node.start()
         loop = Task { [node] in await node.run() }

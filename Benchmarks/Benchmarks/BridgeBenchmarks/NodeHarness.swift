@@ -60,7 +60,7 @@ final class NodeHarness: Sendable {
         var logger = Logger(label: "benchmark")
         logger.logLevel = .critical
         let node = BridgeNode(
-            identity: Self.identity, config: config, uwbTransport: host, ble: air, events: events, time: WallClock(),
+            identity: Self.identity, config: config, uwbTransport: host, ble: air, events: events, time: SystemClock(),
             logger: logger, seed: 1, tracker: tracker, loop: nodeLoop)
         self.node = node
         try await node.start()

@@ -1,17 +1,32 @@
 import Glibc
 
-/// Where a node reads the time for event timestamps and its timeouts: the wall clock on a rig,
-/// the virtual clock in the simulation.
+/// Where a node reads the time: a steady timeline for its timeouts, intervals and round times,
+/// and the wall clock for event timestamps only. On a rig they differ: a Raspberry Pi has no
+/// real-time clock, so NTP steps the wall clock after boot (often by months) and an operator may
+/// set it by hand; a timeout measured on it would fire for every peer at once, or never. In the
+/// simulation and in a replay both are the virtual clock.
 public protocol TimeSource: Sendable {
-    /// Milliseconds since the Unix epoch.
+    /// Milliseconds on a timeline that never steps (any origin).
     func nowMilliseconds() -> Int64
+    /// Milliseconds since the Unix epoch, for stamping events.
+    func wallMilliseconds() -> Int64
 }
 
-public struct WallClock: TimeSource {
+extension TimeSource {
+    /// A virtual clock runs on the Unix epoch and never steps: its wall time is its time.
+    public func wallMilliseconds() -> Int64 { nowMilliseconds() }
+}
+
+/// The host's clocks: CLOCK_MONOTONIC for timeouts, CLOCK_REALTIME for timestamps.
+public struct SystemClock: TimeSource {
     public init() {}
-    public func nowMilliseconds() -> Int64 {
+
+    public func nowMilliseconds() -> Int64 { Self.read(CLOCK_MONOTONIC) }
+    public func wallMilliseconds() -> Int64 { Self.read(CLOCK_REALTIME) }
+
+    private static func read(_ clock: clockid_t) -> Int64 {
         var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
+        clock_gettime(clock, &now)
         return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 }
