@@ -178,6 +178,7 @@ let package = Package(
         .testTarget(name: "EventsTests", dependencies: ["Events"]),
         .testTarget(name: "WatchTests", dependencies: ["Watch", "Events"]),
         .testTarget(name: "WebViewTests", dependencies: ["WebView"]),
+        .testTarget(name: "NearbyBridgeCLITests", dependencies: ["NearbyBridgeCLI", "Bridge", "MQTTOutput", "Simulation"]),
         .testTarget(
             name: "BridgeTests",
             dependencies: ["Bridge", "Simulation", "Events", "UCI", "StreamIO", "UCIHost", "PeerProtocol", "PeerSecurity"],

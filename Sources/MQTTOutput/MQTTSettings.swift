@@ -19,7 +19,8 @@ public struct MQTTSettings: Sendable, Equatable, Codable {
 
     public init(url: String) { self.url = url }
 
-    private enum CodingKeys: String, CodingKey {
+    /// The keys of `"mqtt"` in a settings file.
+    public enum CodingKeys: String, CodingKey, CaseIterable {
         case url, clientID = "clientId", username, password, caFile, topicPrefix, rangeQoS, spoolDirectory, spoolLimitBytes
     }
 

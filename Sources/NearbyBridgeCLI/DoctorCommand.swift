@@ -11,8 +11,9 @@ struct DoctorCommand: AsyncParsableCommand {
             One line per check (ok, info, warn, fail) with the fix for each problem: the UWB board \
             (present on USB, udev rules, group, permission, answers FiRa UCI) and Bluetooth \
             (kernel support, CAP_NET_ADMIN, rfkill, adapters powered, bluetoothd). With --config, \
-            it also checks that each board has a calibrated offset in that settings file (a warning \
-            if not: run `nearby-bridge calibrate`). The exit status \
+            it also reads that settings file as run does (a key nothing reads, a wrong type or an \
+            out-of-range value fails, naming it) and checks that each board has a calibrated offset \
+            in it (a warning if not: run `nearby-bridge calibrate`). The exit status \
             is 1 if any check failed, else 0. The report goes to stdout (this command writes no \
             events); --json prints one JSON array instead.
             """)
@@ -24,12 +25,21 @@ struct DoctorCommand: AsyncParsableCommand {
     var config: String?
 
     func run() async throws {
-        let calibration = try config.map { path in
-            CalibrationRecords(path: path, boards: Set((try RunConfig.load(path).calibration ?? [:]).keys))
+        // The settings file first: `run` would refuse one that does not read (a misspelt key
+        // included), and that is a failure to report beside the radios, not instead of them.
+        var findings: [Finding] = []
+        var calibration: CalibrationRecords?
+        if let path = config {
+            do {
+                calibration = CalibrationRecords(path: path, boards: Set((try RunConfig.load(path).calibration ?? [:]).keys))
+                findings.append(Finding("settings file", .ok, "\(path) reads as run reads it"))
+            } catch let error as ValidationError {
+                findings.append(Finding("settings file", .fail, error.message, fix: "correct \(path): run --config refuses it the same way"))
+            }
         }
         var logger = Logger(label: "nearby-bridge")
         logger.logLevel = .critical
-        let findings = await Doctor.examine(logger: logger, calibration: calibration)
+        findings += await Doctor.examine(logger: logger, calibration: calibration)
         if json {
             let objects = findings.map { finding -> [String: String] in
                 var object = ["check": finding.check, "status": finding.status.rawValue, "detail": finding.detail]

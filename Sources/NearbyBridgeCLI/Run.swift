@@ -305,9 +305,30 @@ struct RunConfig: Decodable {
     /// `offset` in metres (read too long), and when and against what.
     var calibration: [String: BoardCalibrationEntry]?
 
+    /// What `nearby-bridge calibrate` files (`CalibrateCommand.file`): only the offset is used.
     struct BoardCalibrationEntry: Decodable {
         var offset: Double
+        var date: String?
+        var reference: String?
+        var distances: [Double]?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case offset, date, reference, distances
+        }
     }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case uwb, ble, group, name, profile, ranges, logLevel, rangingSessions, maxPeers, controleesPerSession, uwbDialect
+        case countryCode, rangeBias, calibration, groupKey, mqtt, groupKeyFile, allowInsecurePeers, advertRotationSeconds
+    }
+
+    /// The keys a settings file may have; any other is refused, with the key meant if it is close.
+    static let knownKeys = KnownKeys.object(
+        CodingKeys.self,
+        [
+            CodingKeys.calibration.stringValue: .map(.object(BoardCalibrationEntry.CodingKeys.self)),
+            CodingKeys.mqtt.stringValue: .object(MQTTSettings.CodingKeys.self),
+        ])
 
     /// The event key (docs/PROTOCOL.md, "Security"): 64 hex digits here, or a file holding them
     /// (`nearby-bridge keygen --output FILE`); one or the other.
@@ -377,6 +398,10 @@ struct RunConfig: Decodable {
             throw ValidationError("--config \(path): \(Self.describe(error))")
         } catch {
             throw ValidationError("--config \(path) is not a valid settings file: \(error)")
+        }
+        // It decoded, so it is JSON: the keys nothing reads.
+        if let unknown = try knownKeys.unknownKeys(in: JSONSerialization.jsonObject(with: data)).first {
+            throw ValidationError("--config \(path): \(unknown)")
         }
         if let group = config.group, !(0...65535).contains(group) {
             throw ValidationError("--config \(path): \"group\" must be a whole number from 0 to 65535, not \(group)")

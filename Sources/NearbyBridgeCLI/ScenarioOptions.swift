@@ -30,8 +30,15 @@ struct ScenarioOptions: ParsableArguments {
         }
     }
 
+    /// The `--scenario` file, or the built-in one; a file that is not a scenario (unreadable,
+    /// malformed, a key nothing reads) is a usage error, exit status 64, like a bad `--config`.
     func load(builtIn name: String) throws -> Scenario {
-        try scenario.map { try Scenario.load(contentsOf: URL(fileURLWithPath: $0)) } ?? Scenario.builtIn(name)
+        guard let scenario else { return try Scenario.builtIn(name) }
+        do {
+            return try Scenario.load(contentsOf: URL(fileURLWithPath: scenario))
+        } catch let error as Scenario.Invalid {
+            throw ValidationError("--scenario \(scenario): \(error)")
+        }
     }
 
     /// Driver options stamped on the wall clock, so event times read as now; with a capture,
@@ -42,7 +49,7 @@ struct ScenarioOptions: ParsableArguments {
             var recorders: [String: NodeRecorder] = [:]
             for node in scenario.nodes where node.external != true { recorders[node.name] = try capture.recorder(node: node.name) }
             options.instrument = { [recorders] name, uwb, ble, time in
-                let clock: @Sendable () -> Int64 = { time.nowMilliseconds() * 1000 }
+                let clock: @Sendable () -> Int64 = { time.wallMilliseconds() * 1000 }
                 return (recorders[name]!.wrap(uwb: uwb, clock: clock), recorders[name]!.wrap(ble: ble, clock: clock))
             }
         }

@@ -87,6 +87,15 @@ public struct RadioModel: Codable, Sendable, Equatable {
 
     public init() {}
 
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case sigma, nlosProbability, nlosBias, outlierProbability, dropoutProbability, contactBias, levelBias, levelAtOneMetre
+        case rssiSigma, rssiCeiling, fadingSigma, multipathSigma, multipathNearFactor, multipathDecorrelationMetres
+        case multipathCorrelationSeconds, shadowingPerMinute, shadowingSeconds, shadowingExtra, shadowingLoss, shadowingFlagged
+        case shadowingAttenuation, shadowingMinimumDistance, sideSigma, boardOffsetSpread, uwbRange, bleRange
+        case advertLossProbability, linkLossProbability, linkTamperProbability, linkTruncateProbability, linkReplayProbability
+        case resultLossProbability, rssiAtOneMetre, pathLossExponent
+    }
+
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = RadioModel()

@@ -1,3 +1,4 @@
+import Bridge
 import Foundation
 import PeerSecurity
 
@@ -48,6 +49,18 @@ public struct Scenario: Codable, Sendable, Equatable {
     public var radio: RadioModel?
     public var nodes: [Node]
 
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case name, duration, group, groupKey, radio, nodes
+    }
+
+    /// The keys a scenario file may have (a node's `card` is the node's own).
+    static let knownKeys = KnownKeys.object(
+        CodingKeys.self,
+        [
+            CodingKeys.radio.stringValue: .object(RadioModel.CodingKeys.self),
+            CodingKeys.nodes.stringValue: .array(.object(Node.CodingKeys.self)),
+        ])
+
     public init(name: String, duration: Double, group: UInt16? = nil, radio: RadioModel? = nil, nodes: [Node]) {
         self.name = name
         self.duration = duration
@@ -79,6 +92,10 @@ public struct Scenario: Codable, Sendable, Equatable {
         /// This node's event key instead of the scenario's; "none" for a node without one.
         public var groupKey: String?
         public var allowInsecurePeers: Bool?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case name, path, card, external, crowd, uwbSessions, uci, rssi, loop, boardOffset, groupKey, allowInsecurePeers
+        }
 
         public init(
             name: String, path: [Waypoint], card: JSONObjectText? = nil, external: Bool? = nil, crowd: Bool? = nil,
@@ -152,6 +169,10 @@ public struct Scenario: Codable, Sendable, Equatable {
             scenario = try JSONDecoder().decode(Scenario.self, from: data)
         } catch let error as DecodingError {
             throw Invalid.unreadable(Self.explain(error))
+        }
+        // It decoded, so it is JSON: the keys nothing reads.
+        if let unknown = try knownKeys.unknownKeys(in: JSONSerialization.jsonObject(with: data)).first {
+            throw Invalid.unreadable("\(unknown)")
         }
         try scenario.validate()
         return scenario
