@@ -145,6 +145,23 @@ public struct StandardOutputEvents: EventOutput {
         return poll(&request, 1, 0) == 1 && request.revents & Int16(POLLOUT) != 0
     }
 
+    /// Ends a line left cut short in the file the events go to (a power cut while the previous
+    /// run appended to `/var/log/nearby-bridge/events.jsonl`): without the newline this adds, the
+    /// first event of this run would be glued to the torn one and both would be lost to every
+    /// reader. True when it added one. Only for a regular file, read through `/proc/self/fd`
+    /// since the descriptor itself is usually write-only (O_APPEND).
+    public static func endTornLine(fileDescriptor: Int32 = 1) -> Bool {
+        var status = stat()
+        guard fstat(fileDescriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size > 0 else { return false }
+        let reader = open("/proc/self/fd/\(fileDescriptor)", O_RDONLY | O_CLOEXEC)
+        guard reader >= 0 else { return false }
+        defer { close(reader) }
+        var last: UInt8 = 0
+        guard pread(reader, &last, 1, status.st_size - 1) == 1, last != UInt8(ascii: "\n") else { return false }
+        var newline = UInt8(ascii: "\n")
+        return Glibc.write(fileDescriptor, &newline, 1) == 1
+    }
+
     /// Throws when file descriptor 1 was not open when the process started (`>&-`). A
     /// descriptor the runtime opened since (close-on-exec, unlike anything inherited as stdout)
     /// counts as closed: writing events into it would corrupt it.

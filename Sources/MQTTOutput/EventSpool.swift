@@ -27,12 +27,15 @@ final class EventSpool {
         case cannotOpen(path: String, Errno)
         case cannotWrite(path: String, Errno)
         case corrupt(path: String, offset: Int)
+        case lostState(path: String)
 
         var description: String {
             switch self {
             case .cannotOpen(let path, let errno): "cannot open the MQTT spool \(path): \(errno)"
             case .cannotWrite(let path, let errno): "cannot write the MQTT spool \(path): \(errno)"
             case .corrupt(let path, let offset): "the MQTT spool \(path) is damaged at byte \(offset); records from there on are dropped"
+            case .lostState(let path):
+                "the MQTT spool's state \(path) was lost (a power cut?): unacknowledged events may be sent again, seq goes on past every one used"
             }
         }
     }
@@ -69,18 +72,26 @@ final class EventSpool {
         }
         size = Int((try? log.seek(offset: 0, from: .end)) ?? 0)
         readState()
-        acknowledged = min(acknowledged, size)
-        sent = acknowledged
-        // A record cut short by a crash mid-append: keep what is whole.
-        var offset = acknowledged
+        // A record cut short by a crash mid-append: keep what is whole. Every whole record's
+        // `seq` was used, acknowledged or not: none of them may come again.
+        var offset = 0
+        var highestSeq: UInt64 = 0
         while offset < size {
             guard let record = read(at: offset) else {
                 damage = .corrupt(path: path, offset: offset)
                 truncate(to: offset)
                 break
             }
+            highestSeq = max(highestSeq, Self.seq(of: record.line) ?? 0)
+            if offset >= acknowledged { pendingCount += 1 }
             offset = record.end
-            pendingCount += 1
+        }
+        // A state written after the last whole record could have been lost with it.
+        acknowledged = min(acknowledged, size)
+        sent = acknowledged
+        if highestSeq >= nextSeq {
+            nextSeq = highestSeq + 1
+            reservedSeq = nextSeq
         }
     }
 
@@ -169,16 +180,43 @@ final class EventSpool {
         return read == count ? buffer : nil
     }
 
+    /// The state, or the one before it when a power cut took the newest (renamed in, but its
+    /// data never reached the card): then what was acknowledged since goes out again (QoS 1
+    /// allows repeats; subscribers drop them by `node` and `seq`), and `seq` skips one more
+    /// reservation, the most the lost write can have taken. With neither, everything in the log
+    /// goes out again and `seq` goes on from the highest one in it.
     private func readState() {
-        guard let text = String(contentsOfFile: statePath) else { return }
-        let numbers = text.split(whereSeparator: \.isWhitespace).compactMap { UInt64($0) }
-        guard numbers.count == 2 else { return }
-        acknowledged = Int(numbers[0])
-        nextSeq = max(numbers[1], 1)
+        let previous = Self.state(in: String(contentsOfFile: statePath + ".old"))
+        if let current = Self.state(in: String(contentsOfFile: statePath)) {
+            (acknowledged, nextSeq) = current
+        } else if let previous {
+            (acknowledged, nextSeq) = (previous.acknowledged, previous.reserved + Self.seqReservation)
+            damage = .lostState(path: statePath)
+        } else if access(statePath, F_OK) == 0 {
+            damage = .lostState(path: statePath)
+        }
+        nextSeq = max(nextSeq, 1)
         reservedSeq = nextSeq
     }
 
-    /// Written to a temporary file and renamed: a crash leaves the old state or the new one.
+    /// "ACKNOWLEDGED RESERVED\n": anything else (a file cut short, empty, garbage) is no state.
+    private static func state(in text: String?) -> (acknowledged: Int, reserved: UInt64)? {
+        guard let text, text.hasSuffix("\n") else { return nil }
+        let numbers = text.dropLast().split(separator: " ", omittingEmptySubsequences: false).map { UInt64($0) }
+        guard numbers.count == 2, let acknowledged = numbers[0], let reserved = numbers[1], acknowledged <= UInt64(Int.max) else { return nil }
+        return (Int(acknowledged), reserved)
+    }
+
+    /// The `seq` of a line the bridge rendered (`{"v":1,"seq":N,…`), if it is one.
+    private static func seq(of line: String) -> UInt64? {
+        let prefix = #"{"v":1,"seq":"#
+        guard line.hasPrefix(prefix) else { return nil }
+        return UInt64(line.dropFirst(prefix.count).prefix { $0.isASCII && $0.isNumber })
+    }
+
+    /// Written to a temporary file and renamed in, the state it replaces kept as `.old`: a crash
+    /// leaves the old state or the new one, and a power cut that loses the new one's data still
+    /// leaves the one before.
     private func writeState() {
         let temporary = statePath + ".tmp"
         let text = "\(acknowledged) \(reservedSeq)\n"
@@ -187,6 +225,7 @@ final class EventSpool {
         else { return }
         _ = try? fd.writeAll(Array(text.utf8))
         try? fd.close()
+        rename(statePath, statePath + ".old")
         rename(temporary, statePath)
     }
 }

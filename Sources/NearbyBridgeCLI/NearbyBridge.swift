@@ -101,6 +101,9 @@ struct CommonOptions: ParsableArguments {
             logger.critical("\(error): there is nowhere to write events; not starting")
             throw ExitCode(ExitStatus.outputFailed)
         }
+        if StandardOutputEvents.endTornLine() {
+            logger.warning("the event file on stdout ended in a line cut short (a power cut?): it is left alone on its line, and events go on after it")
+        }
         let failures = AsyncStream<any Error>.makeStream(bufferingPolicy: .bufferingOldest(1))
         // Where events go, each sink with its own buffer and policy.
         var sinks: [any EventSink] = [
