@@ -1,8 +1,12 @@
 # Convenience targets; the scripts are the source of truth.
-.PHONY: test sanitize rig ble-bump vm-selftest e2e-repeat fuzz-long wireshark-uci package
+.PHONY: test sanitize rig ble-bump vm-selftest e2e-repeat fuzz-long wireshark-uci package soak
 
 test:          ## everything CI runs (Swift tests, end-to-end checks, emulated USB, VM rigs)
 	scripts/test
+
+MINUTES ?= 60
+soak:          ## one rig for MINUTES (60) among 100 visitors coming and going; RSS, descriptors, threads sampled each minute must stay flat (not in CI)
+	scripts/soak $(MINUTES)
 
 fuzz-long:     ## every libFuzzer target to 10^6 executions (about 25 min); corpus kept in .build-fuzz/corpus
 	scripts/fuzz long 1000000
