@@ -495,29 +495,29 @@ package final class BlueZAdapter: BLEAdapter {
 
     package func connect(to peer: BLEAddress) async throws -> LinkID {
         let (address, type) = state.withLock { ($0.adapterAddress, $0.addressTypes[peer] ?? .lePublic) }
-        let socket = LinkSocket(FileDescriptor(rawValue: try L2CAPSocket.make(adapter: address, psm: 0)))
+        let socket = LinkSocket(FileDescriptor(rawValue: try L2CAPSocket.make(adapter: address, psm: 0)), connecting: true)
         let link = register(socket)
         let psm = self.psm
         // This thread owns the socket until it hands it to the reader; `disconnect` meanwhile
-        // shuts it down, which fails the connect.
+        // asks it to give up, and it closes the socket itself.
         IOThread.detach(name: "l2cap-connect") { [weak self] in
-            do {
-                try L2CAPSocket.connect(socket.ownerDescriptor.rawValue, to: peer, type: type, psm: psm)
-                guard let self else {
-                    socket.close()
-                    return
-                }
+            let outcome = socket.connect { L2CAPSocket.connect($0, to: peer, type: type, psm: psm) }
+            if outcome == .connected, let self {
                 self.emit(.linkOpened(link, peer: peer, initiatedLocally: true))
                 self.readLoop(link: link, socket: socket)
-            } catch {
-                self?.logger.info("L2CAP connect failed", metadata: ["peer": "\(peer)", "error": "\(error)"])
-                self?.state.withLock { s in
-                    s.links[link] = nil
-                    s.closedLocally.remove(link)
-                }
-                socket.close()
-                self?.emit(.linkClosed(link))
+                return
             }
+            if case .failed(let errno) = outcome {
+                self?.logger.info(
+                    "L2CAP connect failed",
+                    metadata: ["peer": "\(peer)", "error": "\(BlueZError.socket(call: "connect(L2CAP \(peer))", errno: errno))"])
+            }
+            self?.state.withLock { s in
+                s.links[link] = nil
+                s.closedLocally.remove(link)
+            }
+            socket.close()
+            self?.emit(.linkClosed(link))
         }
         return link
     }

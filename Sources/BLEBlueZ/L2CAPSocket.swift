@@ -33,15 +33,15 @@ enum L2CAPSocket {
         return fd
     }
 
-    /// Blocking connect to `peer` on `psm`; the kernel creates the LE link itself.
-    static func connect(_ fd: Int32, to peer: BLEAddress, type: MgmtAddressType, psm: UInt8) throws(BlueZError) {
+    /// connect(2) to `peer` on `psm` (the kernel creates the LE link itself): 0, or -1 with errno
+    /// (EINPROGRESS on a non-blocking socket, see `LinkSocket.connect`).
+    static func connect(_ fd: Int32, to peer: BLEAddress, type: MgmtAddressType, psm: UInt8) -> Int32 {
         var address = sockaddr_l2()
         address.l2_family = sa_family_t(AF_BLUETOOTH)
         address.l2_psm = UInt16(psm).littleEndian
         address.l2_bdaddr = bdaddr(peer.bytes)
         address.l2_bdaddr_type = type.rawValue
-        let status = withSockaddr(&address) { Glibc.connect(fd, $0, $1) }
-        guard status == 0 else { throw .socket(call: "connect(L2CAP \(peer))", errno: errno) }
+        return withSockaddr(&address) { Glibc.connect(fd, $0, $1) }
     }
 
     /// Accepts one connection; returns the socket and the peer's address.

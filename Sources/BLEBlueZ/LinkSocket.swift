@@ -4,28 +4,81 @@ import StreamIO
 import Synchronization
 import SystemPackage
 
-/// One L2CAP channel's socket with a single owner: the link's reader, which alone closes it, once
-/// its reads are over. Everyone else (a send, `disconnect`, `stop`) uses the descriptor only under
-/// this record's lock and only while it is open, so no send can land on a descriptor number the
-/// kernel has meanwhile handed to another file. Other threads end the link with `shutdown`, which
-/// wakes the owner's blocking read (or connect); they never close it under the owner.
+/// One L2CAP channel's socket with a single owner: the thread that connects it, then the link's
+/// reader, which alone closes it, once its reads are over. Everyone else (a send, `disconnect`,
+/// `stop`) uses the descriptor only under this record's lock and only while it is open, so no
+/// send can land on a descriptor number the kernel has meanwhile handed to another file. Other
+/// threads end the link with `shutdown`, which wakes the owner's blocking read; they never close
+/// it under the owner. While the socket is still connecting, `shutdown` only asks the owner to
+/// give up: a `shutdown(2)` from another thread racing the kernel's own connect timeout hit
+/// `list_del corruption` in `hci_chan_del` (a kernel BUG) in 8 of 20 VM rig runs (issue 34).
 final class LinkSocket: Sendable {
-    /// The descriptor while it is open; nil once the owner closed it.
-    private let open: Mutex<FileDescriptor?>
+    private struct State {
+        /// The descriptor while it is open; nil once the owner closed it.
+        var fd: FileDescriptor?
+        var connecting: Bool
+        var giveUp = false
+    }
+    private let state: Mutex<State>
     /// For the owner's own calls (connect, reads), which it makes before it closes.
     let ownerDescriptor: FileDescriptor
 
-    /// Takes ownership of `fd`.
-    init(_ fd: FileDescriptor) {
+    /// Takes ownership of `fd`: a channel that is open (accepted), or one the owner is about to
+    /// `connect`.
+    init(_ fd: FileDescriptor, connecting: Bool = false) {
         ownerDescriptor = fd
-        open = Mutex(fd)
+        state = Mutex(State(fd: fd, connecting: connecting))
+    }
+
+    enum ConnectOutcome: Equatable {
+        case connected
+        /// `shutdown` was called while it connected.
+        case gaveUp
+        case failed(errno: Int32)
+    }
+
+    /// How often a connecting owner looks whether it should give up.
+    static let connectPollMilliseconds: Int32 = 50
+
+    /// The owner's connect: `start` makes the connect(2) call on the socket, non-blocking, and
+    /// the owner waits for its end in slices, giving up when `shutdown` asks. The socket is
+    /// blocking again afterwards (the reader's reads wait).
+    func connect(start: (Int32) -> Int32) -> ConnectOutcome {
+        let fd = ownerDescriptor.rawValue
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        defer { _ = fcntl(fd, F_SETFL, flags) }
+        var outcome: ConnectOutcome?
+        if start(fd) == 0 {
+            outcome = .connected
+        } else if errno != EINPROGRESS {
+            outcome = .failed(errno: errno)
+        }
+        while outcome == nil {
+            var request = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            let ready = poll(&request, 1, Self.connectPollMilliseconds)
+            if ready < 0, errno != EINTR {
+                outcome = .failed(errno: errno)
+            } else if ready > 0 {
+                var error: Int32 = 0
+                var length = socklen_t(MemoryLayout<Int32>.size)
+                _ = getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
+                outcome = error == 0 ? .connected : .failed(errno: error)
+            } else if state.withLock({ $0.giveUp }) {
+                outcome = .gaveUp
+            }
+        }
+        return state.withLock { s in
+            s.connecting = false
+            return s.giveUp ? .gaveUp : outcome!
+        }
     }
 
     /// Sends one SDU without blocking (one send is one SDU on a SOCK_SEQPACKET socket): a channel
     /// out of credits fails the send instead of stalling the caller.
     func send(_ sdu: [UInt8], link: LinkID) throws {
-        try open.withLock { fd throws in
-            guard let fd else { throw BLEAdapterError.unknownLink(link) }
+        try state.withLock { s throws in
+            guard let fd = s.fd, !s.connecting else { throw BLEAdapterError.unknownLink(link) }
             let written = sdu.withUnsafeBytes { bytes in
                 valueOrErrno(retryOnInterrupt: true) {
                     Glibc.send(fd.rawValue, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
@@ -39,10 +92,15 @@ final class LinkSocket: Sendable {
         }
     }
 
-    /// Ends the channel both ways, waking the owner's read or connect; the owner then closes.
+    /// Ends the channel both ways, waking the owner's read, or asks a connecting owner to give
+    /// up; the owner then closes.
     func shutdown() {
-        open.withLock { fd in
-            if let fd { _ = Glibc.shutdown(fd.rawValue, Int32(SHUT_RDWR)) }
+        state.withLock { s in
+            if s.connecting {
+                s.giveUp = true
+            } else if let fd = s.fd {
+                _ = Glibc.shutdown(fd.rawValue, Int32(SHUT_RDWR))
+            }
         }
     }
 
@@ -66,8 +124,8 @@ final class LinkSocket: Sendable {
     /// 0 once closed, or when the kernel cannot say. A Bluetooth socket's TIOCOUTQ is the free
     /// space (af_bluetooth.c: sk_sndbuf - sk_wmem_alloc), so the queue is SO_SNDBUF less that.
     func unsentBytes() -> Int {
-        open.withLock { fd in
-            guard let fd else { return 0 }
+        state.withLock { s in
+            guard let fd = s.fd, !s.connecting else { return 0 }
             var space: Int32 = 0
             var buffer: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
@@ -80,11 +138,11 @@ final class LinkSocket: Sendable {
 
     /// The owner's last call, after its last read.
     func close() {
-        let fd = open.withLock { fd in
-            defer { fd = nil }
-            return fd
+        let fd = state.withLock { s in
+            defer { s.fd = nil }
+            return s.fd
         }
-        // Under no lock: once `open` is nil nobody else reaches the descriptor.
+        // Under no lock: once `fd` is nil nobody else reaches the descriptor.
         try? fd?.close()
     }
 
