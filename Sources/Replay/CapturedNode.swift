@@ -14,6 +14,9 @@ struct CapturedNode {
     var responses: [[UInt8]] = []
     var timeline: [(microseconds: Int64, input: Input)] = []
     var localLinks: [LinkID] = []
+    /// The first frame the node sent on each link: on a keyed node, its Noise handshake message
+    /// (an ephemeral key drawn from the key seed), which a replay must send again byte for byte.
+    var firstSent: [LinkID: [UInt8]] = [:]
 
     init(uciPcap: String, blePcap: String) throws {
         try self.init(uci: PcapReader.read(uciPcap).records, ble: PcapReader.read(blePcap).records)
@@ -40,8 +43,16 @@ struct CapturedNode {
         }
         for record in ble {
             let b = record.bytes
-            guard b.count >= 5, b[3] == 1 else { continue }  // received only
+            guard b.count >= 5 else { continue }
             let h4 = Array(b.dropFirst(4))
+            guard b[3] == 1 else {
+                // Sent: only the first frame on each link is kept, to check the replay by.
+                if h4[0] == 0x02, h4.count >= 11 {
+                    let link = LinkID((UInt16(h4[1]) | UInt16(h4[2]) << 8) & 0x0EFF)
+                    if firstSent[link] == nil { firstSent[link] = Array(h4.dropFirst(11)) }
+                }
+                continue
+            }
             switch (h4[0], h4.count > 1 ? h4[1] : 0) {
             case (0x04, 0x3E) where h4.count > 3 && h4[3] == 0x02 && h4.count >= 15:
                 let type = h4[5]

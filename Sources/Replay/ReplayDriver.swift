@@ -12,6 +12,8 @@ import Proximity
 /// stream comes out as it was written, timestamps included: they are the recorded ones.
 package final class ReplayDriver: Sendable {
     private struct Replayed {
+        var name: String
+        var keyed: Bool
         var node: BridgeNode
         var transport: ReplayTransport
         var adapter: ReplayAdapter
@@ -19,6 +21,7 @@ package final class ReplayDriver: Sendable {
         var captured: CapturedNode
     }
 
+    private let directory: String
     private let manifest: CaptureManifest
     private let replayed: [Replayed]
     private let time = ReplayTime()
@@ -33,7 +36,7 @@ package final class ReplayDriver: Sendable {
             let captured = try CapturedNode(uciPcap: "\(directory)/\(spec.name)/uci.pcap", blePcap: "\(directory)/\(spec.name)/ble.pcap")
             let tracker = WorkTracker()
             let transport = ReplayTransport(responses: captured.responses, tracker: tracker, description: spec.uwbBackend)
-            let adapter = ReplayAdapter(localLinks: captured.localLinks, backendName: spec.bleBackend)
+            let adapter = ReplayAdapter(localLinks: captured.localLinks, firstSent: captured.firstSent, backendName: spec.bleBackend)
             guard let id = UInt64(spec.peerID, radix: 16) else { throw CaptureError.malformed(path: "\(directory)/capture.json", reason: "peer id \(spec.peerID) is not hexadecimal") }
             let identity = NodeIdentity(
                 peerID: PeerID(id), name: spec.name, group: spec.group, card: try ProfileCard(json: spec.card),
@@ -46,8 +49,12 @@ package final class ReplayDriver: Sendable {
             let node = BridgeNode(
                 identity: identity, config: config, uwbTransport: transport, ble: adapter, events: events,
                 time: time, logger: logger, seed: spec.seed, tracker: tracker)
-            replayed.append(Replayed(node: node, transport: transport, adapter: adapter, tracker: tracker, captured: captured))
+            replayed.append(
+                Replayed(
+                    name: spec.name, keyed: config.security.groupKey != nil, node: node, transport: transport, adapter: adapter,
+                    tracker: tracker, captured: captured))
         }
+        self.directory = directory
         self.replayed = replayed
     }
 
@@ -87,6 +94,15 @@ package final class ReplayDriver: Sendable {
         }
         for entry in replayed { await entry.node.stop() }
         for loop in loops { await loop.value }
+        // A keyed node's first frame on a link is its handshake message, made from the key seed:
+        // if the replay did not send it again byte for byte, the seed is not the recorded one and
+        // every decrypted frame after it told another story.
+        if let entry = replayed.first(where: { $0.keyed && $0.adapter.divergedLink != nil }), let link = entry.adapter.divergedLink {
+            throw CaptureError.malformed(
+                path: "\(directory)/\(CaptureSecrets.fileName)",
+                reason: "node \(entry.name)'s key seed does not reproduce its recorded handshake (its first frame on link \(link) differs): "
+                    + "the events above are not what it saw; use the secrets.json --capture wrote")
+        }
     }
 
     /// A simulation step delivered a node's UWB bytes, then its BLE events, each phase to idle.

@@ -60,12 +60,19 @@ final class ReplayTransport: UCITransport {
 final class ReplayAdapter: BLEAdapter {
     private let handler = CallbackSlot<BLEEvent>()
     private let localLinks: Mutex<[LinkID]>
+    /// The first frame the node sent on each link when recorded, until the replay sends its own;
+    /// and the first link on which they differed.
+    private let expectedFirst: Mutex<(frames: [LinkID: [UInt8]], differs: LinkID?)>
     let backendName: String
 
-    init(localLinks: [LinkID], backendName: String) {
+    init(localLinks: [LinkID], firstSent: [LinkID: [UInt8]], backendName: String) {
         self.localLinks = Mutex(localLinks)
+        self.expectedFirst = Mutex((firstSent, nil))
         self.backendName = backendName
     }
+
+    /// The first link on which the replayed node's first frame differed from the recorded one.
+    var divergedLink: LinkID? { expectedFirst.withLock { $0.differs } }
 
     func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws { handler.install(events) }
     func deliver(_ event: BLEEvent) { handler(event) }
@@ -79,7 +86,12 @@ final class ReplayAdapter: BLEAdapter {
         return link
     }
 
-    func send(_ sdu: [UInt8], on link: LinkID) async throws {}
+    func send(_ sdu: [UInt8], on link: LinkID) async throws {
+        expectedFirst.withLock { expected in
+            guard let recorded = expected.frames.removeValue(forKey: link), recorded != sdu, expected.differs == nil else { return }
+            expected.differs = link
+        }
+    }
     func disconnect(_ link: LinkID) async {}
     func stop() async {}
 }
