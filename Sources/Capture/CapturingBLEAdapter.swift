@@ -8,11 +8,16 @@ import Synchronization
 /// are the HCI an H4 controller would have carried for the same traffic: LE Advertising Reports
 /// (advertising data and scan response split at an AD boundary), LE Connection Complete and
 /// Disconnection Complete events, and one ACL/L2CAP LE K-frame per SDU (CID 0x0040; a real
-/// channel may segment an SDU into several PDUs). Handles are our link ids.
+/// channel may segment an SDU into several PDUs). Handles are our link ids. As on a real HCI,
+/// a handle's story ends with one Disconnection Complete: the first of our `disconnect` (reason
+/// 0x16, local host) and the adapter's `linkClosed` (0x13, remote user); nothing of that link
+/// is recorded after it (an SDU still read or sent while the channel closes).
 package final class CapturingBLEAdapter: BLEAdapter {
     private let inner: any BLEAdapter
     private let pcap: PcapWriter
     private let clock: @Sendable () -> Int64
+    /// Links being connected or open: those whose Disconnection Complete is still to come.
+    private let live = Mutex<Set<LinkID>>([])
     package var backendName: String { inner.backendName }
 
     package init(_ inner: any BLEAdapter, pcap: PcapWriter, clock: @escaping @Sendable () -> Int64) {
@@ -22,9 +27,21 @@ package final class CapturingBLEAdapter: BLEAdapter {
     }
 
     package func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws {
-        try await inner.start { [pcap, clock] event in
-            let now = clock()
-            for packet in HCIRendering.received(event) { pcap.write(packet, microseconds: now) }
+        try await inner.start { [self] event in
+            let recorded = live.withLock { live in
+                switch event {
+                case .linkOpened(let link, _, _):
+                    live.insert(link)
+                    return true
+                case .linkData(let link, _): return live.contains(link)
+                case .linkClosed(let link): return live.remove(link) != nil
+                case .advertisement, .adapterPowered: return true
+                }
+            }
+            if recorded {
+                let now = clock()
+                for packet in HCIRendering.received(event) { pcap.write(packet, microseconds: now) }
+            }
             events(event)
         }
     }
@@ -38,16 +55,23 @@ package final class CapturingBLEAdapter: BLEAdapter {
     }
 
     package func connect(to peer: BLEAddress) async throws -> LinkID {
-        try await inner.connect(to: peer)
+        let link = try await inner.connect(to: peer)
+        live.withLock { _ = $0.insert(link) }
+        return link
     }
 
     package func send(_ sdu: [UInt8], on link: LinkID) async throws {
-        pcap.write(HCIRendering.direction(sent: true) + HCIRendering.acl(link: link, sdu: sdu), microseconds: clock())
+        if live.withLock({ $0.contains(link) }) {
+            pcap.write(HCIRendering.direction(sent: true) + HCIRendering.acl(link: link, sdu: sdu), microseconds: clock())
+        }
         try await inner.send(sdu, on: link)
     }
 
     package func disconnect(_ link: LinkID) async {
-        pcap.write(HCIRendering.direction(sent: false) + HCIRendering.disconnectionComplete(link: link, reason: 0x16), microseconds: clock())
+        if live.withLock({ $0.remove(link) != nil }) {
+            pcap.write(
+                HCIRendering.direction(sent: false) + HCIRendering.disconnectionComplete(link: link, reason: 0x16), microseconds: clock())
+        }
         await inner.disconnect(link)
     }
 
