@@ -11,8 +11,9 @@ import SystemPackage
 /// it: advertising and discovery through the management channel, the peer channel over L2CAP
 /// LE credit-based sockets.
 ///
-/// - Advertising uses its own instance, the highest the controller offers, because bluetoothd
-///   allocates instances from 1 upward and would otherwise be overwritten.
+/// - Advertising uses its own instance, the highest one free at start, because bluetoothd
+///   allocates instances from 1 upward and would otherwise be overwritten; when another client
+///   adds an instance with our number anyway (mgmt's Advertising Added), ours moves to a free one.
 /// - Discovery is restarted every few seconds: controllers report each device about once per
 ///   discovery, liveness needs fresh RSSI samples, and the kernel ends LE discovery by itself
 ///   after ~10 s. (Restarting from the Discovering=0 event too would race with our own stop.)
@@ -117,8 +118,14 @@ package final class BlueZAdapter: BLEAdapter {
         let address = info.address
         let settings = info.currentSettings
         let extended = features.offersExtendedAdvertising
+        let instance = features.freeInstance() ?? max(features.maxInstances, 1)
+        if features.freeInstance() == nil {
+            logger.warning(
+                "every advertising instance of the adapter is in use; ours overwrites the highest",
+                metadata: ["adapter": "\(name)", "instances": "\(features.instances)"])
+        }
         state.withLock {
-            $0.instance = max(features.maxInstances, 1)
+            $0.instance = instance
             $0.adapterAddress = address
             $0.powered = settings.contains(.powered)
             $0.privacy = privateAddresses && settings.contains(.privacy)
@@ -128,7 +135,7 @@ package final class BlueZAdapter: BLEAdapter {
         logger.info(
             "Bluetooth adapter ready",
             metadata: [
-                "adapter": "\(name)", "address": "\(BLEAddress(bytes: address))", "instance": "\(max(features.maxInstances, 1))",
+                "adapter": "\(name)", "address": "\(BLEAddress(bytes: address))", "instance": "\(instance)",
                 "advertising": "\(extended ? "extended" : "legacy")",
             ])
     }
@@ -239,6 +246,25 @@ package final class BlueZAdapter: BLEAdapter {
                     self.logger.warning("could not refresh advertising", metadata: ["adapter": "\(self.name)", "error": "\(error)"])
                 }
             }
+        }
+    }
+
+    /// Our instance was taken by another client: advertise from the highest one still free
+    /// (the taker keeps its own), at once.
+    private func moveAdvertising(from taken: UInt8) async {
+        do {
+            let features = try AdvertisingFeatures(returnParameters: try await socket().send(.readAdvertisingFeatures, index: index))
+            guard let free = features.freeInstance() else {
+                logger.warning("our advertising instance was taken and none is free: not advertising", metadata: ["adapter": "\(name)", "instance": "\(taken)"])
+                return
+            }
+            state.withLock { $0.instance = free }
+            logger.warning(
+                "another client took our advertising instance; advertising from another",
+                metadata: ["adapter": "\(name)", "taken": "\(taken)", "instance": "\(free)"])
+            try await addAdvertising()
+        } catch {
+            logger.warning("could not move advertising to a free instance", metadata: ["adapter": "\(name)", "error": "\(error)"])
         }
     }
 
@@ -431,6 +457,10 @@ package final class BlueZAdapter: BLEAdapter {
             } else if powered, !wasPowered, !restoring {
                 Task { [weak self] in await self?.resumeAfterPowerOn() }
             }
+        case .advertisingAdded(let instance) where instance == state.withLock({ $0.instance }):
+            // Another mgmt client (bluetoothd with one advertisement too many) added an instance
+            // with our number: the kernel replaced our advert with its. Move to a free instance.
+            Task { [weak self] in await self?.moveAdvertising(from: instance) }
         case .indexRemoved:
             logger.error("Bluetooth adapter removed", metadata: ["adapter": "\(name)"])
         default:

@@ -316,6 +316,13 @@ package struct AdvertisingFeatures: Equatable, Sendable {
     package var maxInstances: UInt8
     package var instances: [UInt8]
 
+    /// The highest instance no one uses now (bluetoothd allocates from 1 upward), or nil when
+    /// every one is taken.
+    package func freeInstance() -> UInt8? {
+        guard maxInstances > 0 else { return nil }
+        return (1...maxInstances).reversed().first { !instances.contains($0) }
+    }
+
     package init(returnParameters: [UInt8]) throws(MgmtError) {
         var r = Reader(returnParameters, context: "advertising features")
         supportedFlags = AdvertisingFlags(rawValue: try r.u32("supported_flags"))
