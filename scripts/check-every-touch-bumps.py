@@ -5,7 +5,9 @@
 
 A touch is a `near` of the peer named NAME (its advertised name, from `peer.found` or
 `peer.named`). It is judged once the stream shows it over: at the peer's next `near` or `far`.
-It passed if a `bump` with the peer came between its `near` and that end. The verdict depends
+It passed if a `bump` with the peer came between the end of its approach (the last range beyond
+`--approach-from` before the `near`) and that end: a bump may come just before its `near`, which
+waits 300 ms for the filtered distance (under load, both can come out of one batch of ranges). The verdict depends
 only on the order of events in the stream, never on wall-clock time, so a slow machine can make
 the check wait longer but not change what it says.
 
@@ -69,7 +71,7 @@ class Touch:
         else:
             reading = "no range with a distance in between"
         end = f"{self.end['type']} at seq {self.end['seq']}" if self.end else "the end of the stream"
-        return f"near at seq {self.near['seq']} ({self.near['ts']}): {len(self.bumps)} bump(s) before {end}; {reading}"
+        return f"near at seq {self.near['seq']} ({self.near['ts']}): {len(self.bumps)} bump(s) from its approach to {end}; {reading}"
 
 
 def judge(events, peer_name, approach_from):
@@ -79,6 +81,7 @@ def judge(events, peer_name, approach_from):
     }
     judged, skipped, current = [], [], None
     approached = False
+    early = []  # bumps since the approach ended, before the touch's `near`
     bumps_seen = 0
     for e in events:
         if e.get("peer") not in peer_ids:
@@ -89,10 +92,13 @@ def judge(events, peer_name, approach_from):
                 current.ranges.append(e)
             elif e.get("distance") is not None and e["distance"] > approach_from:
                 approached = True
+                early = []
         elif kind == "bump":
             bumps_seen += 1
             if current:
                 current.bumps.append(e)
+            else:
+                early.append(e)
         elif kind in ("near", "far"):
             if current:
                 current.end = e
@@ -101,10 +107,12 @@ def judge(events, peer_name, approach_from):
             if kind == "near":
                 touch = Touch(e)
                 if approached:
+                    touch.bumps = early
                     current = touch
                 else:
                     skipped.append(touch)
                 approached = False
+            early = []
     return peer_ids, judged, skipped, current, bumps_seen
 
 
