@@ -323,12 +323,14 @@ struct RunConfig: Decodable {
     }
 
     /// The keys a settings file may have; any other is refused, with the key meant if it is close.
-    static let knownKeys = KnownKeys.object(
-        CodingKeys.self,
-        [
-            CodingKeys.calibration.stringValue: .map(.object(BoardCalibrationEntry.CodingKeys.self)),
-            CodingKeys.mqtt.stringValue: .object(MQTTSettings.CodingKeys.self),
-        ])
+    static var knownKeys: KnownKeys {
+        KnownKeys.object(
+            CodingKeys.self,
+            [
+                CodingKeys.calibration.stringValue: .map(.object(BoardCalibrationEntry.CodingKeys.self)),
+                CodingKeys.mqtt.stringValue: .object(MQTTSettings.CodingKeys.self),
+            ])
+    }
 
     /// The event key (docs/PROTOCOL.md, "Security"): 64 hex digits here, or a file holding them
     /// (`nearby-bridge keygen --output FILE`); one or the other.

@@ -54,12 +54,14 @@ public struct Scenario: Codable, Sendable, Equatable {
     }
 
     /// The keys a scenario file may have (a node's `card` is the node's own).
-    static let knownKeys = KnownKeys.object(
-        CodingKeys.self,
-        [
-            CodingKeys.radio.stringValue: .object(RadioModel.CodingKeys.self),
-            CodingKeys.nodes.stringValue: .array(.object(Node.CodingKeys.self)),
-        ])
+    static var knownKeys: KnownKeys {
+        KnownKeys.object(
+            CodingKeys.self,
+            [
+                CodingKeys.radio.stringValue: .object(RadioModel.CodingKeys.self),
+                CodingKeys.nodes.stringValue: .array(.object(Node.CodingKeys.self)),
+            ])
+    }
 
     public init(name: String, duration: Double, group: UInt16? = nil, radio: RadioModel? = nil, nodes: [Node]) {
         self.name = name
