@@ -55,9 +55,6 @@ grep -q '"type":"peer.lost".*"reason":"timeout"' "$work/a.jsonl" || fail "rig-a 
 grep -q "VM: rig-a still running" "$work/console.log" || fail "rig-a died"
 grep -q "VM: rig-a exit status 0" "$work/console.log" || fail "rig-a did not exit cleanly on SIGTERM"
 echo "ok    rig-b killed mid-exchange: rig-a reported peer.lost (timeout), no hang, at most one bump, clean exit" >&2
-grep -q "VM: kernel log clean" "$work/console.log" ||
-  fail "the VM's kernel log has a BUG, WARNING or oops: $(grep "VM: kernel| " "$work/console.log" | head -5)"
-echo "ok    the VM's kernel log has no BUG, WARNING or oops" >&2
 # What reached each controller (the HCI log, independent of the bridge): C1 legacy advertising
 # only; C0 the extended commands with our 100-150 ms interval (0xA0-0xF0 in 0.625 ms units) and
 # legacy PDU properties 0x13 (connectable, scannable, legacy).

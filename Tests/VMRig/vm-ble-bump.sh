@@ -54,13 +54,6 @@ if kill -0 $A 2>/dev/null; then
 fi
 wait $A; echo "VM: rig-a exit status $?"
 
-# Issue 34: a kernel BUG, WARNING or oops (our use of the socket API once led the kernel into
-# list_del corruption in hci_chan_del) fails the run, whether or not the rigs noticed.
-if dmesg | grep -E 'BUG:|WARNING:|Oops|list_del corruption|general protection fault' >kernel-problems.txt; then
-  echo "VM: KERNEL PROBLEM ($(wc -l <kernel-problems.txt) lines)"; sed 's/^/VM: kernel| /' kernel-problems.txt | head -n 20
-else
-  echo "VM: kernel log clean"
-fi
 for f in a b; do sed "s/^/$(echo $f | tr ab AB)| /" $f.jsonl; done
 echo "--- stderr of rig-a"; tail -n 25 a.err
 echo "--- stderr of rig-b"; tail -n 25 b.err

@@ -324,11 +324,4 @@ if [ $BTD = 1 ]; then
   for f in btd-scan btd-adv btd-power; do echo "--- bluetoothctl: $f"; sed 's/\x1b\[[0-9;]*m//g; s/\r//g' $f.log | grep -v '^\s*$' | tail -n 25; done
   echo "--- bluetoothd"; cat btd.log
 fi
-# Issue 34: a kernel BUG, WARNING or oops (our use of the socket API once led the kernel into
-# list_del corruption in hci_chan_del) fails the run, whether or not the rigs noticed.
-if dmesg | grep -E 'BUG:|WARNING:|Oops|list_del corruption|general protection fault' >kernel-problems.txt; then
-  echo "VM: KERNEL PROBLEM ($(wc -l <kernel-problems.txt) lines)"; sed 's/^/VM: kernel| /' kernel-problems.txt | head -n 20
-else
-  echo "VM: kernel log clean"
-fi
 echo "VM: done at $(now)s"
