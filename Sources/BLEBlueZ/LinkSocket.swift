@@ -10,8 +10,9 @@ import SystemPackage
 /// send can land on a descriptor number the kernel has meanwhile handed to another file. Other
 /// threads end the link with `shutdown`, which wakes the owner's blocking read; they never close
 /// it under the owner. While the socket is still connecting, `shutdown` only asks the owner to
-/// give up: a `shutdown(2)` from another thread racing the kernel's own connect timeout hit
-/// `list_del corruption` in `hci_chan_del` (a kernel BUG) in 8 of 20 VM rig runs (issue 34).
+/// give up, so that only one thread ever touches a connecting socket. (Written against the
+/// `list_del corruption` in `hci_chan_del` seen in 8 of 20 VM rig runs, issue 34; that kernel BUG
+/// was still seen once with it, so it is not the whole cause.)
 final class LinkSocket: Sendable {
     private struct State {
         /// The descriptor while it is open; nil once the owner closed it.
