@@ -11,9 +11,6 @@ let package = Package(
     products: [
         .executable(name: "nearby-bridge", targets: ["NearbyBridgeCLI"]),
         .executable(name: "proximity-eval", targets: ["ProximityEvalCLI"]),
-        // For the benchmarks (Benchmarks/, a package of its own so its dependencies stay out of
-        // this package's builds).
-        .library(name: "NearbyBridgeCore", targets: ["UCI", "StreamIO", "UCIHost", "PeerProtocol", "PeerSecurity", "BLE", "Proximity", "Events", "Bridge", "Simulation", "WebView", "MQTTOutput"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -198,4 +195,23 @@ if ProcessInfo.processInfo.environment["NEARBY_BRIDGE_FUZZ"] == "1" {
                 "BLE", "Bridge", "BlueZMgmt", "Capture", "PeerProtocol", "PeerSecurity", "Replay", "Simulation", "UCI", "UCIHost",
                 .product(name: "Logging", package: "swift-log"),
             ]))
+}
+
+// The benchmarks (docs/PERFORMANCE.md): `NEARBY_BRIDGE_BENCHMARKS=1 swift package benchmark`. In
+// this package, so that `package` access reaches them and nothing needs to be `public`; only with
+// the variable set, so that package-benchmark never enters the other builds (CI, releases).
+if ProcessInfo.processInfo.environment["NEARBY_BRIDGE_BENCHMARKS"] == "1" {
+    package.dependencies.append(.package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]))
+    package.targets.append(
+        .executableTarget(
+            name: "BridgeBenchmarks",
+            dependencies: [
+                "BLE", "Bridge", "Events", "MQTTOutput", "PeerProtocol", "PeerSecurity", "Proximity", "Simulation", "StreamIO", "UCI",
+                "UCIHost", "WebView", .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/BridgeBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]))
 }

@@ -4,29 +4,29 @@
 ///
 /// Reading is lenient, as receivers are: a zero length ends the data early, and a structure that
 /// runs past the end is dropped with whatever follows.
-public struct AdvertisingData: Sequence, Sendable, Equatable {
-    public static let flags: UInt8 = 0x01
-    public static let shortenedLocalName: UInt8 = 0x08
-    public static let completeLocalName: UInt8 = 0x09
-    public static let manufacturerSpecific: UInt8 = 0xFF
+package struct AdvertisingData: Sequence, Sendable, Equatable {
+    package static let flags: UInt8 = 0x01
+    package static let shortenedLocalName: UInt8 = 0x08
+    package static let completeLocalName: UInt8 = 0x09
+    package static let manufacturerSpecific: UInt8 = 0xFF
     /// Legacy advertising data and scan response data hold at most this many bytes each.
-    public static let legacyLimit = 31
+    package static let legacyLimit = 31
 
     /// One AD structure: its type and data, and where the whole structure lies in the bytes.
-    public struct Structure: Sendable, Equatable {
-        public var type: UInt8
-        public var data: ArraySlice<UInt8>
-        public var range: Range<Int>
+    package struct Structure: Sendable, Equatable {
+        package var type: UInt8
+        package var data: ArraySlice<UInt8>
+        package var range: Range<Int>
     }
 
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
 
-    public init(_ bytes: [UInt8]) {
+    package init(_ bytes: [UInt8]) {
         self.bytes = bytes
     }
 
     /// Builds data from (type, data) pairs; each data must fit one structure (at most 254 bytes).
-    public init(_ structures: [(type: UInt8, data: [UInt8])]) {
+    package init(_ structures: [(type: UInt8, data: [UInt8])]) {
         var bytes: [UInt8] = []
         for structure in structures {
             precondition(structure.data.count < 255, "an AD structure holds at most 254 bytes of data")
@@ -35,11 +35,11 @@ public struct AdvertisingData: Sequence, Sendable, Equatable {
         self.bytes = bytes
     }
 
-    public struct Iterator: IteratorProtocol {
+    package struct Iterator: IteratorProtocol {
         let bytes: [UInt8]
         var index = 0
 
-        public mutating func next() -> Structure? {
+        package mutating func next() -> Structure? {
             guard index < bytes.count else { return nil }
             let length = Int(bytes[index])
             let end = index + 1 + length
@@ -52,10 +52,10 @@ public struct AdvertisingData: Sequence, Sendable, Equatable {
         }
     }
 
-    public func makeIterator() -> Iterator { Iterator(bytes: bytes) }
+    package func makeIterator() -> Iterator { Iterator(bytes: bytes) }
 
     /// The Complete or Shortened Local Name, if there is one and it is UTF-8.
-    public var localName: String? {
+    package var localName: String? {
         guard let name = first(where: { $0.type == Self.completeLocalName || $0.type == Self.shortenedLocalName }) else {
             return nil
         }
@@ -65,7 +65,7 @@ public struct AdvertisingData: Sequence, Sendable, Equatable {
     /// A Local Name structure of at most `limit` bytes of data: the whole name as Complete Local
     /// Name when it fits, otherwise its longest prefix that ends on a character boundary, as
     /// Shortened Local Name.
-    public static func localName(_ name: String, limit: Int = legacyLimit - 2) -> AdvertisingData {
+    package static func localName(_ name: String, limit: Int = legacyLimit - 2) -> AdvertisingData {
         let utf8 = Array(name.utf8)
         guard utf8.count > limit else { return AdvertisingData([(completeLocalName, utf8)]) }
         var prefix = ""
@@ -77,13 +77,13 @@ public struct AdvertisingData: Sequence, Sendable, Equatable {
     }
 
     /// The same data without the structures of `type`.
-    public func removing(_ type: UInt8) -> AdvertisingData {
+    package func removing(_ type: UInt8) -> AdvertisingData {
         AdvertisingData(filter { $0.type != type }.flatMap { bytes[$0.range] })
     }
 
     /// The leading structures that fit in `limit` bytes, and the rest: how a blob of advertising
     /// data followed by scan response data (mgmt's Device Found) divides into the two.
-    public func split(at limit: Int = legacyLimit) -> (head: [UInt8], rest: [UInt8]) {
+    package func split(at limit: Int = legacyLimit) -> (head: [UInt8], rest: [UInt8]) {
         var end = 0
         for structure in self {
             guard structure.range.upperBound <= limit else { break }

@@ -1,24 +1,24 @@
 /// A 48-bit Bluetooth device address, most significant byte first in `description`.
-public struct BLEAddress: Hashable, Sendable, CustomStringConvertible {
+package struct BLEAddress: Hashable, Sendable, CustomStringConvertible {
     /// Little-endian, as on the HCI wire.
-    public var bytes: [UInt8]
+    package var bytes: [UInt8]
 
-    public init(bytes: [UInt8]) {
+    package init(bytes: [UInt8]) {
         precondition(bytes.count == 6, "a BD_ADDR is 6 bytes")
         self.bytes = bytes
     }
 
-    public var description: String {
+    package var description: String {
         bytes.reversed().map { b in (b < 16 ? "0" : "") + String(b, radix: 16, uppercase: true) }
             .joined(separator: ":")
     }
 }
 
 /// One connection-oriented channel to a peer (an L2CAP CoC on real radios).
-public typealias LinkID = UInt32
+package typealias LinkID = UInt32
 
 /// Everything an adapter reports, in the order it happened.
-public enum BLEEvent: Sendable, Equatable {
+package enum BLEEvent: Sendable, Equatable {
     /// `data` is the advertising data followed by the scan response data (as in mgmt's Device Found).
     case advertisement(BLEAddress, rssi: Int, data: [UInt8])
     /// A link is open; `initiatedLocally` tells our `connect` apart from a peer connecting to us.
@@ -31,12 +31,12 @@ public enum BLEEvent: Sendable, Equatable {
     case adapterPowered(Bool)
 }
 
-public enum BLEAdapterError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum BLEAdapterError: Error, Equatable, Sendable, CustomStringConvertible {
     case unavailable(String)
     case unknownLink(LinkID)
     case disconnected(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unavailable(let why): "Bluetooth adapter unavailable: \(why)"
         case .unknownLink(let link): "no open link \(link)"
@@ -48,7 +48,7 @@ public enum BLEAdapterError: Error, Equatable, Sendable, CustomStringConvertible
 /// The small seam between the bridge and a Bluetooth LE backend (the virtual air today; BlueZ
 /// mgmt + L2CAP sockets, or a raw HCI user channel, later). Events are delivered in order to the
 /// handler installed with `start`.
-public protocol BLEAdapter: AnyObject, Sendable {
+package protocol BLEAdapter: AnyObject, Sendable {
     /// Short backend name for `device` events, e.g. "virtual" or "hci0".
     var backendName: String { get }
     /// Installs the event handler and brings the adapter up.

@@ -6,22 +6,22 @@ import Synchronization
 /// back re-abstracted, one more thunk deep on every call, so each call gets slower than the one
 /// before (an adapter reporting a few hundred adverts a second would crawl within minutes). The
 /// closure sits in an immutable box instead, and only the box reference moves.
-public final class CallbackSlot<Argument>: Sendable {
+package final class CallbackSlot<Argument>: Sendable {
     private final class Box: Sendable {
         let call: @Sendable (Argument) -> Void
         init(_ call: @escaping @Sendable (Argument) -> Void) { self.call = call }
     }
     private let box = Mutex<Box?>(nil)
 
-    public init() {}
+    package init() {}
 
-    public func install(_ call: @escaping @Sendable (Argument) -> Void) {
+    package func install(_ call: @escaping @Sendable (Argument) -> Void) {
         let new = Box(call)
         box.withLock { $0 = new }
     }
 
     /// Calls the callback, if one is installed, outside the lock.
-    public func callAsFunction(_ argument: Argument) {
+    package func callAsFunction(_ argument: Argument) {
         box.withLock { $0 }?.call(argument)
     }
 }

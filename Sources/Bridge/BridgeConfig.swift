@@ -3,15 +3,15 @@ import Proximity
 import UCI
 
 /// Who this rig is, as peers see it.
-public struct NodeIdentity: Sendable, Equatable {
-    public var peerID: PeerID
-    public var name: String
-    public var group: UInt16
-    public var card: ProfileCard
+package struct NodeIdentity: Sendable, Equatable {
+    package var peerID: PeerID
+    package var name: String
+    package var group: UInt16
+    package var card: ProfileCard
     /// Our UWB short MAC address (advertised, used in every session).
-    public var uwbShortAddress: UInt16
+    package var uwbShortAddress: UInt16
 
-    public init(peerID: PeerID, name: String, group: UInt16, card: ProfileCard, uwbShortAddress: UInt16) {
+    package init(peerID: PeerID, name: String, group: UInt16, card: ProfileCard, uwbShortAddress: UInt16) {
         self.peerID = peerID
         self.name = name
         self.group = group
@@ -20,34 +20,34 @@ public struct NodeIdentity: Sendable, Equatable {
     }
 
     /// Event `node` field.
-    public var tag: String { peerID.description }
+    package var tag: String { peerID.description }
 }
 
 /// Tunables of the bridge, with the defaults a rig runs with.
-public struct BridgeConfig: Sendable, Equatable {
-    public var proximity: ProximityConfig = .default
+package struct BridgeConfig: Sendable, Equatable {
+    package var proximity: ProximityConfig = .default
     /// A peer not heard (advert, message or range) for this long is lost.
-    public var peerTimeoutMilliseconds: Int64 = 6_000
+    package var peerTimeoutMilliseconds: Int64 = 6_000
     /// An outgoing connection not up after this long is abandoned and tried again at the peer's
     /// next advert. The kernel would wait 40 s (L2CAP's connect timeout) for an LE connection
     /// that its controller never completes; a peer we hear advertising connects within a second
     /// or two when all is well.
-    public var connectTimeoutMilliseconds: Int64 = 10_000
+    package var connectTimeoutMilliseconds: Int64 = 10_000
     /// The UWB controller declines a profile drop it could not finish in this time (no `bump` on
     /// either side); the controlee gives up only after four times this long without hearing the
     /// peer (docs/PROTOCOL.md).
-    public var exchangeTimeoutMilliseconds: Int64 = 3_000
+    package var exchangeTimeoutMilliseconds: Int64 = 3_000
     /// Unanswered peer messages (ranging parameters, profile cards) go again after this long.
-    public var retransmitMilliseconds: Int64 = 200
+    package var retransmitMilliseconds: Int64 = 200
     /// L2CAP PSM of the peer channel (dynamic LE range 0x80-0xFF).
-    public var psm: UInt8 = 0x85
-    public var uwb: UWBProfile = .init()
+    package var psm: UInt8 = 0x85
+    package var uwb: UWBProfile = .init()
     /// How the board's firmware wants to be driven (bring-up, app configuration).
-    public var uwbDialect: UWBDialectName = .qorvo
+    package var uwbDialect: UWBDialectName = .qorvo
     /// Ranging sessions to run at once; nil takes the radio's own figure from GET_CAPS_INFO
     /// (`SUPPORTED_MAX_RANGING_SESSION_NUMBER`), or `defaultRangingSessions` if it gives none.
-    public var rangingSessions: Int?
-    public static let defaultRangingSessions = 4
+    package var rangingSessions: Int?
+    package static let defaultRangingSessions = 4
     /// Peers this node controls (it has the lower peer id) that may share one UWB session: a FiRa
     /// one-to-many session (MULTI_NODE_MODE 1, controlees added and removed with
     /// SESSION_UPDATE_CONTROLLER_MULTICAST_LIST), so one of the radio's sessions ranges with up to
@@ -55,40 +55,40 @@ public struct BridgeConfig: Sendable, Equatable {
     /// verified on a real board, and a peer running an older bridge rejects the parameters of a
     /// shared session (docs/PROTOCOL.md). Raise it (8 is a common board limit) when the session
     /// budget, not the radio's air time, limits how many peers a rig ranges with.
-    public var controleesPerSession = 1
+    package var controleesPerSession = 1
     /// At most this many peers are tracked; a new one evicts the least recently heard peer that
     /// holds no ranging session (about 5 KB each, see docs/PERFORMANCE.md).
-    public var maxPeers = 1024
+    package var maxPeers = 1024
     /// Radio inputs waiting for the node beyond which range notifications and adverts are dropped
     /// (counted in `stats`); other inputs always queue.
-    public var inputQueueLimit = 8192
+    package var inputQueueLimit = 8192
     /// How often a busy node writes a `stats` event.
-    public var statsIntervalMilliseconds: Int64 = 10_000
+    package var statsIntervalMilliseconds: Int64 = 10_000
     /// Whether a Bluetooth adapter that cannot be used when the node starts ends the start with
     /// an error (a rig named its adapter: a typo or a missing dongle must not pass for a working
     /// rig) rather than letting it range over UWB alone.
-    public var bluetoothRequired = false
+    package var bluetoothRequired = false
     /// How readings are corrected before the proximity engine sees them.
-    public var rangeCorrection = RangeCorrectionSettings()
+    package var rangeCorrection = RangeCorrectionSettings()
     /// The event key and what it allows (docs/PROTOCOL.md, "Security").
-    public var security = PeerSecuritySettings()
+    package var security = PeerSecuritySettings()
 
-    public init() {}
+    package init() {}
 }
 
 /// The received-level bias table of the board family and each board's calibrated offset
 /// (docs/PROXIMITY.md, "Range correction"; firmware-notes/README.md for the DW3000 default).
-public struct RangeCorrectionSettings: Sendable, Equatable {
+package struct RangeCorrectionSettings: Sendable, Equatable {
     /// The table's name as the `device` event reports it, and the table (nil: no correction).
-    public var tableName = "aps011-prf64"
-    public var table: RangeBiasTable? = .aps011PRF64
+    package var tableName = "aps011-prf64"
+    package var table: RangeBiasTable? = .aps011PRF64
     /// Offsets (metres read too long) by board (`DeviceInfo.boardKey`), as `nearby-bridge calibrate` wrote them.
-    public var offsets: [String: Double] = [:]
+    package var offsets: [String: Double] = [:]
 
-    public init() {}
+    package init() {}
 
     /// The correction for one board: its calibrated offset if there is one.
-    public func correction(forBoard board: String) -> RangeCorrection {
+    package func correction(forBoard board: String) -> RangeCorrection {
         RangeCorrection(
             table: table, tableName: tableName, offsetMetres: offsets[board] ?? 0, calibrated: offsets[board] != nil)
     }
@@ -97,26 +97,26 @@ public struct RangeCorrectionSettings: Sendable, Equatable {
 /// The session settings this project uses for DS-TWR, one-to-one or one-to-many, whatever the
 /// board (see firmware-notes/): deferred DS-TWR, static STS with per-session values agreed out of
 /// band. How they become SET_APP_CONFIG TLVs is the `UWBDialect`'s business.
-public struct UWBProfile: Sendable, Equatable {
-    public var channel: UInt8 = 9
-    public var preambleCodeIndex: UInt8 = 10
-    public var slotDurationRSTU: UInt16 = 2400
-    public var slotsPerRangingRound: UInt8 = 6
+package struct UWBProfile: Sendable, Equatable {
+    package var channel: UInt8 = 9
+    package var preambleCodeIndex: UInt8 = 10
+    package var slotDurationRSTU: UInt16 = 2400
+    package var slotsPerRangingRound: UInt8 = 6
     /// 100 ms: twice the uwb_core default rate, so a bump is seen within a tenth of a second.
-    public var rangingIntervalMilliseconds: UInt16 = 100
+    package var rangingIntervalMilliseconds: UInt16 = 100
     /// The regulatory region the board must keep (ISO 3166-1 alpha-2, e.g. "DE"), sent at
     /// bring-up with Android's vendor command ANDROID_SET_COUNTRY_CODE; nil sends nothing and
     /// the board keeps the region it was built or flashed for.
-    public var countryCode: String?
+    package var countryCode: String?
 
-    public init() {}
+    package init() {}
 
     /// Slots per round of a one-to-many session for up to `controlees`: the control and poll
     /// messages, a response and a result report per controlee, and the final message (deferred
     /// DS-TWR). Fixed when the session starts, since controlees join while it runs. With 8
     /// controlees and 2400-RSTU (2 ms) slots a round takes 38 ms of the 100 ms interval.
     /// Derived from the FiRa round structure, not measured on a board.
-    public func oneToManySlots(controlees: Int) -> UInt8 {
+    package func oneToManySlots(controlees: Int) -> UInt8 {
         UInt8(clamping: max(Int(slotsPerRangingRound), 3 + 2 * controlees))
     }
 }

@@ -15,14 +15,14 @@ import UCIHost
 /// are handled one at a time by `run`; each peer's state lives in its own `PeerSession` actor
 /// inside the registry. The loop never waits on a radio: UCI commands run in `UWBSessions`'
 /// worker and come back as inputs, so a slow board delays only the peer whose session it sets up.
-public final class BridgeNode: Sendable {
-    public let identity: NodeIdentity
-    public let uwb: UCIHost
+package final class BridgeNode: Sendable {
+    package let identity: NodeIdentity
+    package let uwb: UCIHost
     /// The radios as first attached, by the names their `device` events carry.
-    public let uwbBackend: String
-    public let bleBackend: String
+    package let uwbBackend: String
+    package let bleBackend: String
     /// The peer channel's security as this node runs it, key seed included (for `--capture`).
-    public var security: PeerSecuritySettings { context.channels.settings }
+    package var security: PeerSecuritySettings { context.channels.settings }
     private let ble: any BLEAdapter
     private let inbox: NodeInbox
     /// Handed to `run`'s loop, its only user from then on (`start` sets its budget first).
@@ -56,7 +56,7 @@ public final class BridgeNode: Sendable {
     ///     notification goes from `read` to its event line without a thread hand-off. Nil runs
     ///     it all on Swift's global pool.
     ///   - seed: seeds this node's choices (session ids, STS values) for reproducible runs.
-    public init(
+    package init(
         identity: NodeIdentity, config: BridgeConfig, uwbTransport: any UCITransport, ble: any BLEAdapter,
         events: EventStream, time: any TimeSource, logger: Logger, seed: UInt64,
         reconnectUWB: (@Sendable () async throws -> any UCITransport)? = nil, tracker: WorkTracker? = nil,
@@ -97,7 +97,7 @@ public final class BridgeNode: Sendable {
 
     /// Brings both radios up and reports them as `device` events. Throws if the UWB radio does not
     /// answer; a BLE failure is reported and the node keeps running without discovery.
-    public func start() async throws {
+    package func start() async throws {
         await uwb.start()
         let board: BoardDescription
         do {
@@ -213,7 +213,7 @@ public final class BridgeNode: Sendable {
     /// Handles inputs until `stop`, a batch at a time: the range notifications in a row go to
     /// the registry together, everything else one by one, all in arrival order. Ends with the
     /// graceful stop: goodbye to peers, their UWB sessions deinitialised, radios closed.
-    public func run() async {
+    package func run() async {
         guard let registry = registry.withLock({ $0.take() }) else { return }
         await withTaskExecutorPreference(loop) { await loopOverInputs(in: registry) }
         let waiters = stopWaiters.withLock { s in
@@ -344,7 +344,7 @@ public final class BridgeNode: Sendable {
     }
 
     /// Posts a clock tick: timeouts, repeats of unanswered peer messages, the `nearest` report.
-    public func tick() {
+    package func tick() {
         inbox.post(.tick)
     }
 
@@ -352,7 +352,7 @@ public final class BridgeNode: Sendable {
     /// goodbye to every peer, their UWB sessions stopped and deinitialised, advertising removed,
     /// the board closed. Every way a node ends (a signal, a closed stdout, the end of a
     /// scenario) comes here.
-    public func stop() async {
+    package func stop() async {
         stopping.store(true, ordering: .releasing)
         inbox.post(.stop)
         await withCheckedContinuation { continuation in
@@ -385,11 +385,11 @@ public final class BridgeNode: Sendable {
 }
 
 /// Why a node did not start, naming the radio.
-public enum NodeStartError: Error, CustomStringConvertible {
+package enum NodeStartError: Error, CustomStringConvertible {
     case uwbDidNotComeUp(board: String, UCIHostError)
     case bluetoothUnavailable(adapter: String, any Error)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .uwbDidNotComeUp(let board, .closed):
             "the UWB board on \(board) ended the stream before answering CORE_DEVICE_RESET: is it a UWB board running FiRa UCI firmware?"

@@ -4,7 +4,7 @@ import UCI
 import UCIHost
 
 /// Everything a node reacts to, in one ordered queue.
-public enum NodeInput: Sendable {
+package enum NodeInput: Sendable {
     case uwb(UCIHostEvent)
     /// The UWB board is back (replugged or reconnected) on this transport.
     case uwbReattached(any UCITransport)

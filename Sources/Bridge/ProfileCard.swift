@@ -4,14 +4,14 @@ import PeerProtocol
 /// The small JSON object a rig hands to a peer after a bump (name, links, whatever the event
 /// wants). Stored in canonical form (sorted keys, one line) so it can be embedded verbatim in an
 /// event line and sent in one peer message.
-public struct ProfileCard: Sendable, Equatable {
-    public let json: String
+package struct ProfileCard: Sendable, Equatable {
+    package let json: String
 
-    public enum Invalid: Error, CustomStringConvertible, Equatable {
+    package enum Invalid: Error, CustomStringConvertible, Equatable {
         case notJSONObject(String)
         case tooLarge(Int)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .notJSONObject(let why): "a profile card must be a JSON object: \(why)"
             case .tooLarge(let size):
@@ -22,7 +22,7 @@ public struct ProfileCard: Sendable, Equatable {
 
     /// Validates and canonicalises JSON from a file or from a peer (never trusted as-is: a peer's
     /// text is re-serialised, so it cannot smuggle a newline or broken JSON into our stdout).
-    public init(json text: String) throws(Invalid) {
+    package init(json text: String) throws(Invalid) {
         let object: Any
         do {
             object = try JSONSerialization.jsonObject(with: Data(text.utf8))
@@ -39,7 +39,7 @@ public struct ProfileCard: Sendable, Equatable {
 
     /// The card `{"name": name}`. A name too long for the card is cut to its longest prefix that
     /// fits, at a Character boundary (never inside a UTF-8 sequence or a grapheme cluster).
-    public init(name: String) {
+    package init(name: String) {
         json = Self.nameCard(name)
     }
 

@@ -7,16 +7,16 @@ import UCI
 /// the UWBS's counter, the proximity engine's update, and the `range` event (whose `distance`
 /// stays the raw reading). Pure (the host time comes in), so the hot path can be measured on its own
 /// (Benchmarks/) exactly as `PeerRanging` runs it.
-public struct RangeProcessor: Sendable {
-    public let peer: String
+package struct RangeProcessor: Sendable {
+    package let peer: String
     private let fallbackIntervalMilliseconds: Int64
-    public private(set) var proximity: ProximityTracker
+    package private(set) var proximity: ProximityTracker
     /// What is subtracted from each reading; the node sets it once the board is known.
-    public var correction: RangeCorrection
+    package var correction: RangeCorrection
     /// Round times for proximity, from the UWBS's round counter (see `RoundClock`).
     private var roundClock = RoundClock()
 
-    public init(peer: String, config: BridgeConfig) {
+    package init(peer: String, config: BridgeConfig) {
         self.peer = peer
         self.fallbackIntervalMilliseconds = Int64(config.uwb.rangingIntervalMilliseconds)
         self.proximity = ProximityTracker(config: config.proximity)
@@ -26,22 +26,22 @@ public struct RangeProcessor: Sendable {
     /// A reading a board flags OK beyond this is one it cannot have measured (DW3000 boards range
     /// to 100–200 m at best in line of sight), and so is the field's all-ones value 0xFFFF, what
     /// firmwares put where they have no distance. Such a round counts as failed.
-    public static let maximumDistanceCentimetres: UInt16 = 30_000
+    package static let maximumDistanceCentimetres: UInt16 = 30_000
 
     /// What one measurement gave: the `range` event, and proximity's decisions.
-    public struct Outcome: Sendable {
-        public var range: Event.Range
-        public var changes: [ProximityChange]
+    package struct Outcome: Sendable {
+        package var range: Event.Range
+        package var changes: [ProximityChange]
         /// The board said OK with a distance it cannot have measured (reported as a failed round).
-        public var invalid = false
+        package var invalid = false
         /// The reading after correction (nil when the round carried none).
-        public var corrected: Double?
-        public var azimuth: Double? { range.azimuth }
+        package var corrected: Double?
+        package var azimuth: Double? { range.azimuth }
         /// Whether the round carried a distance (the peer is alive).
-        public var measured: Bool { range.distance != nil }
+        package var measured: Bool { range.distance != nil }
     }
 
-    public mutating func process(_ measurement: TwoWayMeasurement, of data: RangeData, hostTime: Int64) -> Outcome {
+    package mutating func process(_ measurement: TwoWayMeasurement, of data: RangeData, hostTime: Int64) -> Outcome {
         // With OK_NEGATIVE_DISTANCE_REPORT the unsigned distance field is read as the magnitude
         // of a negative reading (unverified on hardware; see firmware-notes/README.md).
         let invalid =
@@ -82,7 +82,7 @@ public struct RangeProcessor: Sendable {
     }
 
     /// See `ProximityTracker.consumeContact`.
-    public mutating func consumeContact() {
+    package mutating func consumeContact() {
         proximity.consumeContact()
     }
 }

@@ -1,13 +1,13 @@
 /// Bytes as text for keys, seeds, vendor data and capability values: lowercase hex, two digits
 /// per byte, and back.
 extension Array where Element == UInt8 {
-    public var hexString: String {
+    package var hexString: String {
         map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
     /// The bytes of `text`, two hex digits (either case) per byte and nothing else; nil for an
     /// odd count or any other character (no sign, no prefix, no spaces).
-    public init?(hexString text: some StringProtocol) {
+    package init?(hexString text: some StringProtocol) {
         let scalars = [Unicode.Scalar](text.unicodeScalars)
         guard scalars.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []

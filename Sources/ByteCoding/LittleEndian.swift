@@ -1,6 +1,6 @@
 /// A codec's error for a read past the end of its input. Each codec keeps its own error type
 /// (and wording); the reader only needs to make one.
-public protocol TruncationError: Error {
+package protocol TruncationError: Error {
     /// `context` names the message being read, `field` the value that did not fit.
     static func truncated(context: String, field: String, needed: Int, available: Int) -> Self
 }
@@ -9,27 +9,27 @@ public protocol TruncationError: Error {
 /// protocol and BlueZ mgmt codecs. Every read names its field, so a short input reports exactly
 /// what was missing. Reads work in place (range notifications are the hot path: an array per
 /// field was once most of the UCI decoder's cost).
-public struct LittleEndianReader<Failure: TruncationError> {
+package struct LittleEndianReader<Failure: TruncationError> {
     /// An array rather than a slice: indexing it is cheaper, and slices are rare and small.
     @usableFromInline let bytes: [UInt8]
     /// Index into `bytes` of the next octet.
     @usableFromInline var offset = 0
     /// The message being read, for error text.
-    public let context: String
+    package let context: String
 
     @inlinable
-    public init(_ bytes: [UInt8], context: String) {
+    package init(_ bytes: [UInt8], context: String) {
         self.bytes = bytes
         self.context = context
     }
 
     @inlinable
-    public init(_ bytes: some Collection<UInt8>, context: String) {
+    package init(_ bytes: some Collection<UInt8>, context: String) {
         self.init(Array(bytes), context: context)
     }
 
     @inlinable
-    public var remaining: Int { bytes.count - offset }
+    package var remaining: Int { bytes.count - offset }
 
     /// Reads are inlined into the decoders (a call per field cost the UCI decoder 40 %); the error
     /// is built out of line.
@@ -45,7 +45,7 @@ public struct LittleEndianReader<Failure: TruncationError> {
 
     /// The next `count` octets, without copying them.
     @inlinable @inline(__always)
-    public mutating func take(_ count: Int, _ field: String) throws(Failure) -> ArraySlice<UInt8> {
+    package mutating func take(_ count: Int, _ field: String) throws(Failure) -> ArraySlice<UInt8> {
         try check(count, field)
         defer { offset += count }
         return bytes[offset..<offset + count]
@@ -53,19 +53,19 @@ public struct LittleEndianReader<Failure: TruncationError> {
 
     /// Steps over `count` octets (reserved fields) without copying them.
     @inlinable @inline(__always)
-    public mutating func skip(_ count: Int, _ field: String) throws(Failure) {
+    package mutating func skip(_ count: Int, _ field: String) throws(Failure) {
         try check(count, field)
         offset += count
     }
 
     @inlinable @inline(__always)
-    public mutating func bytes(_ count: Int, _ field: String) throws(Failure) -> [UInt8] {
+    package mutating func bytes(_ count: Int, _ field: String) throws(Failure) -> [UInt8] {
         Array(try take(count, field))
     }
 
     /// An unsigned value of `size` octets (1 to 8), for layouts whose field widths vary.
     @inlinable @inline(__always)
-    public mutating func uint(_ size: Int, _ field: String) throws(Failure) -> UInt64 {
+    package mutating func uint(_ size: Int, _ field: String) throws(Failure) -> UInt64 {
         precondition(size <= 8, "a little-endian field wider than 64 bits")
         try check(size, field)
         var value: UInt64 = 0
@@ -75,22 +75,22 @@ public struct LittleEndianReader<Failure: TruncationError> {
     }
 
     @inlinable @inline(__always)
-    public mutating func uint<T: FixedWidthInteger & UnsignedInteger>(_: T.Type, _ field: String) throws(Failure) -> T {
+    package mutating func uint<T: FixedWidthInteger & UnsignedInteger>(_: T.Type, _ field: String) throws(Failure) -> T {
         T(truncatingIfNeeded: try uint(MemoryLayout<T>.size, field))
     }
 
     @inlinable @inline(__always)
-    public mutating func u8(_ field: String) throws(Failure) -> UInt8 { try uint(UInt8.self, field) }
+    package mutating func u8(_ field: String) throws(Failure) -> UInt8 { try uint(UInt8.self, field) }
 
     @inlinable @inline(__always)
-    public mutating func u16(_ field: String) throws(Failure) -> UInt16 { try uint(UInt16.self, field) }
+    package mutating func u16(_ field: String) throws(Failure) -> UInt16 { try uint(UInt16.self, field) }
 
     @inlinable @inline(__always)
-    public mutating func u32(_ field: String) throws(Failure) -> UInt32 { try uint(UInt32.self, field) }
+    package mutating func u32(_ field: String) throws(Failure) -> UInt32 { try uint(UInt32.self, field) }
 
     /// Everything left, for layouts that end in an open-ended field.
     @inlinable
-    public mutating func rest() -> [UInt8] {
+    package mutating func rest() -> [UInt8] {
         defer { offset = bytes.count }
         return Array(bytes[offset...])
     }
@@ -99,7 +99,7 @@ public struct LittleEndianReader<Failure: TruncationError> {
 extension Array where Element == UInt8 {
     /// Appends `value` as little-endian octets.
     @inlinable
-    public mutating func appendLE<T: FixedWidthInteger>(_ value: T) {
+    package mutating func appendLE<T: FixedWidthInteger>(_ value: T) {
         for shift in stride(from: 0, to: T.bitWidth, by: 8) { append(UInt8(truncatingIfNeeded: value >> shift)) }
     }
 }

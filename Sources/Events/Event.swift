@@ -1,21 +1,21 @@
 /// Version of the event schema (`schema/events-v1.schema.json`). Bump it, and the schema file,
 /// whenever a field changes meaning or disappears; adding optional fields keeps the version.
-public let eventSchemaVersion = 1
+package let eventSchemaVersion = 1
 
 /// One proximity event as it appears on stdout, before `seq` and `ts` are stamped.
 ///
 /// `node` names the rig (its peer id) that observed the event, so streams from several rigs (or
 /// the demo's virtual peers) can be merged and still read correctly.
-public struct Event: Sendable, Equatable {
-    public var node: String
-    public var body: Body
+package struct Event: Sendable, Equatable {
+    package var node: String
+    package var body: Body
 
-    public init(node: String, body: Body) {
+    package init(node: String, body: Body) {
         self.node = node
         self.body = body
     }
 
-    public enum Body: Sendable, Equatable {
+    package enum Body: Sendable, Equatable {
         case device(Device)
         case peerFound(PeerFound)
         case peerNamed(PeerNamed)
@@ -30,7 +30,7 @@ public struct Event: Sendable, Equatable {
     }
 
     /// The `type` field.
-    public var type: String {
+    package var type: String {
         switch body {
         case .device: "device"
         case .peerFound: "peer.found"
@@ -48,23 +48,23 @@ public struct Event: Sendable, Equatable {
 
     /// Whether the stream may drop this event when stdout cannot keep up: only `range`, which
     /// comes ten times a second per ranged peer and whose loss the next round repairs.
-    public var isSheddable: Bool {
+    package var isSheddable: Bool {
         if case .range = body { true } else { false }
     }
 
     /// Radio state: which radio, through which backend, and what it is doing now.
-    public struct Device: Sendable, Equatable {
-        public enum Radio: String, Sendable { case uwb, ble }
-        public enum State: String, Sendable {
+    package struct Device: Sendable, Equatable {
+        package enum Radio: String, Sendable { case uwb, ble }
+        package enum State: String, Sendable {
             case ready, active, error, unavailable, removed
         }
-        public var radio: Radio
-        public var state: State
-        public var backend: String
+        package var radio: Radio
+        package var state: State
+        package var backend: String
         /// Free-form facts the radio reported (UCI/MAC/PHY versions, vendor data), or why it is unavailable.
-        public var detail: [String: String]
+        package var detail: [String: String]
 
-        public init(radio: Radio, state: State, backend: String, detail: [String: String] = [:]) {
+        package init(radio: Radio, state: State, backend: String, detail: [String: String] = [:]) {
             self.radio = radio
             self.state = state
             self.backend = backend
@@ -72,11 +72,11 @@ public struct Event: Sendable, Equatable {
         }
     }
 
-    public struct PeerFound: Sendable, Equatable {
-        public var peer: String
-        public var name: String
-        public var rssi: Int?
-        public init(peer: String, name: String, rssi: Int?) {
+    package struct PeerFound: Sendable, Equatable {
+        package var peer: String
+        package var name: String
+        package var rssi: Int?
+        package init(peer: String, name: String, rssi: Int?) {
             self.peer = peer
             self.name = name
             self.rssi = rssi
@@ -86,10 +86,10 @@ public struct Event: Sendable, Equatable {
     /// The name a peer gave in its `hello`, when it differs from the one `peer.found` carried:
     /// a v2 peer advertises no name, so this is the first time its name is known (after the
     /// handshake proved it a member of the event).
-    public struct PeerNamed: Sendable, Equatable {
-        public var peer: String
-        public var name: String
-        public init(peer: String, name: String) {
+    package struct PeerNamed: Sendable, Equatable {
+        package var peer: String
+        package var name: String
+        package init(peer: String, name: String) {
             self.peer = peer
             self.name = name
         }
@@ -97,18 +97,18 @@ public struct Event: Sendable, Equatable {
 
     /// One ranging round. `distance` is the raw reading, `filtered` what proximity decisions use,
     /// `rate` the filtered rate of change of the distance (m/s, negative while approaching).
-    public struct Range: Sendable, Equatable {
-        public var peer: String
-        public var status: String
-        public var distance: Double?
-        public var filtered: Double?
-        public var rate: Double?
-        public var nlos: Bool?
-        public var azimuth: Double?
-        public var elevation: Double?
+    package struct Range: Sendable, Equatable {
+        package var peer: String
+        package var status: String
+        package var distance: Double?
+        package var filtered: Double?
+        package var rate: Double?
+        package var nlos: Bool?
+        package var azimuth: Double?
+        package var elevation: Double?
         /// The received level the board reported, dBm (nil: it reports none).
-        public var rssi: Double?
-        public init(
+        package var rssi: Double?
+        package init(
             peer: String, status: String, distance: Double?, filtered: Double?, rate: Double?, nlos: Bool?,
             azimuth: Double?, elevation: Double?, rssi: Double? = nil
         ) {
@@ -125,11 +125,11 @@ public struct Event: Sendable, Equatable {
     }
 
     /// Entering (`near`) or leaving (`far`) the near zone.
-    public struct Zone: Sendable, Equatable {
-        public var peer: String
-        public var distance: Double
-        public var azimuth: Double?
-        public init(peer: String, distance: Double, azimuth: Double?) {
+    package struct Zone: Sendable, Equatable {
+        package var peer: String
+        package var distance: Double
+        package var azimuth: Double?
+        package init(peer: String, distance: Double, azimuth: Double?) {
             self.peer = peer
             self.distance = distance
             self.azimuth = azimuth
@@ -137,13 +137,13 @@ public struct Event: Sendable, Equatable {
     }
 
     /// A completed profile drop: both sides hold the other's card and the ack of their own.
-    public struct Bump: Sendable, Equatable {
-        public var peer: String
-        public var bumpID: UInt32
-        public var distance: Double?
+    package struct Bump: Sendable, Equatable {
+        package var peer: String
+        package var bumpID: UInt32
+        package var distance: Double?
         /// The peer's profile card: a JSON object, kept verbatim.
-        public var cardJSON: String
-        public init(peer: String, bumpID: UInt32, distance: Double?, cardJSON: String) {
+        package var cardJSON: String
+        package init(peer: String, bumpID: UInt32, distance: Double?, cardJSON: String) {
             self.peer = peer
             self.bumpID = bumpID
             self.distance = distance
@@ -153,14 +153,14 @@ public struct Event: Sendable, Equatable {
 
     /// The closest peer changed, or its distance band did ("getting warmer"). All fields are nil
     /// when no peer has a distance any more.
-    public struct Nearest: Sendable, Equatable {
-        public enum Band: String, Sendable {
+    package struct Nearest: Sendable, Equatable {
+        package enum Band: String, Sendable {
             case immediate, near, medium, far
         }
-        public var peer: String?
-        public var distance: Double?
-        public var band: Band?
-        public init(peer: String?, distance: Double?, band: Band?) {
+        package var peer: String?
+        package var distance: Double?
+        package var band: Band?
+        package init(peer: String?, distance: Double?, band: Band?) {
             self.peer = peer
             self.distance = distance
             self.band = band
@@ -169,15 +169,15 @@ public struct Event: Sendable, Equatable {
 
     /// Rough proximity of a peer the ranging scheduler is not ranging with (more peers than the
     /// radio has sessions): from BLE signal strength only, so a band, never a distance.
-    public struct Rough: Sendable, Equatable {
-        public enum Band: String, Sendable {
+    package struct Rough: Sendable, Equatable {
+        package enum Band: String, Sendable {
             case near, medium, far
         }
-        public var peer: String
+        package var peer: String
         /// Smoothed RSSI of the peer's adverts, dBm.
-        public var rssi: Int
-        public var band: Band
-        public init(peer: String, rssi: Int, band: Band) {
+        package var rssi: Int
+        package var band: Band
+        package init(peer: String, rssi: Int, band: Band) {
             self.peer = peer
             self.rssi = rssi
             self.band = band
@@ -186,23 +186,23 @@ public struct Event: Sendable, Equatable {
 
     /// A node's load, written periodically while it has more peers than ranging sessions or had
     /// to drop something: what it tracks and ranges, and what it shed or evicted since the last one.
-    public struct Stats: Sendable, Equatable {
+    package struct Stats: Sendable, Equatable {
         /// Peers tracked now.
-        public var peers: Int
+        package var peers: Int
         /// Peers with a UWB session now.
-        public var ranging: Int
+        package var ranging: Int
         /// Ranging sessions the radio allows (its capabilities, or config).
-        public var budget: Int
+        package var budget: Int
         /// `range` events not written since the last `stats` because stdout was too slow.
-        public var shedRanges: Int
+        package var shedRanges: Int
         /// Radio inputs (range notifications, adverts) dropped since the last `stats` because
         /// the node's input queue was full.
-        public var shedInputs: Int
+        package var shedInputs: Int
         /// Peers evicted (the least recently heard) since the last `stats` to stay within the cap.
-        public var evicted: Int
+        package var evicted: Int
         /// Rounds the board flagged OK with an impossible distance since the last `stats`.
-        public var invalidReadings: Int
-        public init(peers: Int, ranging: Int, budget: Int, shedRanges: Int, shedInputs: Int, evicted: Int, invalidReadings: Int = 0) {
+        package var invalidReadings: Int
+        package init(peers: Int, ranging: Int, budget: Int, shedRanges: Int, shedInputs: Int, evicted: Int, invalidReadings: Int = 0) {
             self.invalidReadings = invalidReadings
             self.peers = peers
             self.ranging = ranging
@@ -213,8 +213,8 @@ public struct Event: Sendable, Equatable {
         }
     }
 
-    public struct PeerLost: Sendable, Equatable {
-        public enum Reason: String, Sendable {
+    package struct PeerLost: Sendable, Equatable {
+        package enum Reason: String, Sendable {
             /// No advertisement or message for longer than the peer timeout.
             case timeout
             /// The peer said goodbye.
@@ -222,9 +222,9 @@ public struct Event: Sendable, Equatable {
             /// Dropped to make room: the node tracks at most a configured number of peers.
             case evicted
         }
-        public var peer: String
-        public var reason: Reason
-        public init(peer: String, reason: Reason) {
+        package var peer: String
+        package var reason: Reason
+        package init(peer: String, reason: Reason) {
             self.peer = peer
             self.reason = reason
         }

@@ -13,7 +13,7 @@ import Synchronization
 /// batches in the same order; it must not emit into the stream (that would deadlock), and what
 /// it does there delays every emitter: a sink that can be slow queues, sheds or waits on its own
 /// terms (see `JSONLinesSink`).
-public protocol EventSink: Sendable {
+package protocol EventSink: Sendable {
     /// Takes `events`, in order, observed at `timestampMilliseconds` (Unix epoch, UTC).
     func receive(_ events: [Event], timestampMilliseconds: Int64)
 
@@ -38,21 +38,21 @@ public protocol EventSink: Sendable {
 }
 
 extension EventSink {
-    public func stopWaiting(within timeout: Duration) {}
-    public func takeShedRanges(node: String) -> Int { 0 }
-    public var queuedLines: Int { 0 }
-    public var includesRanges: Bool { true }
+    package func stopWaiting(within timeout: Duration) {}
+    package func takeShedRanges(node: String) -> Int { 0 }
+    package var queuedLines: Int { 0 }
+    package var includesRanges: Bool { true }
 }
 
 /// How a sink (or the whole stream) ended up when it was drained.
-public struct DrainResult: Sendable {
+package struct DrainResult: Sendable {
     /// Lines that were emitted (or refused) but never written: lost to a failed output, or
     /// still waiting when the stop deadline passed.
-    public var unwritten: Int
+    package var unwritten: Int
     /// The output's first failure, if it failed.
-    public var failure: (any Error)?
+    package var failure: (any Error)?
 
-    public init(unwritten: Int = 0, failure: (any Error)? = nil) {
+    package init(unwritten: Int = 0, failure: (any Error)? = nil) {
         self.unwritten = unwritten
         self.failure = failure
     }
@@ -74,7 +74,7 @@ public struct DrainResult: Sendable {
 /// with the error, and no line is written after it; `drain()` reports it and counts what was
 /// lost. `onFailure` runs on the emitting thread (with the stream's lock held) or on the writer
 /// thread; it must not emit.
-public final class JSONLinesSink: EventSink {
+package final class JSONLinesSink: EventSink {
     private struct State {
         var nextSeq: UInt64 = 1
         /// Unbuffered: the output's failure, and the lines lost to it.
@@ -91,12 +91,12 @@ public final class JSONLinesSink: EventSink {
     private let output: any EventOutput
     private let buffer: LineBuffer?
     /// `range` events are high-volume; they are written only when asked for (`--ranges`).
-    public let includesRanges: Bool
+    package let includesRanges: Bool
     private let onFailure: @Sendable (any Error) -> Void
 
     /// - Parameter bufferedLines: when set, lines go through a queue of this many lines (soft
     ///   limit) drained by a writer thread; nil writes each batch before `receive` returns.
-    public init(
+    package init(
         output: any EventOutput, includesRanges: Bool, bufferedLines: Int? = nil,
         onFailure: @escaping @Sendable (any Error) -> Void = { _ in }
     ) {
@@ -106,7 +106,7 @@ public final class JSONLinesSink: EventSink {
         self.buffer = bufferedLines.map { LineBuffer(softLimit: $0, output: output, onFailure: onFailure) }
     }
 
-    public func receive(_ events: [Event], timestampMilliseconds: Int64) {
+    package func receive(_ events: [Event], timestampMilliseconds: Int64) {
         let events = includesRanges || !events.contains(where: \.isSheddable) ? events : events.filter { !$0.isSheddable }
         guard !events.isEmpty else { return }
         if let buffer {
@@ -162,14 +162,14 @@ public final class JSONLinesSink: EventSink {
         if let failure { onFailure(failure) }
     }
 
-    public func takeShedRanges(node: String) -> Int {
+    package func takeShedRanges(node: String) -> Int {
         state.withLock { $0.shed.removeValue(forKey: node) ?? 0 }
     }
 
     /// Lines waiting for the output (0 when unbuffered).
-    public var queuedLines: Int { buffer?.count ?? 0 }
+    package var queuedLines: Int { buffer?.count ?? 0 }
 
-    public func drain() -> DrainResult {
+    package func drain() -> DrainResult {
         if let buffer {
             let drained = buffer.drain()
             return DrainResult(unwritten: drained.unwritten, failure: drained.failure)
@@ -177,7 +177,7 @@ public final class JSONLinesSink: EventSink {
         return state.withLock { DrainResult(unwritten: $0.unwritten, failure: $0.failure) }
     }
 
-    public func stopWaiting(within timeout: Duration) {
+    package func stopWaiting(within timeout: Duration) {
         guard let buffer else { return }
         let (seconds, attoseconds) = timeout.components
         var deadline = LineBuffer.now()

@@ -3,7 +3,7 @@ import Synchronization
 import SystemPackage
 
 /// Where finished lines go. Each `write(line:)` receives exactly one complete line.
-public protocol EventOutput: Sendable {
+package protocol EventOutput: Sendable {
     func write(line: String) throws
     /// Several complete lines at once, in order; outputs that can write them in one call do.
     func write(lines: [String]) throws
@@ -14,11 +14,11 @@ public protocol EventOutput: Sendable {
 }
 
 extension EventOutput {
-    public func write(lines: [String]) throws {
+    package func write(lines: [String]) throws {
         for line in lines { try write(line: line) }
     }
 
-    public func isWritableWithoutWaiting() -> Bool { false }
+    package func isWritableWithoutWaiting() -> Bool { false }
 }
 
 /// The single per-process event stream: it hands every batch of typed events, in emit order, to
@@ -30,14 +30,14 @@ extension EventOutput {
 /// `range` events (counted per node, for the `stats` event) and makes the emitter wait only for
 /// the events that must not be dropped; the capture's never drops anything. Once the process is
 /// stopping (`stopWaiting(within:)`), no sink waits for its output any more.
-public final class EventStream: Sendable {
-    public let sinks: [any EventSink]
+package final class EventStream: Sendable {
+    package let sinks: [any EventSink]
     private let order = Mutex(())
     /// Whether any sink wants `range` events (`--ranges`); when none does they are dropped
     /// before the lock.
-    public let includesRanges: Bool
+    package let includesRanges: Bool
 
-    public init(sinks: [any EventSink]) {
+    package init(sinks: [any EventSink]) {
         self.sinks = sinks
         self.includesRanges = sinks.contains { $0.includesRanges }
     }
@@ -46,7 +46,7 @@ public final class EventStream: Sendable {
     ///
     /// - Parameter bufferedLines: when set, lines go through a queue of this many lines (soft
     ///   limit) drained by a writer thread; nil writes each line before `emit` returns.
-    public convenience init(
+    package convenience init(
         output: any EventOutput, includesRanges: Bool, bufferedLines: Int? = nil,
         onFailure: @escaping @Sendable (any Error) -> Void = { _ in }
     ) {
@@ -54,13 +54,13 @@ public final class EventStream: Sendable {
     }
 
     /// Emits `event` observed at `timestampMilliseconds` (Unix epoch, UTC).
-    public func emit(_ event: Event, timestampMilliseconds: Int64) {
+    package func emit(_ event: Event, timestampMilliseconds: Int64) {
         emit([event], timestampMilliseconds: timestampMilliseconds)
     }
 
     /// Emits `events`, in order, observed at `timestampMilliseconds`: one lock and one hand-off
     /// to each sink for all of them (a peer's ranging rounds from one radio read).
-    public func emit(_ events: [Event], timestampMilliseconds: Int64) {
+    package func emit(_ events: [Event], timestampMilliseconds: Int64) {
         let events = includesRanges || !events.contains(where: \.isSheddable) ? events : events.filter { !$0.isSheddable }
         guard !events.isEmpty else { return }
         order.withLock { _ in
@@ -71,19 +71,19 @@ public final class EventStream: Sendable {
     /// How many of `node`'s range events were shed since the last call, summed over the sinks,
     /// and starts counting again. Only stdout's sink sheds (the capture's never does), so this is
     /// what the README's `stats.shed_ranges` promises: range events stdout did not get.
-    public func takeShedRanges(node: String) -> Int {
+    package func takeShedRanges(node: String) -> Int {
         sinks.reduce(0) { $0 + $1.takeShedRanges(node: node) }
     }
 
     /// Lines waiting in the sinks' buffers (0 when unbuffered).
-    public var queuedLines: Int { sinks.reduce(0) { $0 + $1.queuedLines } }
+    package var queuedLines: Int { sinks.reduce(0) { $0 + $1.queuedLines } }
 
     /// Returns once every sink has written every line emitted so far, failed, or (after
     /// `stopWaiting(within:)`) passed its deadline, and says what was not written: the lines
     /// of all sinks, and the first sink's failure (in sink order). Call it before the process
     /// exits.
     @discardableResult
-    public func drain() -> DrainResult {
+    package func drain() -> DrainResult {
         var result = DrainResult()
         for sink in sinks {
             let drained = sink.drain()
@@ -96,7 +96,7 @@ public final class EventStream: Sendable {
     /// The process is stopping: from now on emitters never wait for a slow output (lines that
     /// would are dropped and counted as unwritten), and `drain()` returns within `timeout` of
     /// this call. Calling it again never extends an earlier deadline.
-    public func stopWaiting(within timeout: Duration) {
+    package func stopWaiting(within timeout: Duration) {
         for sink in sinks { sink.stopWaiting(within: timeout) }
     }
 }
@@ -104,25 +104,25 @@ public final class EventStream: Sendable {
 /// Writes lines to file descriptor 1 (or another one). A full pipe blocks the writer rather than
 /// dropping or truncating a line; a failed write (a closed pipe, a full disk) throws
 /// `OutputError`, which `JSONLinesSink` reports once through its failure handler.
-public struct StandardOutputEvents: EventOutput {
+package struct StandardOutputEvents: EventOutput {
     private let fd: FileDescriptor
     /// A regular file or a device such as /dev/null, which `poll` always reports writable: no
     /// need to ask before each line.
     private let neverFull: Bool
 
-    public init(fileDescriptor: Int32 = 1) {
+    package init(fileDescriptor: Int32 = 1) {
         fd = FileDescriptor(rawValue: fileDescriptor)
         var status = stat()
         let kind = fstat(fileDescriptor, &status) == 0 ? status.st_mode & S_IFMT : 0
         neverFull = kind == S_IFREG || (kind == S_IFCHR && isatty(fileDescriptor) == 0)
     }
 
-    public func write(line: String) throws {
+    package func write(line: String) throws {
         try write(lines: [line])
     }
 
     /// Writes all lines with one system call where the output takes them whole.
-    public func write(lines: [String]) throws {
+    package func write(lines: [String]) throws {
         do {
             if lines.count == 1 {
                 var line = lines[0]
@@ -139,7 +139,7 @@ public struct StandardOutputEvents: EventOutput {
     }
 
     /// A pipe with room for `PIPE_BUF` bytes, a socket with room, a regular file, /dev/null.
-    public func isWritableWithoutWaiting() -> Bool {
+    package func isWritableWithoutWaiting() -> Bool {
         if neverFull { return true }
         var request = pollfd(fd: fd.rawValue, events: Int16(POLLOUT), revents: 0)
         return poll(&request, 1, 0) == 1 && request.revents & Int16(POLLOUT) != 0
@@ -150,7 +150,7 @@ public struct StandardOutputEvents: EventOutput {
     /// first event of this run would be glued to the torn one and both would be lost to every
     /// reader. True when it added one. Only for a regular file, read through `/proc/self/fd`
     /// since the descriptor itself is usually write-only (O_APPEND).
-    public static func endTornLine(fileDescriptor: Int32 = 1) -> Bool {
+    package static func endTornLine(fileDescriptor: Int32 = 1) -> Bool {
         var status = stat()
         guard fstat(fileDescriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size > 0 else { return false }
         let reader = open("/proc/self/fd/\(fileDescriptor)", O_RDONLY | O_CLOEXEC)
@@ -165,20 +165,20 @@ public struct StandardOutputEvents: EventOutput {
     /// Throws when file descriptor 1 was not open when the process started (`>&-`). A
     /// descriptor the runtime opened since (close-on-exec, unlike anything inherited as stdout)
     /// counts as closed: writing events into it would corrupt it.
-    public static func checkOpen() throws {
+    package static func checkOpen() throws {
         let flags = fcntl(1, F_GETFD)
         if flags < 0 || flags & FD_CLOEXEC != 0 { throw OutputError(errno: EBADF) }
     }
 }
 
 /// A failed write to the events' output, with the system's reason.
-public struct OutputError: Error, CustomStringConvertible, Equatable {
-    public var errno: Int32
+package struct OutputError: Error, CustomStringConvertible, Equatable {
+    package var errno: Int32
 
-    public init(errno: Int32) { self.errno = errno }
+    package init(errno: Int32) { self.errno = errno }
 
     /// The errno's symbol, e.g. EPIPE.
-    public var name: String {
+    package var name: String {
         switch errno {
         case EPIPE: "EPIPE"
         case ENOSPC: "ENOSPC"
@@ -192,7 +192,7 @@ public struct OutputError: Error, CustomStringConvertible, Equatable {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch errno {
         case EBADF: "stdout is closed (EBADF)"
         case EPIPE: "the reader of stdout went away (EPIPE: \(String(cString: strerror(errno))))"
@@ -202,9 +202,9 @@ public struct OutputError: Error, CustomStringConvertible, Equatable {
 }
 
 /// Keeps lines in memory: for tests and for comparing streams.
-public final class CollectedEvents: EventOutput {
+package final class CollectedEvents: EventOutput {
     private let storage = Mutex<[String]>([])
-    public init() {}
-    public func write(line: String) throws { storage.withLock { $0.append(line) } }
-    public var lines: [String] { storage.withLock { $0 } }
+    package init() {}
+    package func write(line: String) throws { storage.withLock { $0.append(line) } }
+    package var lines: [String] { storage.withLock { $0 } }
 }

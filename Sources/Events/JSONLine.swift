@@ -1,15 +1,15 @@
 /// Renders events as single JSON lines with a fixed key order, so identical event streams are
 /// byte-identical (the golden tests depend on it) and `jq` users see a stable layout.
-public enum JSONLine {
+package enum JSONLine {
     /// Renders `event` stamped with `seq` and `ts` (ISO-8601 UTC, milliseconds), ending in "\n".
-    public static func render(_ event: Event, seq: UInt64, timestampMilliseconds: Int64) -> String {
+    package static func render(_ event: Event, seq: UInt64, timestampMilliseconds: Int64) -> String {
         var scratch: [UInt8] = []
         return render(event, seq: seq, timestampMilliseconds: timestampMilliseconds, scratch: &scratch)
     }
 
     /// The same, building the line in `scratch`: a sink that keeps its scratch buffer renders
     /// each line with one allocation (the `String`) instead of two or three.
-    public static func render(_ event: Event, seq: UInt64, timestampMilliseconds: Int64, scratch: inout [UInt8]) -> String {
+    package static func render(_ event: Event, seq: UInt64, timestampMilliseconds: Int64, scratch: inout [UInt8]) -> String {
         var buffer: [UInt8] = []
         swap(&buffer, &scratch)
         var out = JSONObjectWriter(reusing: consume buffer)
@@ -256,8 +256,8 @@ struct JSONObjectWriter {
 }
 
 /// ISO-8601 UTC timestamps without Foundation's formatters (which are locale- and thread-sensitive).
-public enum ISO8601 {
-    public static func string(millisecondsSinceEpoch ms: Int64) -> String {
+package enum ISO8601 {
+    package static func string(millisecondsSinceEpoch ms: Int64) -> String {
         var out: [UInt8] = []
         append(millisecondsSinceEpoch: ms, to: &out)
         return String(decoding: out, as: UTF8.self)

@@ -1,26 +1,26 @@
 /// Where and how a rig publishes its events over MQTT (`--mqtt URL` and `"mqtt"` in the config).
-public struct MQTTSettings: Sendable, Equatable, Codable {
+package struct MQTTSettings: Sendable, Equatable, Codable {
     /// `mqtt://[USER[:PASSWORD]@]HOST[:PORT]` (1883) or `mqtts://…` (TLS, 8883).
-    public var url: String
+    package var url: String
     /// Defaults to `nearby-bridge-<node id>`: one session per rig on the broker.
-    public var clientID: String?
-    public var username: String?
-    public var password: String?
+    package var clientID: String?
+    package var username: String?
+    package var password: String?
     /// CA certificates for `mqtts://` (PEM file); the system's otherwise.
-    public var caFile: String?
+    package var caFile: String?
     /// Topics are `<prefix>/<group>/<node>/<type>`; "nearby" unless given.
-    public var topicPrefix: String?
+    package var topicPrefix: String?
     /// QoS of `range` events (0 unless given); every other event goes with QoS 1.
-    public var rangeQoS: Int?
+    package var rangeQoS: Int?
     /// Where undelivered events wait (default: the state directory's `mqtt-spool`).
-    public var spoolDirectory: String?
+    package var spoolDirectory: String?
     /// The spool's bound in bytes (64 MB unless given).
-    public var spoolLimitBytes: Int?
+    package var spoolLimitBytes: Int?
 
-    public init(url: String) { self.url = url }
+    package init(url: String) { self.url = url }
 
     /// The keys of `"mqtt"` in a settings file.
-    public enum CodingKeys: String, CodingKey, CaseIterable {
+    package enum CodingKeys: String, CodingKey, CaseIterable {
         case url, clientID = "clientId", username, password, caFile, topicPrefix, rangeQoS, spoolDirectory, spoolLimitBytes
     }
 

@@ -25,7 +25,7 @@ import Synchronization
 /// call back (QoS 0) on the publishing thread; so a callback never takes this sink's lock (that
 /// deadlocked against a publish under it). It only queues what happened in `inbox` and wakes
 /// the sink's thread ("mqtt"), which handles the queue under the lock, as `receive` does too.
-public final class MQTTSink: EventSink {
+package final class MQTTSink: EventSink {
     private struct State {
         var spool: EventSpool
         var connected = false
@@ -53,7 +53,7 @@ public final class MQTTSink: EventSink {
     /// - Parameters:
     ///   - node: the rig whose status topic carries the last will (the process's own node).
     ///   - defaultSpool: the spool directory unless the settings name one.
-    public init(settings: MQTTSettings, group: UInt16, node: String, defaultSpool: String, logger: Logger) throws {
+    package init(settings: MQTTSettings, group: UInt16, node: String, defaultSpool: String, logger: Logger) throws {
         let endpoint = try settings.endpoint()
         prefix = settings.topicPrefix ?? "nearby"
         self.group = group
@@ -81,9 +81,9 @@ public final class MQTTSink: EventSink {
         logger.info("publishing events over MQTT", metadata: ["broker": "\(endpoint.host):\(endpoint.port)", "topics": "\(prefix)/\(group)/+/+"])
     }
 
-    public var includesRanges: Bool { true }
+    package var includesRanges: Bool { true }
 
-    public func receive(_ events: [Event], timestampMilliseconds: Int64) {
+    package func receive(_ events: [Event], timestampMilliseconds: Int64) {
         state.withLock { s in
             guard !s.closed else { return }
             handleInbox(&s)
@@ -184,16 +184,16 @@ public final class MQTTSink: EventSink {
         pump(&s)
     }
 
-    public func takeShedRanges(node: String) -> Int {
+    package func takeShedRanges(node: String) -> Int {
         state.withLock { $0.shed.removeValue(forKey: node) ?? 0 }
     }
 
-    public var queuedLines: Int { state.withLock { $0.spool.pendingCount } }
+    package var queuedLines: Int { state.withLock { $0.spool.pendingCount } }
 
     /// Waits (until `stopWaiting`'s deadline, 5 s at most) for the broker to acknowledge the
     /// spool, then says `offline` and disconnects. What is left stays in the spool for the next
     /// run: not lost, so not counted as unwritten.
-    public func drain() -> DrainResult {
+    package func drain() -> DrainResult {
         for _ in 0..<50 {
             let (connected, pending) = state.withLock { ($0.connected, $0.spool.pendingCount) }
             if !connected || pending == 0 { break }

@@ -6,13 +6,13 @@ import Synchronization
 /// are left out: they are not events. The session outlives a disconnection by 10 minutes (MQTT 5
 /// session expiry): what the rigs publish while this subscriber reconnects, or while the broker
 /// restarts with persistence on, waits for it there.
-public final class MQTTSubscriber: Sendable {
+package final class MQTTSubscriber: Sendable {
     private let client: MosquittoClient
     private let pattern: String
     private let stopping = StopFlag()
 
     /// - Parameter onLine: called on libmosquitto's thread, in arrival order.
-    public init(settings: MQTTSettings, group: UInt16?, onLine: @escaping @Sendable (String) -> Void, onNotice: @escaping @Sendable (String) -> Void) throws {
+    package init(settings: MQTTSettings, group: UInt16?, onLine: @escaping @Sendable (String) -> Void, onNotice: @escaping @Sendable (String) -> Void) throws {
         let endpoint = try settings.endpoint()
         let prefix = settings.topicPrefix ?? "nearby"
         let pattern = "\(prefix)/\(group.map(String.init) ?? "+")/+/+"
@@ -46,8 +46,8 @@ public final class MQTTSubscriber: Sendable {
         relay.withLock { $0 = client }
     }
 
-    public func start() throws { try client.start() }
-    public func stop() {
+    package func start() throws { try client.start() }
+    package func stop() {
         stopping.value.store(true, ordering: .relaxed)
         client.stop()
     }

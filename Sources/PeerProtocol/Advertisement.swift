@@ -18,31 +18,31 @@ import BLE
 /// With the Flags AD this is 3 + 4 + 17 = 24 of the 31 legacy bytes; the name goes in the scan
 /// response. Ranging secrets (session id, STS values) are never advertised: they travel over the
 /// peer channel only.
-public struct Advertisement: Sendable, Equatable {
-    public static let companyID: UInt16 = 0xFFFF
-    public static let magic: [UInt8] = Array("NB".utf8)
-    public static let version: UInt8 = 1
+package struct Advertisement: Sendable, Equatable {
+    package static let companyID: UInt16 = 0xFFFF
+    package static let magic: [UInt8] = Array("NB".utf8)
+    package static let version: UInt8 = 1
 
-    public struct Capabilities: OptionSet, Sendable, Equatable {
-        public var rawValue: UInt8
-        public init(rawValue: UInt8) { self.rawValue = rawValue }
-        public static let uwb = Capabilities(rawValue: 1 << 0)
-        public static let angleOfArrival = Capabilities(rawValue: 1 << 1)
+    package struct Capabilities: OptionSet, Sendable, Equatable {
+        package var rawValue: UInt8
+        package init(rawValue: UInt8) { self.rawValue = rawValue }
+        package static let uwb = Capabilities(rawValue: 1 << 0)
+        package static let angleOfArrival = Capabilities(rawValue: 1 << 1)
         /// Can range as a controlee in a one-to-many session. A controller puts only peers that
         /// advertise it into one (builds before this bit existed would reject the parameters).
-        public static let oneToMany = Capabilities(rawValue: 1 << 2)
+        package static let oneToMany = Capabilities(rawValue: 1 << 2)
         /// Its board runs provisioned STS with a session key (FiRa STS_CONFIG 3); set only in
         /// the private advert, where the key that session key derives from exists.
-        public static let provisionedSTS = Capabilities(rawValue: 1 << 3)
+        package static let provisionedSTS = Capabilities(rawValue: 1 << 3)
     }
 
-    public var group: UInt16
-    public var peerID: PeerID
-    public var uwbShortAddress: UInt16
-    public var capabilities: Capabilities
-    public var psm: UInt8
+    package var group: UInt16
+    package var peerID: PeerID
+    package var uwbShortAddress: UInt16
+    package var capabilities: Capabilities
+    package var psm: UInt8
 
-    public init(group: UInt16, peerID: PeerID, uwbShortAddress: UInt16, capabilities: Capabilities, psm: UInt8) {
+    package init(group: UInt16, peerID: PeerID, uwbShortAddress: UInt16, capabilities: Capabilities, psm: UInt8) {
         self.group = group
         self.peerID = peerID
         self.uwbShortAddress = uwbShortAddress
@@ -51,7 +51,7 @@ public struct Advertisement: Sendable, Equatable {
     }
 
     /// Complete advertising data: Flags (LE General Discoverable, BR/EDR not supported) + our AD.
-    public func advertisingData() -> [UInt8] {
+    package func advertisingData() -> [UInt8] {
         var ad: [UInt8] = [0x02, 0x01, 0x06]
         var body: [UInt8] = [0xFF]
         body.appendLE(Self.companyID)
@@ -71,7 +71,7 @@ public struct Advertisement: Sendable, Equatable {
     ///
     /// Returns nil, cheaply, for foreign adverts and for other payload versions (a newer peer is
     /// ignored rather than misread). Throws only when our magic is present but the structure is broken.
-    public static func find(in advertisingData: [UInt8]) throws(PeerProtocolError) -> Advertisement? {
+    package static func find(in advertisingData: [UInt8]) throws(PeerProtocolError) -> Advertisement? {
         for structure in AdvertisingData(advertisingData) where structure.type == AdvertisingData.manufacturerSpecific {
             let data = structure.data
             guard data.count >= 5, data[data.startIndex] == UInt8(companyID & 0xFF), data[data.startIndex + 1] == UInt8(companyID >> 8),

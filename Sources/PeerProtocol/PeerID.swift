@@ -1,15 +1,15 @@
 import ByteCoding
 /// A peer's random 64-bit identity. Lower ids initiate: that one comparison decides who connects
 /// over BLE and who is the UWB controller, so two peers never open duplicate connections.
-public struct PeerID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
-    public var rawValue: UInt64
-    public init(rawValue: UInt64) { self.rawValue = rawValue }
-    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+package struct PeerID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
+    package var rawValue: UInt64
+    package init(rawValue: UInt64) { self.rawValue = rawValue }
+    package init(_ rawValue: UInt64) { self.rawValue = rawValue }
 
-    public static func < (lhs: PeerID, rhs: PeerID) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: PeerID, rhs: PeerID) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// 16 lower-case hex digits, the form used in events.
-    public var description: String {
+    package var description: String {
         let hex = String(rawValue, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
@@ -19,7 +19,7 @@ public struct PeerID: RawRepresentable, Hashable, Comparable, Sendable, CustomSt
 typealias ByteReader = LittleEndianReader<PeerProtocolError>
 
 extension PeerProtocolError: TruncationError {
-    public static func truncated(context: String, field: String, needed: Int, available: Int) -> PeerProtocolError {
+    package static func truncated(context: String, field: String, needed: Int, available: Int) -> PeerProtocolError {
         .truncated(field: "\(context).\(field)", needed: needed, available: available)
     }
 }
@@ -30,7 +30,7 @@ extension LittleEndianReader where Failure == PeerProtocolError {
     }
 }
 
-public enum PeerProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum PeerProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
     case truncated(field: String, needed: Int, available: Int)
     case trailingBytes(what: String, count: Int)
     case unsupportedVersion(UInt8)
@@ -39,7 +39,7 @@ public enum PeerProtocolError: Error, Equatable, Sendable, CustomStringConvertib
     case invalidValue(field: String, value: UInt64)
     case invalidText(field: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .truncated(let field, let needed, let available):
             "peer message truncated at \(field): needs \(needed) bytes, \(available) left"

@@ -9,7 +9,7 @@
 /// UWB controller decides each profile drop (docs/PROTOCOL.md): it acknowledges the controlee's
 /// card with `cardAck` only once it holds the ack of its own, or ends the drop with `cardDecline`.
 /// A side reports the bump only when it holds the peer's card and the ack of its own.
-public enum PeerMessage: Sendable, Equatable {
+package enum PeerMessage: Sendable, Equatable {
     case hello(Hello)
     case rangingParameters(RangingParameters)
     case parametersAccepted(sessionID: UInt32)
@@ -24,30 +24,30 @@ public enum PeerMessage: Sendable, Equatable {
 
     /// The frame layouts: v1 (unencrypted channel) and v2 (inside a v2 sealed frame, see
     /// `SecureFrame`). Both share the header; `hello` and `rangingParameters` differ in v2.
-    public enum Version: UInt8, Sendable, Comparable {
+    package enum Version: UInt8, Sendable, Comparable {
         case v1 = 1, v2 = 2
-        public static func < (a: Version, b: Version) -> Bool { a.rawValue < b.rawValue }
+        package static func < (a: Version, b: Version) -> Bool { a.rawValue < b.rawValue }
     }
 
-    public static let headerSize = 4
+    package static let headerSize = 4
     /// Fits one L2CAP SDU comfortably (the CoC MTU we ask for is 512 on real radios).
-    public static let maxPayload = 512
-    public static let maxNameBytes = 32
-    public static let maxCardBytes = 400
+    package static let maxPayload = 512
+    package static let maxNameBytes = 32
+    package static let maxCardBytes = 400
 
     /// What a peer says of itself. v1 names its group (membership by a visible number); v2
     /// drops it (membership is proven by the handshake) and says which protocol versions and
     /// capabilities the peer has instead.
-    public struct Hello: Sendable, Equatable {
-        public var peerID: PeerID
+    package struct Hello: Sendable, Equatable {
+        package var peerID: PeerID
         /// v1 only; 0 when decoded from v2.
-        public var group: UInt16
-        public var name: String
+        package var group: UInt16
+        package var name: String
         /// v2 only: the versions the sender speaks (bit n-1 for version n).
-        public var versions: UInt8
-        public var capabilities: Capabilities
+        package var versions: UInt8
+        package var capabilities: Capabilities
 
-        public init(peerID: PeerID, group: UInt16, name: String, versions: UInt8 = 0, capabilities: Capabilities = []) {
+        package init(peerID: PeerID, group: UInt16, name: String, versions: UInt8 = 0, capabilities: Capabilities = []) {
             self.peerID = peerID
             self.group = group
             self.name = name
@@ -57,34 +57,34 @@ public enum PeerMessage: Sendable, Equatable {
     }
 
     /// Features a v2 peer announces in `hello` (the advert carries the same bits).
-    public struct Capabilities: OptionSet, Sendable, Equatable {
-        public var rawValue: UInt8
-        public init(rawValue: UInt8) { self.rawValue = rawValue }
+    package struct Capabilities: OptionSet, Sendable, Equatable {
+        package var rawValue: UInt8
+        package init(rawValue: UInt8) { self.rawValue = rawValue }
         /// Can range as a controlee in a one-to-many session (`rangingParameters`' slots).
-        public static let oneToMany = Capabilities(rawValue: 1 << 0)
+        package static let oneToMany = Capabilities(rawValue: 1 << 0)
         /// In the controller's v2 `hello`: this session's STS is provisioned, keyed by the
         /// session key both sides derive (both boards support it: ours, and the controlee's as
         /// its advert says). Absent: static STS with derived vendor id and IV.
-        public static let provisionedSTS = Capabilities(rawValue: 1 << 1)
+        package static let provisionedSTS = Capabilities(rawValue: 1 << 1)
     }
 
     /// Out-of-band ranging parameters chosen by the controller. STS values are random per
     /// session, so a bystander who reads adverts cannot range with either side.
-    public struct RangingParameters: Sendable, Equatable {
-        public var sessionID: UInt32
-        public var channel: UInt8
-        public var preambleCodeIndex: UInt8
-        public var controllerAddress: UInt16
-        public var controleeAddress: UInt16
-        public var vendorID: UInt16
-        public var staticSTSIV: [UInt8]
-        public var rangingIntervalMilliseconds: UInt16
+    package struct RangingParameters: Sendable, Equatable {
+        package var sessionID: UInt32
+        package var channel: UInt8
+        package var preambleCodeIndex: UInt8
+        package var controllerAddress: UInt16
+        package var controleeAddress: UInt16
+        package var vendorID: UInt16
+        package var staticSTSIV: [UInt8]
+        package var rangingIntervalMilliseconds: UInt16
         /// Set when the controller puts this controlee into a one-to-many session (several
         /// controlees, docs/PROTOCOL.md): the session's slots per ranging round, which the
         /// controlee configures alike. Nil for a one-to-one session, and then not on the wire.
-        public var oneToManySlots: UInt8?
+        package var oneToManySlots: UInt8?
 
-        public init(
+        package init(
             sessionID: UInt32, channel: UInt8, preambleCodeIndex: UInt8, controllerAddress: UInt16,
             controleeAddress: UInt16, vendorID: UInt16, staticSTSIV: [UInt8], rangingIntervalMilliseconds: UInt16,
             oneToManySlots: UInt8? = nil
@@ -108,7 +108,7 @@ public enum PeerMessage: Sendable, Equatable {
     /// The frame in `version`'s layout. In v2 a one-to-one `rangingParameters` leaves out the STS
     /// values (both sides derive them from the channel's secret); a one-to-many one carries the
     /// shared session's, which only the sealed channel ever sees.
-    public func encoded(version: Version = .v1) -> [UInt8] {
+    package func encoded(version: Version = .v1) -> [UInt8] {
         var payload: [UInt8] = []
         let kind: Kind
         switch self {
@@ -174,7 +174,7 @@ public enum PeerMessage: Sendable, Equatable {
 
     /// The longest prefix of `name` that fits `maxNameBytes` of UTF-8 without splitting a
     /// character (cutting inside one would make the peer reject the whole `hello`).
-    public static func truncatedName(_ name: String) -> String {
+    package static func truncatedName(_ name: String) -> String {
         var result = ""
         var bytes = 0
         for character in name {
@@ -189,7 +189,7 @@ public enum PeerMessage: Sendable, Equatable {
     /// Decodes exactly one frame (one SDU) of `version`'s layout. Anything a hostile peer can
     /// send yields an error. A v2 one-to-one `rangingParameters` decodes with zero STS values,
     /// which the receiver replaces with the ones it derives.
-    public init(frame: [UInt8], version expected: Version = .v1) throws(PeerProtocolError) {
+    package init(frame: [UInt8], version expected: Version = .v1) throws(PeerProtocolError) {
         var reader = ByteReader(frame, context: "frame")
         let version = try reader.u8("version")
         guard version == expected.rawValue else { throw .unsupportedVersion(version) }

@@ -7,11 +7,11 @@ import Crypto
 ///
 /// Text form: 64 hexadecimal digits, optionally followed by a newline (a key file is that one line).
 /// `description` never shows key bytes, only a fingerprint rigs can compare in their logs.
-public struct GroupKey: Sendable, Equatable, CustomStringConvertible {
-    public static let byteCount = 32
+package struct GroupKey: Sendable, Equatable, CustomStringConvertible {
+    package static let byteCount = 32
     let bytes: [UInt8]
 
-    public init(bytes: [UInt8]) throws(GroupKeyError) {
+    package init(bytes: [UInt8]) throws(GroupKeyError) {
         guard bytes.count == Self.byteCount else { throw .wrongLength(bytes.count) }
         self.bytes = bytes
     }
@@ -19,34 +19,34 @@ public struct GroupKey: Sendable, Equatable, CustomStringConvertible {
     private init(drawn bytes: [UInt8]) { self.bytes = bytes }
 
     /// Parses the text form. Errors say what a key looks like without echoing what was given.
-    public init(text: String) throws(GroupKeyError) {
+    package init(text: String) throws(GroupKeyError) {
         let digits = text.trimmingWhitespace()
         guard digits.count == 2 * Self.byteCount, let bytes = [UInt8](hexString: digits) else { throw .notHex(length: digits.count) }
         try self.init(bytes: bytes)
     }
 
     /// A new key from the system's secure random source.
-    public static func generate() -> GroupKey {
+    package static func generate() -> GroupKey {
         GroupKey(drawn: SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })
     }
 
     /// The text form (for `keygen` only: never log it).
-    public var text: String { bytes.hexString }
+    package var text: String { bytes.hexString }
 
     /// 8 hex digits that identify the key without revealing it: HKDF output under its own label,
     /// so it says nothing about any key actually used on the air.
-    public var fingerprint: String {
+    package var fingerprint: String {
         KeySchedule.derive(from: self, label: "fingerprint", count: 4).hexString
     }
 
-    public var description: String { "GroupKey(fingerprint \(fingerprint))" }
+    package var description: String { "GroupKey(fingerprint \(fingerprint))" }
 }
 
-public enum GroupKeyError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum GroupKeyError: Error, Equatable, Sendable, CustomStringConvertible {
     case wrongLength(Int)
     case notHex(length: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .wrongLength(let count): "a group key is \(GroupKey.byteCount) bytes, not \(count)"
         case .notHex(let length):

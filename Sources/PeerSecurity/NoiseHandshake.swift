@@ -14,18 +14,18 @@ import Crypto
 /// which rig; the peer id inside the encrypted `hello` names the rig. Pure: the ephemeral key
 /// comes in from the caller (fresh from `Curve25519.KeyAgreement.PrivateKey()` on the air, fixed
 /// in the test vectors), so the same inputs give the same bytes as any other Noise implementation.
-public struct NoiseHandshake: Sendable {
-    public static let protocolName = "Noise_NNpsk0_25519_ChaChaPoly_SHA256"
+package struct NoiseHandshake: Sendable {
+    package static let protocolName = "Noise_NNpsk0_25519_ChaChaPoly_SHA256"
     /// Bound into the handshake hash: a transcript of another protocol or version never verifies.
-    public static let prologue = Array("nearby-bridge peer protocol v2".utf8)
+    package static let prologue = Array("nearby-bridge peer protocol v2".utf8)
     /// An ephemeral public key and the AEAD tag of the (empty) payload.
-    public static let messageSize = 32 + 16
+    package static let messageSize = 32 + 16
 
-    public enum Role: Sendable { case initiator, responder }
+    package enum Role: Sendable { case initiator, responder }
 
     private enum Step: Sendable { case start, awaitingResponse, done }
 
-    public let role: Role
+    package let role: Role
     private var state: SymmetricState
     /// Raw X25519 keys (swift-crypto's key types are not `Sendable`).
     private let ephemeralKey: [UInt8]
@@ -36,7 +36,7 @@ public struct NoiseHandshake: Sendable {
     }
     private var step = Step.start
 
-    public init(role: Role, psk: [UInt8], ephemeral: Curve25519.KeyAgreement.PrivateKey, prologue: [UInt8] = Self.prologue) {
+    package init(role: Role, psk: [UInt8], ephemeral: Curve25519.KeyAgreement.PrivateKey, prologue: [UInt8] = Self.prologue) {
         self.role = role
         self.ephemeralKey = Array(ephemeral.rawRepresentation)
         state = SymmetricState(protocolName: Self.protocolName)
@@ -46,7 +46,7 @@ public struct NoiseHandshake: Sendable {
     }
 
     /// Initiator, first message: `e`, then the payload encrypted under a key only PSK holders have.
-    public mutating func writeInitiation(payload: [UInt8] = []) -> [UInt8] {
+    package mutating func writeInitiation(payload: [UInt8] = []) -> [UInt8] {
         precondition(role == .initiator && step == .start, "the initiator writes the first message once")
         let e = ephemeral.publicKey.rawRepresentation
         state.mixHash(Array(e))
@@ -56,7 +56,7 @@ public struct NoiseHandshake: Sendable {
     }
 
     /// Responder, first message: checks the initiator holds the PSK; returns its payload.
-    public mutating func readInitiation(_ message: [UInt8]) throws(HandshakeError) -> [UInt8] {
+    package mutating func readInitiation(_ message: [UInt8]) throws(HandshakeError) -> [UInt8] {
         precondition(role == .responder && step == .start, "the responder reads the first message once")
         let remote = try readEphemeral(message)
         let e = Array(remote.rawRepresentation)
@@ -69,7 +69,7 @@ public struct NoiseHandshake: Sendable {
     }
 
     /// Responder, second message: `e, ee`. The handshake is complete on this side.
-    public mutating func writeResponse(payload: [UInt8] = []) throws(HandshakeError) -> (message: [UInt8], keys: TransportKeys) {
+    package mutating func writeResponse(payload: [UInt8] = []) throws(HandshakeError) -> (message: [UInt8], keys: TransportKeys) {
         precondition(role == .responder && step == .awaitingResponse, "the responder answers after reading the first message")
         guard let remoteEphemeral, let remote = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: remoteEphemeral) else {
             throw .failed
@@ -84,7 +84,7 @@ public struct NoiseHandshake: Sendable {
     }
 
     /// Initiator, second message: checks the responder holds the PSK and the ephemeral secret.
-    public mutating func readResponse(_ message: [UInt8]) throws(HandshakeError) -> (payload: [UInt8], keys: TransportKeys) {
+    package mutating func readResponse(_ message: [UInt8]) throws(HandshakeError) -> (payload: [UInt8], keys: TransportKeys) {
         precondition(role == .initiator && step == .awaitingResponse, "the initiator reads the answer to its message")
         let remote = try readEphemeral(message)
         let e = Array(remote.rawRepresentation)
@@ -114,12 +114,12 @@ public struct NoiseHandshake: Sendable {
     }
 }
 
-public enum HandshakeError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum HandshakeError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The peer does not hold the event key, or the message was altered.
     case failed
     case malformed(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .failed: "the handshake did not verify: the peer does not hold this event's key, or the message was altered"
         case .malformed(let why): "malformed handshake message: \(why)"
@@ -128,16 +128,16 @@ public enum HandshakeError: Error, Equatable, Sendable, CustomStringConvertible 
 }
 
 /// What a finished handshake gives each side: one key per direction and the handshake hash.
-public struct TransportKeys: Sendable, Equatable {
-    public let sending: [UInt8]
-    public let receiving: [UInt8]
+package struct TransportKeys: Sendable, Equatable {
+    package let sending: [UInt8]
+    package let receiving: [UInt8]
     /// Noise's `h` after the last message: identifies this handshake (channel binding).
-    public let handshakeHash: [UInt8]
+    package let handshakeHash: [UInt8]
 
     /// Secret material for the link's UWB sessions: HKDF-SHA256 over both transport keys
     /// (initiator's first), salted with the handshake hash, label "nearby-bridge v2 ranging".
     /// Both sides compute the same value; it never crosses the air.
-    public var rangingSecret: [UInt8] {
+    package var rangingSecret: [UInt8] {
         let (i2r, r2i) = role == .initiator ? (sending, receiving) : (receiving, sending)
         return HKDF<SHA256>.deriveKey(
             inputKeyMaterial: SymmetricKey(data: i2r + r2i), salt: handshakeHash, info: Array("nearby-bridge v2 ranging".utf8),

@@ -23,22 +23,22 @@ import PeerProtocol
 /// through mgmt) exactly the 31 bytes of a legacy advert. A 32-bit tag is enough here: a forged advert can only make a
 /// rig try a connection, and the handshake refuses anyone without the key. A nonce repeats
 /// across rigs with probability 2^-40 per pair of periods, revealing only the XOR of two bodies.
-public struct PrivateAdvert: Sendable {
-    public static let version: UInt8 = 2
-    public static let nonceSize = 5
+package struct PrivateAdvert: Sendable {
+    package static let version: UInt8 = 2
+    package static let nonceSize = 5
     static let bodySize = 12
     static let tagSize = 4
 
     private let encryptionKey: [UInt8]
     private let authenticationKey: [UInt8]
 
-    public init(key: GroupKey) {
+    package init(key: GroupKey) {
         (encryptionKey, authenticationKey) = KeySchedule.advertKeys(key)
     }
 
     /// Flags (LE General Discoverable, BR/EDR not supported) and the manufacturer-specific AD
     /// structure for `advert` (its group is not sent), as `Advertisement.advertisingData()` is for v1.
-    public func advertisingData(for advert: Advertisement, nonce: [UInt8]) -> [UInt8] {
+    package func advertisingData(for advert: Advertisement, nonce: [UInt8]) -> [UInt8] {
         precondition(nonce.count == Self.nonceSize, "the rotation nonce is 5 bytes")
         var body: [UInt8] = []
         body.appendLE(advert.peerID.rawValue)
@@ -56,7 +56,7 @@ public struct PrivateAdvert: Sendable {
 
     /// Finds a version-2 payload among the AD structures and opens it. nil for foreign adverts,
     /// other versions, and adverts of other events (the tag does not verify under our key).
-    public func open(_ advertisingData: [UInt8]) -> Advertisement? {
+    package func open(_ advertisingData: [UInt8]) -> Advertisement? {
         let headerEnd = 2 + Advertisement.magic.count + 1
         for data in AdvertisingData(advertisingData).compactMap(Self.version2Data) {
             guard data.count == headerEnd + Self.nonceSize + Self.bodySize + Self.tagSize else { continue }
@@ -75,7 +75,7 @@ public struct PrivateAdvert: Sendable {
     }
 
     /// Whether `advertisingData` holds a version-2 payload at all, ours or another event's.
-    public static func isPresent(in advertisingData: [UInt8]) -> Bool {
+    package static func isPresent(in advertisingData: [UInt8]) -> Bool {
         AdvertisingData(advertisingData).contains { version2Data($0) != nil }
     }
 

@@ -11,12 +11,12 @@ import Crypto
 /// | 0–1 | static STS vendor id (`VENDOR_ID`, u16 LE; 0 becomes 1) |
 /// | 2–7 | static STS IV (`STATIC_STS_IV`) |
 /// | 8–23 | session key for provisioned STS (`SESSION_KEY`), for boards that support it |
-public struct RangingKeys: Sendable, Equatable {
-    public let vendorID: UInt16
-    public let staticSTSIV: [UInt8]
-    public let sessionKey: [UInt8]
+package struct RangingKeys: Sendable, Equatable {
+    package let vendorID: UInt16
+    package let staticSTSIV: [UInt8]
+    package let sessionKey: [UInt8]
 
-    public init(rangingSecret: [UInt8], sessionID: UInt32) {
+    package init(rangingSecret: [UInt8], sessionID: UInt32) {
         var info = Array("nearby-bridge v2 sts".utf8)
         info.appendLE(sessionID)
         let bytes = HKDF<SHA256>.deriveKey(

@@ -13,24 +13,24 @@ import PeerProtocol
 /// A sealed frame's associated data is its first 12 bytes (header and sequence number), its nonce
 /// 32 zero bits followed by the sequence number (little-endian), its key the sender's Noise
 /// transport key. Version 1 frames on the same channel are the unencrypted protocol.
-public enum SecureFrame: Sendable, Equatable {
+package enum SecureFrame: Sendable, Equatable {
     case handshakeInitiation([UInt8])
     case handshakeResponse([UInt8])
     case sealed(sequence: UInt64, box: [UInt8])
 
-    public static let version: UInt8 = 2
+    package static let version: UInt8 = 2
     static let sealedHeaderSize = 4 + 8
     /// The largest sealed payload: a sequence number, the largest inner frame, a tag.
-    public static let maxPayload = 8 + PeerMessage.headerSize + PeerMessage.maxPayload + AEAD.tagSize
+    package static let maxPayload = 8 + PeerMessage.headerSize + PeerMessage.maxPayload + AEAD.tagSize
 
     enum Kind: UInt8 {
         case handshakeInitiation = 0x10, handshakeResponse = 0x11, sealed = 0x12
     }
 
     /// Whether an SDU is a v2 frame (its version byte), before decoding anything else.
-    public static func isVersion2(_ sdu: [UInt8]) -> Bool { sdu.first == version }
+    package static func isVersion2(_ sdu: [UInt8]) -> Bool { sdu.first == version }
 
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var frame: [UInt8] = [Self.version]
         switch self {
         case .handshakeInitiation(let message):
@@ -50,7 +50,7 @@ public enum SecureFrame: Sendable, Equatable {
         return frame
     }
 
-    public init(frame: [UInt8]) throws(PeerProtocolError) {
+    package init(frame: [UInt8]) throws(PeerProtocolError) {
         var reader = LittleEndianReader<PeerProtocolError>(frame, context: "secure frame")
         let version = try reader.u8("version")
         guard version == Self.version else { throw .unsupportedVersion(version) }
@@ -81,21 +81,21 @@ public enum SecureFrame: Sendable, Equatable {
 /// incoming ones. Sequence numbers start at 0 and only go up: a frame whose number is not above
 /// the last one accepted (a replay, or reordered) is rejected, and so is any frame that does not
 /// authenticate. Lost frames are fine: the next one still opens.
-public struct SecureChannel: Sendable {
+package struct SecureChannel: Sendable {
     private let keys: TransportKeys
     private var nextSequence: UInt64 = 0
     private var lastAccepted: UInt64?
 
-    public init(keys: TransportKeys) { self.keys = keys }
+    package init(keys: TransportKeys) { self.keys = keys }
 
-    public var rangingSecret: [UInt8] { keys.rangingSecret }
+    package var rangingSecret: [UInt8] { keys.rangingSecret }
 
-    public mutating func seal(_ message: PeerMessage) -> [UInt8] {
+    package mutating func seal(_ message: PeerMessage) -> [UInt8] {
         seal(frame: message.encoded(version: .v2))
     }
 
     /// Seals raw inner bytes; `seal(_:)` is the one callers use (tests forge frames with this).
-    public mutating func seal(frame plaintext: [UInt8]) -> [UInt8] {
+    package mutating func seal(frame plaintext: [UInt8]) -> [UInt8] {
         let sequence = nextSequence
         nextSequence += 1
         let header = Self.associatedData(sequence: sequence, boxSize: plaintext.count + AEAD.tagSize)
@@ -103,7 +103,7 @@ public struct SecureChannel: Sendable {
         return header + box
     }
 
-    public mutating func open(_ frame: SecureFrame) throws(SecureChannelError) -> PeerMessage {
+    package mutating func open(_ frame: SecureFrame) throws(SecureChannelError) -> PeerMessage {
         guard case .sealed(let sequence, let box) = frame else { throw .unexpectedHandshake }
         if let lastAccepted, sequence <= lastAccepted { throw .replayed(sequence: sequence, last: lastAccepted) }
         let header = Self.associatedData(sequence: sequence, boxSize: box.count)
@@ -126,13 +126,13 @@ public struct SecureChannel: Sendable {
     }
 }
 
-public enum SecureChannelError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum SecureChannelError: Error, Equatable, Sendable, CustomStringConvertible {
     case replayed(sequence: UInt64, last: UInt64)
     case notAuthentic(sequence: UInt64)
     case unexpectedHandshake
     case undecodable(PeerProtocolError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .replayed(let sequence, let last): "sealed frame \(sequence) is not after \(last): replayed or reordered"
         case .notAuthentic(let sequence): "sealed frame \(sequence) does not authenticate: altered, truncated or not from this peer"

@@ -8,14 +8,14 @@
 /// table (its firmware corrects the bias already, or the table is for another family) gives
 /// offsets that differ with distance, and a single offset would then be wrong somewhere. Several
 /// steps at one distance are placements at different spots, averaged before that comparison.
-public enum Calibration {
+package enum Calibration {
     /// One reading as the board reported it.
-    public struct Reading: Sendable, Equatable {
-        public var metres: Double
-        public var rssi: Double?
-        public var nonLineOfSight: Bool
+    package struct Reading: Sendable, Equatable {
+        package var metres: Double
+        package var rssi: Double?
+        package var nonLineOfSight: Bool
 
-        public init(metres: Double, rssi: Double?, nonLineOfSight: Bool) {
+        package init(metres: Double, rssi: Double?, nonLineOfSight: Bool) {
             self.metres = metres
             self.rssi = rssi
             self.nonLineOfSight = nonLineOfSight
@@ -23,47 +23,47 @@ public enum Calibration {
     }
 
     /// The readings taken with the devices `trueMetres` apart (antenna to antenna).
-    public struct Step: Sendable, Equatable {
-        public var trueMetres: Double
-        public var readings: [Reading]
+    package struct Step: Sendable, Equatable {
+        package var trueMetres: Double
+        package var readings: [Reading]
 
-        public init(trueMetres: Double, readings: [Reading]) {
+        package init(trueMetres: Double, readings: [Reading]) {
             self.trueMetres = trueMetres
             self.readings = readings
         }
     }
 
     /// What one step showed.
-    public struct StepResult: Sendable, Equatable {
-        public var trueMetres: Double
+    package struct StepResult: Sendable, Equatable {
+        package var trueMetres: Double
         /// Line-of-sight readings used.
-        public var readings: Int
+        package var readings: Int
         /// Median of corrected reading minus true distance, metres.
-        public var offset: Double
+        package var offset: Double
         /// Robust spread of the corrected readings (1.4826 × median absolute deviation), metres.
-        public var spread: Double
+        package var spread: Double
         /// Median reported level, dBm (nil: the board reports none).
-        public var rssi: Double?
+        package var rssi: Double?
         /// The offset the same readings give without the bias table, for comparison.
-        public var offsetWithoutTable: Double
+        package var offsetWithoutTable: Double
     }
 
-    public struct Result: Sendable, Equatable {
+    package struct Result: Sendable, Equatable {
         /// Metres the board reads too long; the bridge subtracts it.
-        public var offset: Double
-        public var steps: [StepResult]
+        package var offset: Double
+        package var steps: [StepResult]
         /// The distances measured, in the order first measured.
-        public var distances: [Double] { Calibration.distinctDistances(of: steps) }
+        package var distances: [Double] { Calibration.distinctDistances(of: steps) }
     }
 
-    public enum Refusal: Error, Equatable, CustomStringConvertible {
+    package enum Refusal: Error, Equatable, CustomStringConvertible {
         case tooFew(trueMetres: Double, readings: Int, needed: Int)
         case tooNoisy(trueMetres: Double, spread: Double, limit: Double)
         case inconsistent(offsets: [Double], limit: Double, withoutTable: [Double])
         case tooLarge(offset: Double, limit: Double)
         case needsTwoDistances
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .tooFew(let d, let n, let needed):
                 "only \(n) line-of-sight readings at \(cm(d)) (need \(needed)): is the peer ranging, and nothing between the devices?"
@@ -86,12 +86,12 @@ public enum Calibration {
     /// centimetres at most). The spread limit leaves room for a DW3000's own noise up close
     /// (6–9 cm with multipath; the median of 100 readings is still good to about a centimetre)
     /// and refuses hands waving or a body walking through (readings 15–60 cm long).
-    public static let minimumReadings = 50
-    public static let maximumSpread = 0.15
-    public static let maximumDisagreement = 0.10
-    public static let maximumOffset = 0.60
+    package static let minimumReadings = 50
+    package static let maximumSpread = 0.15
+    package static let maximumDisagreement = 0.10
+    package static let maximumOffset = 0.60
 
-    public static func solve(_ steps: [Step], correction: RangeCorrection) throws(Refusal) -> Result {
+    package static func solve(_ steps: [Step], correction: RangeCorrection) throws(Refusal) -> Result {
         guard Set(steps.map(\.trueMetres)).count >= 2 else { throw .needsTwoDistances }
         var results: [StepResult] = []
         for step in steps {

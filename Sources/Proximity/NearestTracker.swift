@@ -1,5 +1,5 @@
 /// How close the nearest peer is, in words ("getting warmer").
-public enum DistanceBand: String, Sendable, CaseIterable {
+package enum DistanceBand: String, Sendable, CaseIterable {
     /// Within the contact clearance (30 cm by default): about to bump, or handing something over.
     case immediate
     /// Within the near zone's threshold.
@@ -17,11 +17,11 @@ public enum DistanceBand: String, Sendable, CaseIterable {
 ///
 /// Inlinable so that the bridge's use (keyed by peer id) is specialised: it runs for every range
 /// of every peer, and unspecialised generic code spent most of its time looking up type metadata.
-public struct NearestTracker<Peer: Hashable & Comparable & Sendable>: Sendable {
-    public struct Nearest: Sendable, Equatable {
-        public var peer: Peer
-        public var distance: Double
-        public var band: DistanceBand
+package struct NearestTracker<Peer: Hashable & Comparable & Sendable>: Sendable {
+    package struct Nearest: Sendable, Equatable {
+        package var peer: Peer
+        package var distance: Double
+        package var band: DistanceBand
 
         @inlinable init(peer: Peer, distance: Double, band: DistanceBand) {
             self.peer = peer
@@ -39,26 +39,26 @@ public struct NearestTracker<Peer: Hashable & Comparable & Sendable>: Sendable {
     @usableFromInline var closest: (peer: Peer, distance: Double, time: Int64)?
     @usableFromInline var nearest: Nearest?
     /// The nearest peer now; nil when no peer has an estimate.
-    @inlinable public var current: Nearest? { nearest }
+    @inlinable package var current: Nearest? { nearest }
 
-    @inlinable public init(config: ProximityConfig = .default) {
+    @inlinable package init(config: ProximityConfig = .default) {
         self.config = config
     }
 
     /// A peer's filtered distance at `time` (nil: it has no estimate).
-    @inlinable public mutating func update(peer: Peer, distance: Double?, time: Int64) {
+    @inlinable package mutating func update(peer: Peer, distance: Double?, time: Int64) {
         latest[peer] = distance.map { ($0, time) }
         refresh(now: time, changed: peer)
     }
 
     /// The peer is gone (lost).
-    @inlinable public mutating func remove(peer: Peer, now: Int64) {
+    @inlinable package mutating func remove(peer: Peer, now: Int64) {
         latest[peer] = nil
         refresh(now: now, changed: peer)
     }
 
     /// Drops peers whose last estimate is older than `maxGap` (call it as time passes).
-    @inlinable public mutating func expire(now: Int64) {
+    @inlinable package mutating func expire(now: Int64) {
         refresh(now: now, changed: nil)
     }
 

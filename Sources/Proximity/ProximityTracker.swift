@@ -1,15 +1,15 @@
 /// One ranging round as proximity sees it.
-public struct RangeSample: Sendable, Equatable {
+package struct RangeSample: Sendable, Equatable {
     /// When the round happened, in milliseconds on any steady timeline (see `RoundClock`). The
     /// engine reads no clock: times come with the samples, so replays and tests are exact.
-    public var time: Int64
+    package var time: Int64
     /// Metres, may be negative at contact; nil when the round failed.
-    public var distance: Double?
-    public var nonLineOfSight: Bool
+    package var distance: Double?
+    package var nonLineOfSight: Bool
     /// The received level the board reported, dBm; nil when it reports none.
-    public var rssi: Double?
+    package var rssi: Double?
 
-    public init(time: Int64, distance: Double?, nonLineOfSight: Bool = false, rssi: Double? = nil) {
+    package init(time: Int64, distance: Double?, nonLineOfSight: Bool = false, rssi: Double? = nil) {
         self.time = time
         self.distance = distance
         self.nonLineOfSight = nonLineOfSight
@@ -17,7 +17,7 @@ public struct RangeSample: Sendable, Equatable {
     }
 }
 
-public enum ProximityChange: Sendable, Equatable {
+package enum ProximityChange: Sendable, Equatable {
     case near(distance: Double)
     case far(distance: Double)
     /// Contact detected; the bridge starts the profile drop.
@@ -26,15 +26,15 @@ public enum ProximityChange: Sendable, Equatable {
 
 /// Per-peer proximity: a state estimator over the readings, near/far zones with hysteresis and
 /// dwell, and bump (contact) detection that fires once per gesture. Pure: no clocks, no I/O.
-public struct ProximityTracker: Sendable {
-    public let config: ProximityConfig
+package struct ProximityTracker: Sendable {
+    package let config: ProximityConfig
     private var noise: NoiseEstimator
     private var filter: RangeFilter
     private var zones: ZoneTracker
     private var contact: ContactDetector
     private var level: LevelOffset
 
-    public init(config: ProximityConfig = .default) {
+    package init(config: ProximityConfig = .default) {
         self.config = config
         noise = NoiseEstimator(config: config)
         filter = RangeFilter(config: config)
@@ -44,17 +44,17 @@ public struct ProximityTracker: Sendable {
     }
 
     /// Filtered distance in metres (never negative), or nil while there is no estimate.
-    public var filtered: Double? { filter.current.map { max(0, $0.distance) } }
+    package var filtered: Double? { filter.current.map { max(0, $0.distance) } }
     /// Filtered rate of change of the distance, metres per second; negative while approaching.
-    public var rate: Double? { filter.current?.rate }
+    package var rate: Double? { filter.current?.rate }
     /// The ranging noise (σ, metres) this peer's readings show, as the filter estimates it; never
     /// below the configured σ.
-    public var noiseSigma: Double { noise.sigma }
-    public var isNear: Bool { zones.isNear }
+    package var noiseSigma: Double { noise.sigma }
+    package var isNear: Bool { zones.isNear }
     /// False from a contact until the peer has moved away again: one bump per gesture.
-    public var contactArmed: Bool { contact.isArmed }
+    package var contactArmed: Bool { contact.isArmed }
 
-    public mutating func update(_ sample: RangeSample) -> [ProximityChange] {
+    package mutating func update(_ sample: RangeSample) -> [ProximityChange] {
         if let distance = sample.distance, !sample.nonLineOfSight {
             noise.add(time: sample.time, distance: distance)
         } else {
@@ -80,7 +80,7 @@ public struct ProximityTracker: Sendable {
 
     /// Marks the current gesture as used when the peer saw the contact first, so our own
     /// (slightly later) detection of the same gesture does not start a second bump.
-    public mutating func consumeContact() {
+    package mutating func consumeContact() {
         contact.consume()
     }
 }

@@ -8,15 +8,15 @@
 /// before, so the clock re-anchors on the host's time when the arithmetic runs ahead of the host
 /// by more than an interval (the anchor itself was read late) or behind it by more than
 /// `maxLag` (a restarted session, a counter that jumped, crystal drift over many hours).
-public struct RoundClock: Sendable {
+package struct RoundClock: Sendable {
     private var anchor: (sequence: UInt32, time: Int64, interval: Int64)?
-    public static let maxLagMilliseconds: Int64 = 1_000
+    package static let maxLagMilliseconds: Int64 = 1_000
 
-    public init() {}
+    package init() {}
 
     /// Time of round `sequence`, given the interval the radio reports (0 when it reports none, as
     /// pica does: then `fallbackInterval`) and the host's time of reading it.
-    public mutating func time(
+    package mutating func time(
         ofRound sequence: UInt32, reportedInterval: UInt32, fallbackInterval: Int64, hostTime: Int64
     ) -> Int64 {
         let interval = reportedInterval > 0 ? Int64(reportedInterval) : fallbackInterval

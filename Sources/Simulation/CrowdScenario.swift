@@ -8,7 +8,7 @@ extension Scenario {
     /// rig once, touches it for three seconds and steps back. Visitors are `crowd` nodes (they only
     /// deal with the rig), so the world stays linear in size. Seeded: the same arguments give the
     /// same hall.
-    public static func crowd(
+    package static func crowd(
         visitors: Int, duration: Double, seed: UInt64 = 1, bumpEvery: Int = 20, rigSessions: Int? = nil
     ) -> Scenario {
         var random = SplitMix64(seed: seed)

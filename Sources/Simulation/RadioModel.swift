@@ -18,74 +18,74 @@ import Proximity
 ///   measurement noise, saturating at −35 dBm;
 /// - each board's **antenna-delay offset** (`Scenario.Node.boardOffset`, or drawn per board within
 ///   ±`boardOffsetSpread`): 0 unless the scenario says so, i.e. calibrated boards.
-public struct RadioModel: Codable, Sendable, Equatable {
+package struct RadioModel: Codable, Sendable, Equatable {
     /// Standard deviation of the independent, round-to-round ranging jitter, metres.
-    public var sigma: Double = 0.06
-    public var nlosProbability: Double = 0.05
+    package var sigma: Double = 0.06
+    package var nlosProbability: Double = 0.05
     /// Extra path length of an NLoS round, metres (scaled by a random factor 0.5-1.5).
-    public var nlosBias: Double = 0.40
-    public var outlierProbability: Double = 0.01
-    public var dropoutProbability: Double = 0.05
+    package var nlosBias: Double = 0.40
+    package var outlierProbability: Double = 0.01
+    package var dropoutProbability: Double = 0.05
     /// Added to readings when the devices are within 15 cm (antennas and bodies at contact), on
     /// top of the received-level bias.
-    public var contactBias: Double = 0
+    package var contactBias: Double = 0
     /// The board's received-level bias: "aps011" (APS011 Table 2, uncorrected by the firmware) or
     /// "none".
-    public var levelBias: LevelBias = .aps011
+    package var levelBias: LevelBias = .aps011
     /// Received level at 1 m in line of sight (free-space path loss beyond), dBm.
-    public var levelAtOneMetre: Double = -63
+    package var levelAtOneMetre: Double = -63
     /// Measurement noise of the reported RSSI, dB; the level it reports saturates at `rssiCeiling`.
-    public var rssiSigma: Double = 2
-    public var rssiCeiling: Double = -35
+    package var rssiSigma: Double = 2
+    package var rssiCeiling: Double = -35
     /// Slow fading of the received level (orientation, hands), dB, correlated like multipath.
-    public var fadingSigma: Double = 3
+    package var fadingSigma: Double = 3
     /// Slowly varying multipath ranging error: σ (metres) far from bodies, the factor within
     /// 0.5 m, and how it decorrelates (per metre moved, per second standing).
-    public var multipathSigma: Double = 0.05
-    public var multipathNearFactor: Double = 1.5
-    public var multipathDecorrelationMetres: Double = 0.3
-    public var multipathCorrelationSeconds: Double = 5
+    package var multipathSigma: Double = 0.05
+    package var multipathNearFactor: Double = 1.5
+    package var multipathDecorrelationMetres: Double = 0.3
+    package var multipathCorrelationSeconds: Double = 5
     /// Body shadowing: episodes per minute, their length (s), their extra path (m), the share of
     /// rounds lost during one, the chance an episode is flagged NLoS, and the level it costs (dB).
-    public var shadowingPerMinute: Double = 0.5
-    public var shadowingSeconds: [Double] = [1, 5]
-    public var shadowingExtra: [Double] = [0.15, 0.60]
-    public var shadowingLoss: Double = 0.3
-    public var shadowingFlagged: Double = 0.5
-    public var shadowingAttenuation: Double = 8
+    package var shadowingPerMinute: Double = 0.5
+    package var shadowingSeconds: [Double] = [1, 5]
+    package var shadowingExtra: [Double] = [0.15, 0.60]
+    package var shadowingLoss: Double = 0.3
+    package var shadowingFlagged: Double = 0.5
+    package var shadowingAttenuation: Double = 8
     /// No body fits between devices closer than this (metres): episodes do not touch them.
-    public var shadowingMinimumDistance: Double = 0.25
+    package var shadowingMinimumDistance: Double = 0.25
     /// Independent part of each side's reading of the same round, metres.
-    public var sideSigma: Double = 0.01
+    package var sideSigma: Double = 0.01
     /// Each board's antenna-delay offset is drawn uniformly within ± this (metres) unless the
     /// scenario node gives `boardOffset`.
-    public var boardOffsetSpread: Double = 0
+    package var boardOffsetSpread: Double = 0
     /// UWB rounds fail beyond this distance.
-    public var uwbRange: Double = 40
+    package var uwbRange: Double = 40
     /// BLE adverts and links fail beyond this distance.
-    public var bleRange: Double = 30
-    public var advertLossProbability: Double = 0.10
+    package var bleRange: Double = 30
+    package var advertLossProbability: Double = 0.10
     /// A peer-channel message (one SDU) is lost; 0 keeps the link reliable, as L2CAP usually is.
     /// Set it to test that the peer protocol survives loss.
-    public var linkLossProbability: Double = 0
+    package var linkLossProbability: Double = 0
     /// An attacker on the air: a peer-channel SDU arrives with one byte changed, cut short, or
     /// (after the original) an earlier SDU of the same link and direction arrives again. 0 unless
     /// a scenario asks; on a keyed event every such frame must be refused and the peers still bump.
-    public var linkTamperProbability: Double = 0
-    public var linkTruncateProbability: Double = 0
-    public var linkReplayProbability: Double = 0
+    package var linkTamperProbability: Double = 0
+    package var linkTruncateProbability: Double = 0
+    package var linkReplayProbability: Double = 0
     /// The controlee misses the round's result (deferred DS-TWR sends it in a final data frame)
     /// while the controller has it, so the two sides see slightly different readings.
-    public var resultLossProbability: Double = 0
+    package var resultLossProbability: Double = 0
     /// RSSI at 1 m and the path-loss exponent of the BLE log-distance model.
-    public var rssiAtOneMetre: Double = -59
-    public var pathLossExponent: Double = 2.0
+    package var rssiAtOneMetre: Double = -59
+    package var pathLossExponent: Double = 2.0
 
-    public enum LevelBias: String, Codable, Sendable {
+    package enum LevelBias: String, Codable, Sendable {
         case aps011, none
     }
 
-    public init() {}
+    package init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case sigma, nlosProbability, nlosBias, outlierProbability, dropoutProbability, contactBias, levelBias, levelAtOneMetre
@@ -96,7 +96,7 @@ public struct RadioModel: Codable, Sendable, Equatable {
         case resultLossProbability, rssiAtOneMetre, pathLossExponent
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = RadioModel()
         func value<T: Decodable>(_ key: CodingKeys, _ fallback: T) throws -> T {
@@ -143,18 +143,18 @@ public struct RadioModel: Codable, Sendable, Equatable {
     }
 
     /// One UWB round as both sides report it: nil when the round is lost.
-    public struct Reading: Equatable {
+    package struct Reading: Equatable {
         /// What the controller reports (metres) and the level it received (dBm, as reported).
-        public var metres: Double
-        public var nonLineOfSight: Bool
-        public var rssi: Double
+        package var metres: Double
+        package var nonLineOfSight: Bool
+        package var rssi: Double
         /// The controlee's reading of the same round: the same physical error, its own jitter.
-        public var otherSide: Double
-        public var otherRSSI: Double
+        package var otherSide: Double
+        package var otherRSSI: Double
     }
 
     /// What persists between the rounds of one pair of devices: the slowly varying errors.
-    public struct PairChannel: Sendable {
+    package struct PairChannel: Sendable {
         var multipath = 0.0
         var fading = 0.0
         var last: (time: Double, distance: Double)?
@@ -163,12 +163,12 @@ public struct RadioModel: Codable, Sendable, Equatable {
         var shadowExtra = 0.0
         var shadowFlagged = false
 
-        public init() {}
+        package init() {}
     }
 
     /// One round at `time` (seconds) between devices `trueDistance` apart whose boards add
     /// `boardOffsets` (metres, both boards together).
-    public func rangingReading(
+    package func rangingReading(
         trueDistance d: Double, time: Double, boardOffsets: Double = 0, channel: inout PairChannel, random: inout SplitMix64
     ) -> Reading? {
         guard d <= uwbRange else { return nil }
@@ -234,18 +234,18 @@ public struct RadioModel: Codable, Sendable, Equatable {
     }
 
     /// A board's antenna-delay offset when the scenario does not give one.
-    public func boardOffset(random: inout SplitMix64) -> Double {
+    package func boardOffset(random: inout SplitMix64) -> Double {
         boardOffsetSpread > 0 ? boardOffsetSpread * (2 * random.unit() - 1) : 0
     }
 
     /// Whether something that fails with `probability` fails this time. Draws nothing when it
     /// cannot fail, so adding a zero-probability loss leaves seeded runs unchanged.
-    public func fails(_ probability: Double, random: inout SplitMix64) -> Bool {
+    package func fails(_ probability: Double, random: inout SplitMix64) -> Bool {
         probability > 0 && random.unit() < probability
     }
 
     /// RSSI of one received advert, or nil if it was not received.
-    public func advertRSSI(distance: Double, random: inout SplitMix64) -> Int? {
+    package func advertRSSI(distance: Double, random: inout SplitMix64) -> Int? {
         guard distance <= bleRange, random.unit() >= advertLossProbability else { return nil }
         let rssi = rssiAtOneMetre - 10 * pathLossExponent * log10(max(distance, 0.1)) + 2 * random.gaussian()
         return Int(rssi.rounded())

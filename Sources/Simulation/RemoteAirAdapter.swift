@@ -6,19 +6,19 @@ import UCIHost
 /// A BLE adapter whose air is a world server's (`--ble world:HOST:PORT/BODY`): the bridge in
 /// this process discovers and talks to the world's peers through the same `BLEAdapter` seam a
 /// real radio uses.
-public final class RemoteAirAdapter: BLEAdapter {
+package final class RemoteAirAdapter: BLEAdapter {
     private let connection: StreamConnection
     private let body: String
     private let replies = PendingReplies()
-    public let backendName: String
+    package let backendName: String
 
-    public init(host: String, port: UInt16, body: String) throws {
+    package init(host: String, port: UInt16, body: String) throws {
         connection = try StreamConnection.connect(host: host, port: port)
         self.body = body
         backendName = "world:\(host):\(port)/\(body)"
     }
 
-    public func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws {
+    package func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws {
         try await connection.write(AirFrame.hello(body: body).encoded())
         let welcome = try await nextReply()
         guard case .welcome = welcome else { throw BLEAdapterError.unavailable("world answered \(welcome)") }
@@ -55,15 +55,15 @@ public final class RemoteAirAdapter: BLEAdapter {
         }
     }
 
-    public func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {
+    package func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {
         try await connection.write(AirFrame.advertise(data + scanResponse).encoded())
     }
 
-    public func startScanning() async throws {
+    package func startScanning() async throws {
         try await connection.write(AirFrame.scan.encoded())
     }
 
-    public func connect(to peer: BLEAddress) async throws -> LinkID {
+    package func connect(to peer: BLEAddress) async throws -> LinkID {
         let reply = try await withCheckedThrowingContinuation { continuation in
             replies.append(continuation)
             do {
@@ -76,15 +76,15 @@ public final class RemoteAirAdapter: BLEAdapter {
         return link
     }
 
-    public func send(_ sdu: [UInt8], on link: LinkID) async throws {
+    package func send(_ sdu: [UInt8], on link: LinkID) async throws {
         try await connection.write(AirFrame.send(link, sdu).encoded())
     }
 
-    public func disconnect(_ link: LinkID) async {
+    package func disconnect(_ link: LinkID) async {
         try? await connection.write(AirFrame.disconnect(link).encoded())
     }
 
-    public func stop() async {
+    package func stop() async {
         connection.close()
     }
 }

@@ -41,13 +41,13 @@ import PeerSecurity
 /// `bleRange`, `advertLossProbability`, `linkLossProbability`, `resultLossProbability`,
 /// `rssiAtOneMetre`, `pathLossExponent`). docs/PROXIMITY.md, "Radio model", gives the defaults
 /// and their sources.
-public struct Scenario: Codable, Sendable, Equatable {
-    public var name: String
-    public var duration: Double
-    public var group: UInt16?
-    public var groupKey: String?
-    public var radio: RadioModel?
-    public var nodes: [Node]
+package struct Scenario: Codable, Sendable, Equatable {
+    package var name: String
+    package var duration: Double
+    package var group: UInt16?
+    package var groupKey: String?
+    package var radio: RadioModel?
+    package var nodes: [Node]
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, duration, group, groupKey, radio, nodes
@@ -63,7 +63,7 @@ public struct Scenario: Codable, Sendable, Equatable {
             ])
     }
 
-    public init(name: String, duration: Double, group: UInt16? = nil, radio: RadioModel? = nil, nodes: [Node]) {
+    package init(name: String, duration: Double, group: UInt16? = nil, radio: RadioModel? = nil, nodes: [Node]) {
         self.name = name
         self.duration = duration
         self.group = group
@@ -71,35 +71,35 @@ public struct Scenario: Codable, Sendable, Equatable {
         self.nodes = nodes
     }
 
-    public struct Node: Codable, Sendable, Equatable {
-        public var name: String
-        public var path: [Waypoint]
-        public var card: JSONObjectText?
-        public var external: Bool?
-        public var crowd: Bool?
-        public var uwbSessions: Int?
+    package struct Node: Codable, Sendable, Equatable {
+        package var name: String
+        package var path: [Waypoint]
+        package var card: JSONObjectText?
+        package var external: Bool?
+        package var crowd: Bool?
+        package var uwbSessions: Int?
         /// The FiRa UCI generation its virtual board speaks: "2.0" (default) or "1.1".
-        public var uci: BoardUCI?
+        package var uci: BoardUCI?
         /// false: its virtual board's firmware ignores RSSI_REPORTING and sends the RSSI octet as 0
         /// in every measurement, so the host gets no received level even from a UCI 2.0 board that
         /// claims RSSI (issue 29: such boards must still bump). Unset or true: the board reports
         /// RSSI whenever its UCI generation can and the host asked.
-        public var rssi: Bool?
+        package var rssi: Bool?
         /// Whether the path starts over once its last waypoint is reached.
-        public var loop: Bool?
+        package var loop: Bool?
         /// Metres this node's UWB board adds to every reading it takes part in (its antenna-delay
         /// error; a pair reads the sum of both boards'). Unset: drawn within the radio's
         /// `boardOffsetSpread` (0 by default: a calibrated board).
-        public var boardOffset: Double?
+        package var boardOffset: Double?
         /// This node's event key instead of the scenario's; "none" for a node without one.
-        public var groupKey: String?
-        public var allowInsecurePeers: Bool?
+        package var groupKey: String?
+        package var allowInsecurePeers: Bool?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case name, path, card, external, crowd, uwbSessions, uci, rssi, loop, boardOffset, groupKey, allowInsecurePeers
         }
 
-        public init(
+        package init(
             name: String, path: [Waypoint], card: JSONObjectText? = nil, external: Bool? = nil, crowd: Bool? = nil,
             uwbSessions: Int? = nil, loop: Bool? = nil, boardOffset: Double? = nil
         ) {
@@ -114,25 +114,25 @@ public struct Scenario: Codable, Sendable, Equatable {
         }
     }
 
-    public struct Waypoint: Codable, Sendable, Equatable {
-        public var t: Double
-        public var x: Double
-        public var y: Double
+    package struct Waypoint: Codable, Sendable, Equatable {
+        package var t: Double
+        package var x: Double
+        package var y: Double
 
-        public init(t: Double, x: Double, y: Double) {
+        package init(t: Double, x: Double, y: Double) {
             self.t = t
             self.x = x
             self.y = y
         }
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             var container = try decoder.unkeyedContainer()
             t = try container.decode(Double.self)
             x = try container.decode(Double.self)
             y = try container.decode(Double.self)
         }
 
-        public func encode(to encoder: any Encoder) throws {
+        package func encode(to encoder: any Encoder) throws {
             var container = encoder.unkeyedContainer()
             try container.encode(t)
             try container.encode(x)
@@ -140,13 +140,13 @@ public struct Scenario: Codable, Sendable, Equatable {
         }
     }
 
-    public enum Invalid: Error, CustomStringConvertible {
+    package enum Invalid: Error, CustomStringConvertible {
         /// The file could not be read; the error says why.
         case unreadableFile(path: String, any Error)
         case unreadable(String)
         case rule(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .unreadableFile(let path, let error): "cannot read the scenario: \(path): \(error.localizedDescription)"
             case .unreadable(let why): "cannot read the scenario: \(why)"
@@ -155,7 +155,7 @@ public struct Scenario: Codable, Sendable, Equatable {
         }
     }
 
-    public static func load(contentsOf url: URL) throws -> Scenario {
+    package static func load(contentsOf url: URL) throws -> Scenario {
         let data: Data
         do {
             data = try Data(contentsOf: url)
@@ -165,7 +165,7 @@ public struct Scenario: Codable, Sendable, Equatable {
         return try decode(data)
     }
 
-    public static func decode(_ data: Data) throws -> Scenario {
+    package static func decode(_ data: Data) throws -> Scenario {
         let scenario: Scenario
         do {
             scenario = try JSONDecoder().decode(Scenario.self, from: data)
@@ -181,7 +181,7 @@ public struct Scenario: Codable, Sendable, Equatable {
     }
 
     /// The built-in scenario the demo runs when no file is given.
-    public static func builtIn(_ name: String = "meetup") throws -> Scenario {
+    package static func builtIn(_ name: String = "meetup") throws -> Scenario {
         guard let url = Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Scenarios") else {
             throw Invalid.unreadable("no built-in scenario named \(name)")
         }
@@ -232,7 +232,7 @@ public struct Scenario: Codable, Sendable, Equatable {
 
 extension Scenario.Node {
     /// Position at time `t` (seconds since the scenario started).
-    public func position(at t: Double) -> (x: Double, y: Double) {
+    package func position(at t: Double) -> (x: Double, y: Double) {
         guard let first = path.first, t > first.t else { return (path[0].x, path[0].y) }
         let period = path[path.count - 1].t - first.t
         let t = loop == true && period > 0 ? first.t + (t - first.t).truncatingRemainder(dividingBy: period) : t
@@ -247,14 +247,14 @@ extension Scenario.Node {
 }
 
 /// A JSON object kept as text (a profile card inside a scenario file).
-public struct JSONObjectText: Codable, Sendable, Equatable {
-    public var text: String
+package struct JSONObjectText: Codable, Sendable, Equatable {
+    package var text: String
 
-    public init(text: String) {
+    package init(text: String) {
         self.text = text
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let value = try decoder.singleValueContainer().decode(JSONValue.self)
         guard case .object = value else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "a card must be a JSON object"))
@@ -263,7 +263,7 @@ public struct JSONObjectText: Codable, Sendable, Equatable {
         text = String(decoding: data, as: UTF8.self)
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)))
     }

@@ -20,29 +20,29 @@ struct VirtualTime: TimeSource {
 /// Time advances in fixed steps. At each step the world produces radio traffic, then each node in
 /// scenario order receives its share and is waited on until idle. Nothing depends on thread
 /// timing, so a scenario and seed always give the same event stream.
-public final class SimulationDriver: Sendable {
-    public struct Options: Sendable {
-        public var seed: UInt64 = 1
+package final class SimulationDriver: Sendable {
+    package struct Options: Sendable {
+        package var seed: UInt64 = 1
         /// Seconds of scenario time per second of wall time; nil runs as fast as possible.
-        public var speed: Double? = 1
+        package var speed: Double? = 1
         /// Overrides the scenario's duration (seconds).
-        public var duration: Double?
-        public var stepMilliseconds: Int64 = 50
+        package var duration: Double?
+        package var stepMilliseconds: Int64 = 50
         /// Event timestamps start here (Unix epoch milliseconds).
-        public var epochMilliseconds: Int64 = 0
-        public var bridge = BridgeConfig()
+        package var epochMilliseconds: Int64 = 0
+        package var bridge = BridgeConfig()
         /// Wraps each in-process node's radios (by node name), e.g. to capture their traffic.
-        public var instrument: (@Sendable (String, any UCITransport, any BLEAdapter, any TimeSource) -> (any UCITransport, any BLEAdapter))?
+        package var instrument: (@Sendable (String, any UCITransport, any BLEAdapter, any TimeSource) -> (any UCITransport, any BLEAdapter))?
         /// The clock the nodes' UCI hosts time the boards' answers by.
-        public var uwbClock: any Clock<Duration> = ContinuousClock()
-        public init() {}
+        package var uwbClock: any Clock<Duration> = ContinuousClock()
+        package init() {}
     }
 
-    public let world: World
+    package let world: World
     private let options: Options
     private let nodes: [(body: Int, node: BridgeNode, tracker: WorkTracker, seed: UInt64)]
 
-    public init(scenario: Scenario, options: Options, events: EventStream, logger: Logger) {
+    package init(scenario: Scenario, options: Options, events: EventStream, logger: Logger) {
         let world = World(scenario: scenario, seed: options.seed)
         var random = SplitMix64(seed: options.seed)
         let time = VirtualTime(world: world, epochMilliseconds: options.epochMilliseconds)
@@ -71,12 +71,12 @@ public final class SimulationDriver: Sendable {
     }
 
     /// The in-process nodes in scenario order: name, identity and the seed of their choices.
-    public var nodeSetups: [(name: String, node: BridgeNode, seed: UInt64)] {
+    package var nodeSetups: [(name: String, node: BridgeNode, seed: UInt64)] {
         nodes.map { (world.scenario.nodes[$0.body].name, $0.node, $0.seed) }
     }
 
-    public var stepMilliseconds: Int64 { options.stepMilliseconds }
-    public var durationMilliseconds: Int64 { Int64(((options.duration ?? world.scenario.duration) * 1000).rounded()) }
+    package var stepMilliseconds: Int64 { options.stepMilliseconds }
+    package var durationMilliseconds: Int64 { Int64(((options.duration ?? world.scenario.duration) * 1000).rounded()) }
 
     /// The work tracker of an in-process node, for a test that holds back what a radio answers:
     /// work waiting on the world is not the node's, or the driver would wait for it forever.
@@ -85,7 +85,7 @@ public final class SimulationDriver: Sendable {
     }
 
     /// Identities of the in-process nodes, by scenario name.
-    public var identities: [String: NodeIdentity] {
+    package var identities: [String: NodeIdentity] {
         Dictionary(uniqueKeysWithValues: nodes.map { (world.scenario.nodes[$0.body].name, $0.node.identity) })
     }
 
@@ -118,7 +118,7 @@ public final class SimulationDriver: Sendable {
     }
 
     /// Runs the scenario to its end (or `until` returns true), then stops every node.
-    public func run(until shouldStop: @Sendable () -> Bool = { false }) async throws {
+    package func run(until shouldStop: @Sendable () -> Bool = { false }) async throws {
         for entry in nodes { try await entry.node.start() }
         let loops = nodes.map { entry in Task { await entry.node.run() } }
         for entry in nodes { await entry.tracker.waitUntilIdle() }

@@ -7,7 +7,7 @@ import UCI
 /// status only), reports controlees only in the notification (with remaining list size and
 /// sub-session ids), numbers capabilities from the PHY version range (0x00) and has no RSSI
 /// octet (RFU) and no SESSION_KEY, so no provisioned STS.
-public enum BoardUCI: String, Sendable, Codable, CaseIterable {
+package enum BoardUCI: String, Sendable, Codable, CaseIterable {
     case v1_1 = "1.1"
     case v2_0 = "2.0"
 }

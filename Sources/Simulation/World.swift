@@ -10,7 +10,7 @@ import UCI
 /// that the driver delivers body by body (which keeps seeded runs reproducible).
 ///
 /// One lock guards everything; every operation is short and never calls out while holding it.
-public final class World: Sendable {
+package final class World: Sendable {
     typealias DeviceOutput = @Sendable ([UInt8]) -> Void
     typealias AirHandler = @Sendable (BLEEvent) -> Void
 
@@ -76,17 +76,17 @@ public final class World: Sendable {
         init(_ a: Int, _ b: Int) { (low, high) = (min(a, b), max(a, b)) }
     }
 
-    public let scenario: Scenario
-    public let radio: RadioModel
+    package let scenario: Scenario
+    package let radio: RadioModel
     /// Each body's board antenna-delay offset, metres (see `Scenario.Node.boardOffset`).
-    public let boardOffsets: [Double]
+    package let boardOffsets: [Double]
     private let state: Mutex<State>
     /// Adverts reach scanners this often.
     static let advertPeriodMilliseconds: Int64 = 250
     /// Link traffic arrives with the next time step.
     static let airLatencyMilliseconds: Int64 = 1
 
-    public init(scenario: Scenario, seed: UInt64) {
+    package init(scenario: Scenario, seed: UInt64) {
         self.scenario = scenario
         let radio = scenario.radio ?? RadioModel()
         self.radio = radio
@@ -95,14 +95,14 @@ public final class World: Sendable {
         self.state = Mutex(State(random: SplitMix64(seed: seed ^ 0x5EED_0F_A1D)))
     }
 
-    public var nowMilliseconds: Int64 { state.withLock { $0.now } }
+    package var nowMilliseconds: Int64 { state.withLock { $0.now } }
 
-    public func bodyIndex(named name: String) -> Int? {
+    package func bodyIndex(named name: String) -> Int? {
         scenario.nodes.firstIndex { $0.name == name }
     }
 
     /// BLE address of a body: a static random address (two top bits set) derived from its index.
-    public static func address(ofBody body: Int) -> BLEAddress {
+    package static func address(ofBody body: Int) -> BLEAddress {
         BLEAddress(bytes: [UInt8(truncatingIfNeeded: body), UInt8(truncatingIfNeeded: body >> 8), 0x42, 0x57, 0x42, 0xC0])
     }
 

@@ -8,22 +8,22 @@ import UCIHost
 /// Serves a running world's external bodies over TCP: each external body's virtual UWBS on its
 /// own port (one connection = one device, like pica; a new connection is a replug), and the
 /// virtual air on one shared port where a client names its body in `hello`.
-public final class WorldServer: Sendable {
-    public struct Endpoint: Sendable {
-        public var body: String
-        public var uwbPort: UInt16
+package final class WorldServer: Sendable {
+    package struct Endpoint: Sendable {
+        package var body: String
+        package var uwbPort: UInt16
     }
 
     private let world: World
     private let logger: Logger
     private let listeners: [TCPListener]
-    public let endpoints: [Endpoint]
-    public let airPort: UInt16
+    package let endpoints: [Endpoint]
+    package let airPort: UInt16
     private let airListener: TCPListener
     /// The current UCI connection of each external body (a new connection replaces the old).
     private let deviceConnections = DeviceConnections()
 
-    public init(world: World, host: String, uwbBasePort: UInt16, airPort: UInt16, logger: Logger) throws {
+    package init(world: World, host: String, uwbBasePort: UInt16, airPort: UInt16, logger: Logger) throws {
         self.world = world
         self.logger = logger
         var listeners: [TCPListener] = []
@@ -46,14 +46,14 @@ public final class WorldServer: Sendable {
         }
     }
 
-    public func close() {
+    package func close() {
         listeners.forEach { $0.close() }
         airListener.close()
     }
 
     /// Pulls the external body's board out: its host sees the connection end, as after an
     /// unplug. Connecting again plugs in a fresh board.
-    public func unplug(body name: String) {
+    package func unplug(body name: String) {
         guard let body = world.bodyIndex(named: name) else { return }
         deviceConnections.take(body)?.close()
     }

@@ -10,11 +10,11 @@ import Synchronization
 /// A consumer that can take bytes on the producer's thread asks for them with `deliver(to:)`
 /// instead: each push then calls it directly, with no task to resume, which on an `EventLoop`
 /// takes a notification from `read(2)` to its handling without a single job hop.
-public final class ByteQueue: Sendable {
+package final class ByteQueue: Sendable {
     /// What a delivering queue hands its consumer: bytes, then once the end of the stream (nil)
     /// or why it failed. The bytes are borrowed for the call only (the producer's read buffer,
     /// reused for the next read): a consumer that keeps them copies them.
-    public typealias Receiver = @Sendable (Result<UnsafeRawBufferPointer?, TransportError>) -> Void
+    package typealias Receiver = @Sendable (Result<UnsafeRawBufferPointer?, TransportError>) -> Void
 
     private struct State {
         var chunks: [[UInt8]] = []
@@ -25,22 +25,22 @@ public final class ByteQueue: Sendable {
         var receiver: Receiver?
     }
     private let state = Mutex(State())
-    public let limit: Int
+    package let limit: Int
 
-    public init(limit: Int = 4 << 20) {
+    package init(limit: Int = 4 << 20) {
         self.limit = limit
     }
 
     /// Adds bytes; returns false when the queue is finished or over its limit (then it fails).
     @discardableResult
-    public func push(_ bytes: [UInt8]) -> Bool {
+    package func push(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { push(borrowing: $0, owned: bytes) }
     }
 
     /// Adds bytes borrowed for the call (a reader's buffer): a delivering consumer reads them in
     /// place, so a read costs no allocation; otherwise they are copied into the queue.
     @discardableResult
-    public func push(borrowing bytes: UnsafeRawBufferPointer) -> Bool {
+    package func push(borrowing bytes: UnsafeRawBufferPointer) -> Bool {
         push(borrowing: bytes, owned: nil)
     }
 
@@ -76,7 +76,7 @@ public final class ByteQueue: Sendable {
     }
 
     /// Ends the stream after the buffered chunks; with `failure`, the consumer sees that error instead.
-    public func finish(failure: TransportError? = nil) {
+    package func finish(failure: TransportError? = nil) {
         let (waiter, receiver): (CheckedContinuation<[[UInt8]]?, any Error>?, Receiver?) = state.withLock { s in
             guard !s.finished else { return (nil, nil) }
             s.finished = true
@@ -91,7 +91,7 @@ public final class ByteQueue: Sendable {
     /// From now on hands every chunk to `receive` on the pushing thread, starting with those
     /// already queued, then the end of the stream once; `next` is not to be called any more.
     /// Calls never overlap: `receive` sees the stream in order, one chunk at a time.
-    public func deliver(to receive: @escaping Receiver) {
+    package func deliver(to receive: @escaping Receiver) {
         while true {
             let (queued, end): ([[UInt8]], Result<UnsafeRawBufferPointer?, TransportError>?) = state.withLock { s in
                 precondition(s.waiter == nil && s.receiver == nil, "ByteQueue has a single consumer")
@@ -113,12 +113,12 @@ public final class ByteQueue: Sendable {
     }
 
     /// Every byte waiting, once there is some; nil once finished.
-    public func next() async throws -> [UInt8]? {
+    package func next() async throws -> [UInt8]? {
         try await nextChunks().map(Self.concatenated)
     }
 
     /// One array of `chunks`, copied once (a flattened sequence copies element by element).
-    public static func concatenated(_ chunks: [[UInt8]]) -> [UInt8] {
+    package static func concatenated(_ chunks: [[UInt8]]) -> [UInt8] {
         guard chunks.count > 1 else { return chunks.first ?? [] }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(chunks.reduce(0) { $0 + $1.count })
@@ -128,7 +128,7 @@ public final class ByteQueue: Sendable {
 
     /// Every chunk waiting, in order, once there is one; nil once finished. For consumers that
     /// account per chunk (the simulation's work tracking).
-    public func nextChunks() async throws -> [[UInt8]]? {
+    package func nextChunks() async throws -> [[UInt8]]? {
         try await withCheckedThrowingContinuation { continuation in
             let ready: Result<[[UInt8]]?, any Error>? = state.withLock { s in
                 if !s.chunks.isEmpty {

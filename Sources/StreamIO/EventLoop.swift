@@ -16,9 +16,9 @@ import Synchronization
 /// task executor (`Task(executorPreference:)`), not an actor's serial executor: jobs run with no
 /// serial executor of their own, so a task on the loop enters the default actors it calls
 /// right there on the thread, instead of enqueuing a job for each actor hop.
-public final class EventLoop: TaskExecutor, Sendable {
+package final class EventLoop: TaskExecutor, Sendable {
     /// What a watched descriptor's handler asks for after running.
-    public enum Watch: Sendable {
+    package enum Watch: Sendable {
         case keep
         /// Stop watching: the loop forgets the descriptor and runs the watch's `ended`.
         case end
@@ -47,10 +47,10 @@ public final class EventLoop: TaskExecutor, Sendable {
     /// one for its end signal.
     private let epoll: Int32
     private static let wakeID = UInt64.max
-    public let name: String
+    package let name: String
 
     /// Starts the loop's thread, named `name`.
-    public init(name: String) {
+    package init(name: String) {
         self.name = name
         wake = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
         precondition(wake >= 0, "eventfd failed: \(String(cString: strerror(errno)))")
@@ -60,7 +60,7 @@ public final class EventLoop: TaskExecutor, Sendable {
         IOThread.detach(name: name) { [self] in run() }
     }
 
-    public func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let mustWake = state.withLock { s in
             s.jobs.append(job)
@@ -70,7 +70,7 @@ public final class EventLoop: TaskExecutor, Sendable {
         if mustWake { signal() }
     }
 
-    public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+    package func asUnownedTaskExecutor() -> UnownedTaskExecutor {
         UnownedTaskExecutor(ordinary: self)
     }
 
@@ -78,7 +78,7 @@ public final class EventLoop: TaskExecutor, Sendable {
     /// returns `.end` or `endSignal` is signalled; then calls `ended` once. The descriptors stay
     /// the caller's: the loop never closes them. A descriptor epoll cannot watch (a regular file)
     /// ends at once.
-    public func watch(
+    package func watch(
         _ fd: Int32, endSignal: Int32, readable: @escaping @Sendable () -> Watch, ended: @escaping @Sendable () -> Void
     ) {
         let id = state.withLock { s in

@@ -16,12 +16,12 @@ import Glibc
 ///
 /// Named `IOThread` rather than `Thread` so that it never clashes with Foundation's `Thread` in a
 /// file that imports both. `public` so that any target (Events' stdout writer, later) can adopt it.
-public enum IOThread {
+package enum IOThread {
     /// Linux's limit on a thread name, without the terminating NUL.
-    public static let maximumNameLength = 15
+    package static let maximumNameLength = 15
 
     /// Starts `body` on a new detached thread named `name`.
-    public static func detach(name: String, _ body: @escaping @Sendable () -> Void) {
+    package static func detach(name: String, _ body: @escaping @Sendable () -> Void) {
         let start = Start(name: fitted(name), body: body)
         var thread = pthread_t()
         let status = pthread_create(&thread, nil, { raw in
@@ -47,7 +47,7 @@ public enum IOThread {
     }
 
     /// The calling thread's name, as Linux keeps it (for tests and diagnostics).
-    public static func currentName() -> String? {
+    package static func currentName() -> String? {
         let fd = open("/proc/thread-self/comm", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

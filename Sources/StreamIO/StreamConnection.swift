@@ -13,16 +13,16 @@ import SystemPackage
 ///
 /// Its `write`, `read` and `close` are exactly `UCITransport`'s requirements; UCIHost declares the
 /// conformance, so this module knows nothing about UCI.
-public final class StreamConnection: Sendable, CustomStringConvertible {
+package final class StreamConnection: Sendable, CustomStringConvertible {
     private let descriptor: ClosableDescriptor
     private let isSocket: Bool
     private let incoming = ByteQueue()
     /// One writer at a time, so that two writes' partial sends never interleave.
     private let writing = Mutex(())
-    public let description: String
+    package let description: String
 
     /// Connects to `host:port` (numeric or resolvable host).
-    public static func connect(host: String, port: UInt16, loop: EventLoop? = nil) throws -> StreamConnection {
+    package static func connect(host: String, port: UInt16, loop: EventLoop? = nil) throws -> StreamConnection {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -53,7 +53,7 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
 
     /// Opens a serial device raw (no echo, no line discipline). Opening asserts DTR, which
     /// nRF52 CDC-ACM firmwares wait for before they send anything.
-    public static func openTTY(_ path: String, loop: EventLoop? = nil) throws -> StreamConnection {
+    package static func openTTY(_ path: String, loop: EventLoop? = nil) throws -> StreamConnection {
         let fd: FileDescriptor
         do {
             // O_NOCTTY: opening a tty must not make it this process's controlling terminal.
@@ -77,7 +77,7 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
     ///
     /// With a `loop`, the loop's thread reads the descriptor (no thread of its own): a consumer
     /// whose executor is the same loop gets the bytes without a thread hand-off.
-    public init(fd: FileDescriptor, description: String, isSocket: Bool = true, loop: EventLoop? = nil) {
+    package init(fd: FileDescriptor, description: String, isSocket: Bool = true, loop: EventLoop? = nil) {
         let descriptor = ClosableDescriptor(fd)
         self.descriptor = descriptor
         self.isSocket = isSocket
@@ -152,13 +152,13 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
         return self
     }
 
-    public func write(_ bytes: [UInt8]) async throws {
+    package func write(_ bytes: [UInt8]) async throws {
         try writeNow(bytes)
     }
 
     /// Synchronous write, for callers outside async code (the world's device threads). Waits
     /// while the peer does not take the bytes; `close` ends the wait with `TransportError.closed`.
-    public func writeNow(_ bytes: [UInt8]) throws {
+    package func writeNow(_ bytes: [UInt8]) throws {
         guard descriptor.acquire() else { throw TransportError.closed }
         defer { descriptor.release() }
         let fd = descriptor.fd
@@ -189,11 +189,11 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
         }
     }
 
-    public func read() async throws -> [UInt8]? { try await incoming.next() }
+    package func read() async throws -> [UInt8]? { try await incoming.next() }
 
     /// Hands every read's bytes to `receive` on the thread that reads the descriptor (the
     /// loop's, given one), instead of through `read`; always possible, so always true.
-    public func deliverReads(to receive: @escaping ByteQueue.Receiver) -> Bool {
+    package func deliverReads(to receive: @escaping ByteQueue.Receiver) -> Bool {
         incoming.deliver(to: receive)
         return true
     }
@@ -201,7 +201,7 @@ public final class StreamConnection: Sendable, CustomStringConvertible {
     /// Wakes the reader and any writer; the descriptor closes once they let go (at once if
     /// none holds it), and a pending `read` returns nil right after. A socket's peer is sent
     /// the end of the stream first.
-    public func close() {
+    package func close() {
         if isSocket, descriptor.acquire() {
             shutdown(descriptor.fd.rawValue, Int32(SHUT_WR))
             descriptor.release()

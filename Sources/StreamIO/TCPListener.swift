@@ -2,12 +2,12 @@ import Glibc
 import SystemPackage
 
 /// Accepts TCP connections on a dedicated thread.
-public final class TCPListener: Sendable {
+package final class TCPListener: Sendable {
     private let descriptor: ClosableDescriptor
-    public let port: UInt16
+    package let port: UInt16
 
     /// Binds `host:port` (port 0 picks a free one, see `port`).
-    public init(host: String, port: UInt16) throws {
+    package init(host: String, port: UInt16) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Self.failure("socket") }
         var one: Int32 = 1
@@ -42,7 +42,7 @@ public final class TCPListener: Sendable {
     }
 
     /// Calls `handler` on the accept thread for every new connection, until `close`.
-    public func acceptLoop(_ handler: @escaping @Sendable (StreamConnection) -> Void) {
+    package func acceptLoop(_ handler: @escaping @Sendable (StreamConnection) -> Void) {
         let port = self.port
         guard descriptor.acquire() else { return }
         IOThread.detach(name: "tcp-accept") { [descriptor] in
@@ -61,7 +61,7 @@ public final class TCPListener: Sendable {
 
     /// Stops accepting; the listening socket closes once the accept thread lets go of it (at
     /// once when no accept loop runs).
-    public func close() {
+    package func close() {
         descriptor.close()
     }
 

@@ -3,14 +3,14 @@ import SystemPackage
 
 /// Why a byte stream failed. Each case says what happened; what to do about it is
 /// `Doctor.remedy(for:)`'s business, which switches on these cases.
-public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum TransportError: Error, Equatable, Sendable, CustomStringConvertible {
     case closed
     case system(call: String, errno: Int32, message: String)
     /// Opening a device node (a tty) failed with `errno`: EACCES, ENOENT and EBUSY are the usual.
     case openDevice(path: String, errno: Int32)
     case invalidEndpoint(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .closed: "the transport is closed"
         case .system(let call, let code, let message): "\(call) failed: \(message) (errno \(code))"

@@ -1,57 +1,57 @@
 /// A session app configuration parameter ID (uci.md §1.7; pica and AOSP pdl `AppConfigTlvType`).
 ///
 /// Open-ended: vendor IDs (0xA0-0xDF, 0xE3-0xFF) pass through untouched.
-public struct AppConfigID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public var rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+package struct AppConfigID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    package var rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
 
-    public static let deviceType = AppConfigID(rawValue: 0x00)
-    public static let rangingRoundUsage = AppConfigID(rawValue: 0x01)
-    public static let stsConfig = AppConfigID(rawValue: 0x02)
-    public static let multiNodeMode = AppConfigID(rawValue: 0x03)
-    public static let channelNumber = AppConfigID(rawValue: 0x04)
-    public static let numberOfControlees = AppConfigID(rawValue: 0x05)
-    public static let deviceMacAddress = AppConfigID(rawValue: 0x06)
-    public static let dstMacAddress = AppConfigID(rawValue: 0x07)
-    public static let slotDuration = AppConfigID(rawValue: 0x08)
-    public static let rangingDuration = AppConfigID(rawValue: 0x09)
-    public static let stsIndex = AppConfigID(rawValue: 0x0A)
-    public static let macFcsType = AppConfigID(rawValue: 0x0B)
-    public static let rangingRoundControl = AppConfigID(rawValue: 0x0C)
-    public static let aoaResultRequest = AppConfigID(rawValue: 0x0D)
-    public static let rangeDataNotificationConfig = AppConfigID(rawValue: 0x0E)
-    public static let proximityNear = AppConfigID(rawValue: 0x0F)
-    public static let proximityFar = AppConfigID(rawValue: 0x10)
-    public static let deviceRole = AppConfigID(rawValue: 0x11)
-    public static let rframeConfig = AppConfigID(rawValue: 0x12)
-    public static let rssiReporting = AppConfigID(rawValue: 0x13)
-    public static let preambleCodeIndex = AppConfigID(rawValue: 0x14)
-    public static let sfdID = AppConfigID(rawValue: 0x15)
-    public static let psduDataRate = AppConfigID(rawValue: 0x16)
-    public static let preambleDuration = AppConfigID(rawValue: 0x17)
-    public static let rangingTimeStruct = AppConfigID(rawValue: 0x1A)
-    public static let slotsPerRangingRound = AppConfigID(rawValue: 0x1B)
-    public static let prfMode = AppConfigID(rawValue: 0x1F)
-    public static let scheduleMode = AppConfigID(rawValue: 0x22)
-    public static let keyRotation = AppConfigID(rawValue: 0x23)
-    public static let keyRotationRate = AppConfigID(rawValue: 0x24)
-    public static let sessionPriority = AppConfigID(rawValue: 0x25)
-    public static let macAddressMode = AppConfigID(rawValue: 0x26)
-    public static let vendorID = AppConfigID(rawValue: 0x27)
-    public static let staticSTSIV = AppConfigID(rawValue: 0x28)
-    public static let numberOfSTSSegments = AppConfigID(rawValue: 0x29)
-    public static let maxRangingRoundRetry = AppConfigID(rawValue: 0x2A)
-    public static let uwbInitiationTime = AppConfigID(rawValue: 0x2B)
-    public static let hoppingMode = AppConfigID(rawValue: 0x2C)
-    public static let resultReportConfig = AppConfigID(rawValue: 0x2E)
-    public static let subSessionID = AppConfigID(rawValue: 0x30)
-    public static let maxNumberOfMeasurements = AppConfigID(rawValue: 0x32)
-    public static let stsLength = AppConfigID(rawValue: 0x35)
-    public static let sessionKey = AppConfigID(rawValue: 0x45)
-    public static let subSessionKey = AppConfigID(rawValue: 0x46)
+    package static let deviceType = AppConfigID(rawValue: 0x00)
+    package static let rangingRoundUsage = AppConfigID(rawValue: 0x01)
+    package static let stsConfig = AppConfigID(rawValue: 0x02)
+    package static let multiNodeMode = AppConfigID(rawValue: 0x03)
+    package static let channelNumber = AppConfigID(rawValue: 0x04)
+    package static let numberOfControlees = AppConfigID(rawValue: 0x05)
+    package static let deviceMacAddress = AppConfigID(rawValue: 0x06)
+    package static let dstMacAddress = AppConfigID(rawValue: 0x07)
+    package static let slotDuration = AppConfigID(rawValue: 0x08)
+    package static let rangingDuration = AppConfigID(rawValue: 0x09)
+    package static let stsIndex = AppConfigID(rawValue: 0x0A)
+    package static let macFcsType = AppConfigID(rawValue: 0x0B)
+    package static let rangingRoundControl = AppConfigID(rawValue: 0x0C)
+    package static let aoaResultRequest = AppConfigID(rawValue: 0x0D)
+    package static let rangeDataNotificationConfig = AppConfigID(rawValue: 0x0E)
+    package static let proximityNear = AppConfigID(rawValue: 0x0F)
+    package static let proximityFar = AppConfigID(rawValue: 0x10)
+    package static let deviceRole = AppConfigID(rawValue: 0x11)
+    package static let rframeConfig = AppConfigID(rawValue: 0x12)
+    package static let rssiReporting = AppConfigID(rawValue: 0x13)
+    package static let preambleCodeIndex = AppConfigID(rawValue: 0x14)
+    package static let sfdID = AppConfigID(rawValue: 0x15)
+    package static let psduDataRate = AppConfigID(rawValue: 0x16)
+    package static let preambleDuration = AppConfigID(rawValue: 0x17)
+    package static let rangingTimeStruct = AppConfigID(rawValue: 0x1A)
+    package static let slotsPerRangingRound = AppConfigID(rawValue: 0x1B)
+    package static let prfMode = AppConfigID(rawValue: 0x1F)
+    package static let scheduleMode = AppConfigID(rawValue: 0x22)
+    package static let keyRotation = AppConfigID(rawValue: 0x23)
+    package static let keyRotationRate = AppConfigID(rawValue: 0x24)
+    package static let sessionPriority = AppConfigID(rawValue: 0x25)
+    package static let macAddressMode = AppConfigID(rawValue: 0x26)
+    package static let vendorID = AppConfigID(rawValue: 0x27)
+    package static let staticSTSIV = AppConfigID(rawValue: 0x28)
+    package static let numberOfSTSSegments = AppConfigID(rawValue: 0x29)
+    package static let maxRangingRoundRetry = AppConfigID(rawValue: 0x2A)
+    package static let uwbInitiationTime = AppConfigID(rawValue: 0x2B)
+    package static let hoppingMode = AppConfigID(rawValue: 0x2C)
+    package static let resultReportConfig = AppConfigID(rawValue: 0x2E)
+    package static let subSessionID = AppConfigID(rawValue: 0x30)
+    package static let maxNumberOfMeasurements = AppConfigID(rawValue: 0x32)
+    package static let stsLength = AppConfigID(rawValue: 0x35)
+    package static let sessionKey = AppConfigID(rawValue: 0x45)
+    package static let subSessionKey = AppConfigID(rawValue: 0x46)
 
     /// The spec name, e.g. "SLOT_DURATION", or "0xE8" for an ID we do not know.
-    public var description: String {
+    package var description: String {
         switch rawValue {
         case 0x00: "DEVICE_TYPE"
         case 0x01: "RANGING_ROUND_USAGE"
@@ -103,94 +103,94 @@ public struct AppConfigID: RawRepresentable, Hashable, Sendable, CustomStringCon
 }
 
 /// DEVICE_TYPE values.
-public enum DeviceType: UInt8, Sendable { case controlee = 0, controller = 1 }
+package enum DeviceType: UInt8, Sendable { case controlee = 0, controller = 1 }
 /// DEVICE_ROLE values (UCI 2.0 adds advertiser/observer/DT roles, not used here).
-public enum DeviceRole: UInt8, Sendable { case responder = 0, initiator = 1 }
+package enum DeviceRole: UInt8, Sendable { case responder = 0, initiator = 1 }
 /// RANGING_ROUND_USAGE values for two-way ranging.
-public enum RangingRoundUsage: UInt8, Sendable {
+package enum RangingRoundUsage: UInt8, Sendable {
     case ssTwrDeferred = 1, dsTwrDeferred = 2, ssTwrNonDeferred = 3, dsTwrNonDeferred = 4
 }
 /// STS_CONFIG values.
-public enum STSConfig: UInt8, Sendable {
+package enum STSConfig: UInt8, Sendable {
     case staticSTS = 0, dynamic = 1, dynamicWithSubSessionKey = 2, provisioned = 3, provisionedWithSubSessionKey = 4
 }
 /// MULTI_NODE_MODE values.
-public enum MultiNodeMode: UInt8, Sendable { case unicast = 0, oneToMany = 1 }
+package enum MultiNodeMode: UInt8, Sendable { case unicast = 0, oneToMany = 1 }
 
 /// One SET/GET_APP_CONFIG TLV: id(1), length(1), value (little-endian).
 ///
 /// The typed constructors encode each value with the size the FiRa table gives it,
 /// so callers cannot send a 2-octet RANGING_DURATION by accident. Values longer than
 /// 255 octets cannot be encoded.
-public struct AppConfigTLV: Hashable, Sendable {
-    public var id: AppConfigID
-    public var value: [UInt8]
+package struct AppConfigTLV: Hashable, Sendable {
+    package var id: AppConfigID
+    package var value: [UInt8]
 
-    public init(id: AppConfigID, value: [UInt8]) {
+    package init(id: AppConfigID, value: [UInt8]) {
         self.id = id
         self.value = value
     }
 
-    public static func deviceType(_ t: DeviceType) -> AppConfigTLV { .init(id: .deviceType, value: [t.rawValue]) }
-    public static func deviceRole(_ r: DeviceRole) -> AppConfigTLV { .init(id: .deviceRole, value: [r.rawValue]) }
-    public static func rangingRoundUsage(_ u: RangingRoundUsage) -> AppConfigTLV {
+    package static func deviceType(_ t: DeviceType) -> AppConfigTLV { .init(id: .deviceType, value: [t.rawValue]) }
+    package static func deviceRole(_ r: DeviceRole) -> AppConfigTLV { .init(id: .deviceRole, value: [r.rawValue]) }
+    package static func rangingRoundUsage(_ u: RangingRoundUsage) -> AppConfigTLV {
         .init(id: .rangingRoundUsage, value: [u.rawValue])
     }
-    public static func stsConfig(_ c: STSConfig) -> AppConfigTLV { .init(id: .stsConfig, value: [c.rawValue]) }
-    public static func multiNodeMode(_ m: MultiNodeMode) -> AppConfigTLV {
+    package static func stsConfig(_ c: STSConfig) -> AppConfigTLV { .init(id: .stsConfig, value: [c.rawValue]) }
+    package static func multiNodeMode(_ m: MultiNodeMode) -> AppConfigTLV {
         .init(id: .multiNodeMode, value: [m.rawValue])
     }
-    public static func channel(_ n: UInt8) -> AppConfigTLV { .init(id: .channelNumber, value: [n]) }
-    public static func numberOfControlees(_ n: UInt8) -> AppConfigTLV { .init(id: .numberOfControlees, value: [n]) }
+    package static func channel(_ n: UInt8) -> AppConfigTLV { .init(id: .channelNumber, value: [n]) }
+    package static func numberOfControlees(_ n: UInt8) -> AppConfigTLV { .init(id: .numberOfControlees, value: [n]) }
     /// 2 octets for a short address, 8 for an extended one (must agree with MAC_ADDRESS_MODE).
-    public static func deviceMacAddress(_ a: MacAddress) -> AppConfigTLV {
+    package static func deviceMacAddress(_ a: MacAddress) -> AppConfigTLV {
         .init(id: .deviceMacAddress, value: a.octets)
     }
     /// The peers' addresses back to back (all of one kind, matching MAC_ADDRESS_MODE).
-    public static func dstMacAddresses(_ a: [MacAddress]) -> AppConfigTLV {
+    package static func dstMacAddresses(_ a: [MacAddress]) -> AppConfigTLV {
         .init(id: .dstMacAddress, value: a.flatMap(\.octets))
     }
-    public static func slotDuration(rstu: UInt16) -> AppConfigTLV { .init(id: .slotDuration, value: rstu.littleEndianBytes) }
-    public static func rangingDuration(milliseconds: UInt32) -> AppConfigTLV {
+    package static func slotDuration(rstu: UInt16) -> AppConfigTLV { .init(id: .slotDuration, value: rstu.littleEndianBytes) }
+    package static func rangingDuration(milliseconds: UInt32) -> AppConfigTLV {
         .init(id: .rangingDuration, value: milliseconds.littleEndianBytes)
     }
-    public static func rangingRoundControl(_ bits: UInt8) -> AppConfigTLV { .init(id: .rangingRoundControl, value: [bits]) }
-    public static func aoaResultRequest(_ v: UInt8) -> AppConfigTLV { .init(id: .aoaResultRequest, value: [v]) }
-    public static func rssiReporting(_ v: UInt8) -> AppConfigTLV { .init(id: .rssiReporting, value: [v]) }
-    public static func rangeDataNotificationConfig(_ v: UInt8) -> AppConfigTLV {
+    package static func rangingRoundControl(_ bits: UInt8) -> AppConfigTLV { .init(id: .rangingRoundControl, value: [bits]) }
+    package static func aoaResultRequest(_ v: UInt8) -> AppConfigTLV { .init(id: .aoaResultRequest, value: [v]) }
+    package static func rssiReporting(_ v: UInt8) -> AppConfigTLV { .init(id: .rssiReporting, value: [v]) }
+    package static func rangeDataNotificationConfig(_ v: UInt8) -> AppConfigTLV {
         .init(id: .rangeDataNotificationConfig, value: [v])
     }
-    public static func rframeConfig(_ v: UInt8) -> AppConfigTLV { .init(id: .rframeConfig, value: [v]) }
-    public static func preambleCodeIndex(_ v: UInt8) -> AppConfigTLV { .init(id: .preambleCodeIndex, value: [v]) }
-    public static func sfdID(_ v: UInt8) -> AppConfigTLV { .init(id: .sfdID, value: [v]) }
-    public static func slotsPerRangingRound(_ v: UInt8) -> AppConfigTLV { .init(id: .slotsPerRangingRound, value: [v]) }
-    public static func macAddressMode(_ m: MacAddressMode) -> AppConfigTLV { .init(id: .macAddressMode, value: [m.rawValue]) }
-    public static func sessionKey(_ key: [UInt8]) -> AppConfigTLV { .init(id: .sessionKey, value: key) }
-    public static func vendorID(_ v: UInt16) -> AppConfigTLV { .init(id: .vendorID, value: v.littleEndianBytes) }
+    package static func rframeConfig(_ v: UInt8) -> AppConfigTLV { .init(id: .rframeConfig, value: [v]) }
+    package static func preambleCodeIndex(_ v: UInt8) -> AppConfigTLV { .init(id: .preambleCodeIndex, value: [v]) }
+    package static func sfdID(_ v: UInt8) -> AppConfigTLV { .init(id: .sfdID, value: [v]) }
+    package static func slotsPerRangingRound(_ v: UInt8) -> AppConfigTLV { .init(id: .slotsPerRangingRound, value: [v]) }
+    package static func macAddressMode(_ m: MacAddressMode) -> AppConfigTLV { .init(id: .macAddressMode, value: [m.rawValue]) }
+    package static func sessionKey(_ key: [UInt8]) -> AppConfigTLV { .init(id: .sessionKey, value: key) }
+    package static func vendorID(_ v: UInt16) -> AppConfigTLV { .init(id: .vendorID, value: v.littleEndianBytes) }
     /// The 6-octet static STS IV, in wire order.
-    public static func staticSTSIV(_ iv: [UInt8]) -> AppConfigTLV {
+    package static func staticSTSIV(_ iv: [UInt8]) -> AppConfigTLV {
         precondition(iv.count == 6, "STATIC_STS_IV is 6 octets")
         return .init(id: .staticSTSIV, value: iv)
     }
-    public static func hoppingMode(_ v: UInt8) -> AppConfigTLV { .init(id: .hoppingMode, value: [v]) }
-    public static func resultReportConfig(_ v: UInt8) -> AppConfigTLV { .init(id: .resultReportConfig, value: [v]) }
+    package static func hoppingMode(_ v: UInt8) -> AppConfigTLV { .init(id: .hoppingMode, value: [v]) }
+    package static func resultReportConfig(_ v: UInt8) -> AppConfigTLV { .init(id: .resultReportConfig, value: [v]) }
     /// 4 octets, the UCI 1.x relative time in ms (Qorvo's UCI 2.0 tooling sends 8 octets).
-    public static func uwbInitiationTime(milliseconds: UInt32) -> AppConfigTLV {
+    package static func uwbInitiationTime(milliseconds: UInt32) -> AppConfigTLV {
         .init(id: .uwbInitiationTime, value: milliseconds.littleEndianBytes)
     }
-    public static func scheduleMode(_ v: UInt8) -> AppConfigTLV { .init(id: .scheduleMode, value: [v]) }
+    package static func scheduleMode(_ v: UInt8) -> AppConfigTLV { .init(id: .scheduleMode, value: [v]) }
 
     /// The value as a 1-octet integer; nil if it has another size.
-    public var uint8: UInt8? { value.count == 1 ? value[0] : nil }
+    package var uint8: UInt8? { value.count == 1 ? value[0] : nil }
     /// The value as a 2-octet little-endian integer; nil if it has another size.
-    public var uint16: UInt16? { value.count == 2 ? UInt16(value[0]) | UInt16(value[1]) << 8 : nil }
+    package var uint16: UInt16? { value.count == 2 ? UInt16(value[0]) | UInt16(value[1]) << 8 : nil }
     /// The value as a 4-octet little-endian integer; nil if it has another size.
-    public var uint32: UInt32? {
+    package var uint32: UInt32? {
         value.count == 4 ? value.reversed().reduce(0) { $0 << 8 | UInt32($1) } : nil
     }
 
     /// The value split into addresses of the size `mode` implies; nil if it does not divide evenly.
-    public func macAddresses(mode: MacAddressMode) -> [MacAddress]? {
+    package func macAddresses(mode: MacAddressMode) -> [MacAddress]? {
         let size = mode.addressSize
         guard value.count % size == 0 else { return nil }
         return stride(from: 0, to: value.count, by: size).map { start in
@@ -201,11 +201,11 @@ public struct AppConfigTLV: Hashable, Sendable {
 }
 
 /// One entry of SESSION_SET_APP_CONFIG_RSP: which parameter the UWBS refused and why.
-public struct AppConfigStatus: Hashable, Sendable {
-    public var id: AppConfigID
-    public var status: StatusCode
+package struct AppConfigStatus: Hashable, Sendable {
+    package var id: AppConfigID
+    package var status: StatusCode
 
-    public init(id: AppConfigID, status: StatusCode) {
+    package init(id: AppConfigID, status: StatusCode) {
         self.id = id
         self.status = status
     }

@@ -5,7 +5,7 @@ import ByteCoding
 typealias ByteReader = LittleEndianReader<UCIError>
 
 extension UCIError: TruncationError {
-    public static func truncated(context: String, field: String, needed: Int, available: Int) -> UCIError {
+    package static func truncated(context: String, field: String, needed: Int, available: Int) -> UCIError {
         .truncated(what: "\(context) \(field)", needed: needed, available: available)
     }
 }

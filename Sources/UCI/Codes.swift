@@ -2,51 +2,51 @@
 ///
 /// Open-ended: a newer or vendor UWBS may send codes we do not know, and they must
 /// survive decoding so they can be logged.
-public struct StatusCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public var rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+package struct StatusCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    package var rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
 
     // Generic
-    public static let ok = StatusCode(rawValue: 0x00)
-    public static let rejected = StatusCode(rawValue: 0x01)
-    public static let failed = StatusCode(rawValue: 0x02)
-    public static let syntaxError = StatusCode(rawValue: 0x03)
-    public static let invalidParam = StatusCode(rawValue: 0x04)
-    public static let invalidRange = StatusCode(rawValue: 0x05)
-    public static let invalidMessageSize = StatusCode(rawValue: 0x06)
-    public static let unknownGID = StatusCode(rawValue: 0x07)
-    public static let unknownOID = StatusCode(rawValue: 0x08)
-    public static let readOnly = StatusCode(rawValue: 0x09)
-    public static let commandRetry = StatusCode(rawValue: 0x0A)
-    public static let unknown = StatusCode(rawValue: 0x0B)
-    public static let notApplicable = StatusCode(rawValue: 0x0C)
+    package static let ok = StatusCode(rawValue: 0x00)
+    package static let rejected = StatusCode(rawValue: 0x01)
+    package static let failed = StatusCode(rawValue: 0x02)
+    package static let syntaxError = StatusCode(rawValue: 0x03)
+    package static let invalidParam = StatusCode(rawValue: 0x04)
+    package static let invalidRange = StatusCode(rawValue: 0x05)
+    package static let invalidMessageSize = StatusCode(rawValue: 0x06)
+    package static let unknownGID = StatusCode(rawValue: 0x07)
+    package static let unknownOID = StatusCode(rawValue: 0x08)
+    package static let readOnly = StatusCode(rawValue: 0x09)
+    package static let commandRetry = StatusCode(rawValue: 0x0A)
+    package static let unknown = StatusCode(rawValue: 0x0B)
+    package static let notApplicable = StatusCode(rawValue: 0x0C)
     // Session
-    public static let sessionNotExist = StatusCode(rawValue: 0x11)
-    public static let sessionDuplicate = StatusCode(rawValue: 0x12)
-    public static let sessionActive = StatusCode(rawValue: 0x13)
-    public static let maxSessionsExceeded = StatusCode(rawValue: 0x14)
-    public static let sessionNotConfigured = StatusCode(rawValue: 0x15)
-    public static let activeSessionsOngoing = StatusCode(rawValue: 0x16)
-    public static let multicastListFull = StatusCode(rawValue: 0x17)
-    public static let addressNotFound = StatusCode(rawValue: 0x18)
-    public static let addressAlreadyPresent = StatusCode(rawValue: 0x19)
-    public static let initiationTimeTooOld = StatusCode(rawValue: 0x1A)
-    public static let okNegativeDistanceReport = StatusCode(rawValue: 0x1B)
+    package static let sessionNotExist = StatusCode(rawValue: 0x11)
+    package static let sessionDuplicate = StatusCode(rawValue: 0x12)
+    package static let sessionActive = StatusCode(rawValue: 0x13)
+    package static let maxSessionsExceeded = StatusCode(rawValue: 0x14)
+    package static let sessionNotConfigured = StatusCode(rawValue: 0x15)
+    package static let activeSessionsOngoing = StatusCode(rawValue: 0x16)
+    package static let multicastListFull = StatusCode(rawValue: 0x17)
+    package static let addressNotFound = StatusCode(rawValue: 0x18)
+    package static let addressAlreadyPresent = StatusCode(rawValue: 0x19)
+    package static let initiationTimeTooOld = StatusCode(rawValue: 0x1A)
+    package static let okNegativeDistanceReport = StatusCode(rawValue: 0x1B)
     // Ranging
-    public static let rangingTxFailed = StatusCode(rawValue: 0x20)
-    public static let rangingRxTimeout = StatusCode(rawValue: 0x21)
-    public static let rangingRxPhyDecFailed = StatusCode(rawValue: 0x22)
-    public static let rangingRxPhyToaFailed = StatusCode(rawValue: 0x23)
-    public static let rangingRxPhyStsFailed = StatusCode(rawValue: 0x24)
-    public static let rangingRxMacDecFailed = StatusCode(rawValue: 0x25)
-    public static let rangingRxMacIeDecFailed = StatusCode(rawValue: 0x26)
-    public static let rangingRxMacIeMissing = StatusCode(rawValue: 0x27)
+    package static let rangingTxFailed = StatusCode(rawValue: 0x20)
+    package static let rangingRxTimeout = StatusCode(rawValue: 0x21)
+    package static let rangingRxPhyDecFailed = StatusCode(rawValue: 0x22)
+    package static let rangingRxPhyToaFailed = StatusCode(rawValue: 0x23)
+    package static let rangingRxPhyStsFailed = StatusCode(rawValue: 0x24)
+    package static let rangingRxMacDecFailed = StatusCode(rawValue: 0x25)
+    package static let rangingRxMacIeDecFailed = StatusCode(rawValue: 0x26)
+    package static let rangingRxMacIeMissing = StatusCode(rawValue: 0x27)
     // Data
-    public static let dataMaxTxPsduSizeExceeded = StatusCode(rawValue: 0x30)
-    public static let dataRxCrcError = StatusCode(rawValue: 0x31)
+    package static let dataMaxTxPsduSizeExceeded = StatusCode(rawValue: 0x30)
+    package static let dataRxCrcError = StatusCode(rawValue: 0x31)
 
     /// The spec name, e.g. "RX_TIMEOUT", or "0x5A" for a code we do not know.
-    public var description: String {
+    package var description: String {
         switch rawValue {
         case 0x00: "OK"
         case 0x01: "REJECTED"
@@ -90,51 +90,51 @@ public struct StatusCode: RawRepresentable, Hashable, Sendable, CustomStringConv
 /// Why a session changed state (SESSION_STATUS_NTF; uci.md §1.4, AOSP pdl `ReasonCode`).
 ///
 /// Open-ended: vendors use 0x80-0xFE freely.
-public struct ReasonCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public var rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+package struct ReasonCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    package var rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
 
-    public static let stateChangeWithSessionManagementCommands = ReasonCode(rawValue: 0x00)
-    public static let maxRangingRoundRetryCountReached = ReasonCode(rawValue: 0x01)
-    public static let maxNumberOfMeasurementsReached = ReasonCode(rawValue: 0x02)
-    public static let sessionSuspendedDueToInbandSignal = ReasonCode(rawValue: 0x03)
-    public static let sessionResumedDueToInbandSignal = ReasonCode(rawValue: 0x04)
-    public static let sessionStoppedDueToInbandSignal = ReasonCode(rawValue: 0x05)
+    package static let stateChangeWithSessionManagementCommands = ReasonCode(rawValue: 0x00)
+    package static let maxRangingRoundRetryCountReached = ReasonCode(rawValue: 0x01)
+    package static let maxNumberOfMeasurementsReached = ReasonCode(rawValue: 0x02)
+    package static let sessionSuspendedDueToInbandSignal = ReasonCode(rawValue: 0x03)
+    package static let sessionResumedDueToInbandSignal = ReasonCode(rawValue: 0x04)
+    package static let sessionStoppedDueToInbandSignal = ReasonCode(rawValue: 0x05)
     // Configuration errors
-    public static let slotLengthNotSupported = ReasonCode(rawValue: 0x20)
-    public static let insufficientSlotsPerRR = ReasonCode(rawValue: 0x21)
-    public static let macAddressModeNotSupported = ReasonCode(rawValue: 0x22)
-    public static let invalidRangingDuration = ReasonCode(rawValue: 0x23)
-    public static let invalidSTSConfig = ReasonCode(rawValue: 0x24)
-    public static let invalidRframeConfig = ReasonCode(rawValue: 0x25)
-    public static let husNotEnoughSlots = ReasonCode(rawValue: 0x26)
-    public static let husCFPPhaseTooShort = ReasonCode(rawValue: 0x27)
-    public static let husCAPPhaseTooShort = ReasonCode(rawValue: 0x28)
-    public static let husOthers = ReasonCode(rawValue: 0x29)
-    public static let sessionKeyNotFound = ReasonCode(rawValue: 0x2A)
-    public static let subSessionKeyNotFound = ReasonCode(rawValue: 0x2B)
-    public static let invalidPreambleCodeIndex = ReasonCode(rawValue: 0x2C)
-    public static let invalidSFDID = ReasonCode(rawValue: 0x2D)
-    public static let invalidPSDUDataRate = ReasonCode(rawValue: 0x2E)
-    public static let invalidPHRDataRate = ReasonCode(rawValue: 0x2F)
-    public static let invalidPreambleDuration = ReasonCode(rawValue: 0x30)
-    public static let invalidSTSLength = ReasonCode(rawValue: 0x31)
-    public static let invalidNumberOfSTSSegments = ReasonCode(rawValue: 0x32)
-    public static let invalidNumberOfControlees = ReasonCode(rawValue: 0x33)
-    public static let maxRangingReplyTimeExceeded = ReasonCode(rawValue: 0x34)
-    public static let invalidDestinationAddressList = ReasonCode(rawValue: 0x35)
-    public static let invalidOrNotFoundSubSessionID = ReasonCode(rawValue: 0x36)
-    public static let invalidResultReportConfig = ReasonCode(rawValue: 0x37)
-    public static let invalidRangingRoundControlConfig = ReasonCode(rawValue: 0x38)
-    public static let invalidRangingRoundUsage = ReasonCode(rawValue: 0x39)
-    public static let invalidMultiNodeMode = ReasonCode(rawValue: 0x3A)
+    package static let slotLengthNotSupported = ReasonCode(rawValue: 0x20)
+    package static let insufficientSlotsPerRR = ReasonCode(rawValue: 0x21)
+    package static let macAddressModeNotSupported = ReasonCode(rawValue: 0x22)
+    package static let invalidRangingDuration = ReasonCode(rawValue: 0x23)
+    package static let invalidSTSConfig = ReasonCode(rawValue: 0x24)
+    package static let invalidRframeConfig = ReasonCode(rawValue: 0x25)
+    package static let husNotEnoughSlots = ReasonCode(rawValue: 0x26)
+    package static let husCFPPhaseTooShort = ReasonCode(rawValue: 0x27)
+    package static let husCAPPhaseTooShort = ReasonCode(rawValue: 0x28)
+    package static let husOthers = ReasonCode(rawValue: 0x29)
+    package static let sessionKeyNotFound = ReasonCode(rawValue: 0x2A)
+    package static let subSessionKeyNotFound = ReasonCode(rawValue: 0x2B)
+    package static let invalidPreambleCodeIndex = ReasonCode(rawValue: 0x2C)
+    package static let invalidSFDID = ReasonCode(rawValue: 0x2D)
+    package static let invalidPSDUDataRate = ReasonCode(rawValue: 0x2E)
+    package static let invalidPHRDataRate = ReasonCode(rawValue: 0x2F)
+    package static let invalidPreambleDuration = ReasonCode(rawValue: 0x30)
+    package static let invalidSTSLength = ReasonCode(rawValue: 0x31)
+    package static let invalidNumberOfSTSSegments = ReasonCode(rawValue: 0x32)
+    package static let invalidNumberOfControlees = ReasonCode(rawValue: 0x33)
+    package static let maxRangingReplyTimeExceeded = ReasonCode(rawValue: 0x34)
+    package static let invalidDestinationAddressList = ReasonCode(rawValue: 0x35)
+    package static let invalidOrNotFoundSubSessionID = ReasonCode(rawValue: 0x36)
+    package static let invalidResultReportConfig = ReasonCode(rawValue: 0x37)
+    package static let invalidRangingRoundControlConfig = ReasonCode(rawValue: 0x38)
+    package static let invalidRangingRoundUsage = ReasonCode(rawValue: 0x39)
+    package static let invalidMultiNodeMode = ReasonCode(rawValue: 0x3A)
     // Vendor range, but defined by AOSP
-    public static let invalidChannelWithAoA = ReasonCode(rawValue: 0x80)
-    public static let stoppedDueToOtherSessionConflict = ReasonCode(rawValue: 0x81)
-    public static let sessionStoppedDueToMaxSTSIndexValue = ReasonCode(rawValue: 0xA2)
+    package static let invalidChannelWithAoA = ReasonCode(rawValue: 0x80)
+    package static let stoppedDueToOtherSessionConflict = ReasonCode(rawValue: 0x81)
+    package static let sessionStoppedDueToMaxSTSIndexValue = ReasonCode(rawValue: 0xA2)
 
     /// The AOSP pdl name, e.g. "ERROR_INVALID_RANGING_DURATION", or "0x9C" when unknown.
-    public var description: String {
+    package var description: String {
         switch rawValue {
         case 0x00: "STATE_CHANGE_WITH_SESSION_MANAGEMENT_COMMANDS"
         case 0x01: "MAX_RANGING_ROUND_RETRY_COUNT_REACHED"
@@ -178,23 +178,23 @@ public struct ReasonCode: RawRepresentable, Hashable, Sendable, CustomStringConv
 }
 
 /// CORE_DEVICE_STATUS_NTF state. Closed: an unknown value is a protocol error.
-public enum DeviceState: UInt8, Sendable {
+package enum DeviceState: UInt8, Sendable {
     case ready = 0x01, active = 0x02, error = 0xFF
 }
 
 /// SESSION_STATUS_NTF state. Closed: an unknown value is a protocol error.
-public enum SessionState: UInt8, Sendable {
+package enum SessionState: UInt8, Sendable {
     case initialized = 0, deinitialized = 1, active = 2, idle = 3
 }
 
 /// SESSION_INIT session type. Open-ended: 2.0 adds phases and vendors add their own.
-public struct SessionType: RawRepresentable, Hashable, Sendable {
-    public var rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+package struct SessionType: RawRepresentable, Hashable, Sendable {
+    package var rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
 
-    public static let fiRaRanging = SessionType(rawValue: 0x00)
-    public static let rangingAndInBandData = SessionType(rawValue: 0x01)
-    public static let dataTransfer = SessionType(rawValue: 0x02)
-    public static let ccc = SessionType(rawValue: 0xA0)
-    public static let deviceTest = SessionType(rawValue: 0xD0)
+    package static let fiRaRanging = SessionType(rawValue: 0x00)
+    package static let rangingAndInBandData = SessionType(rawValue: 0x01)
+    package static let dataTransfer = SessionType(rawValue: 0x02)
+    package static let ccc = SessionType(rawValue: 0xA0)
+    package static let deviceTest = SessionType(rawValue: 0xD0)
 }

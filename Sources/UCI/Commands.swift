@@ -2,7 +2,7 @@
 ///
 /// Session commands take the session *token*: the session ID in UCI 1.x, the handle
 /// returned by SESSION_INIT_RSP in UCI 2.0.
-public enum UCICommand: Hashable, Sendable {
+package enum UCICommand: Hashable, Sendable {
     /// `20 00 00 01 00`
     case deviceReset
     /// `20 02 00 00`
@@ -22,7 +22,7 @@ public enum UCICommand: Hashable, Sendable {
     /// reset itself to apply it.
     case androidSetCountryCode(String)
 
-    public var message: UCIMessage {
+    package var message: UCIMessage {
         var payload: [UInt8] = []
         let (gid, oid): (UInt8, UInt8)
         switch self {
@@ -73,7 +73,7 @@ public enum UCICommand: Hashable, Sendable {
     }
 
     /// Decodes a command, as the virtual UWBS receives it.
-    public init(_ message: UCIMessage) throws(UCIError) {
+    package init(_ message: UCIMessage) throws(UCIError) {
         guard message.messageType == .command else { throw .unexpectedMessageType(message.messageType) }
         let payload = message.payload
         switch (message.groupID, message.opcodeID) {

@@ -1,10 +1,10 @@
 /// SESSION_INFO_NTF ranging_measurement_type. Only two-way ranging is decoded in full.
-public enum MeasurementType: UInt8, Sendable {
+package enum MeasurementType: UInt8, Sendable {
     case oneWay = 0, twoWay = 1, downlinkTDoA = 2, owrAoA = 3
 }
 
 /// The NLoS octet: 0 line of sight, 1 non-line of sight, anything else (0xFF) unknown.
-public enum LineOfSight: Hashable, Sendable {
+package enum LineOfSight: Hashable, Sendable {
     case lineOfSight, nonLineOfSight, unknown(UInt8)
 
     init(rawValue: UInt8) {
@@ -27,19 +27,19 @@ public enum LineOfSight: Hashable, Sendable {
 /// Q9.7 signed fixed-point degrees plus figure of merit (0-100).
 ///
 /// Kept raw so re-encoding is lossless; `degrees` divides the two's complement by 128 as Android does.
-public struct AngleMeasurement: Hashable, Sendable {
-    public var rawQ9_7: Int16
-    public var figureOfMerit: UInt8
+package struct AngleMeasurement: Hashable, Sendable {
+    package var rawQ9_7: Int16
+    package var figureOfMerit: UInt8
 
-    public var degrees: Double { Double(rawQ9_7) / 128 }
+    package var degrees: Double { Double(rawQ9_7) / 128 }
 
-    public init(rawQ9_7: Int16, figureOfMerit: UInt8) {
+    package init(rawQ9_7: Int16, figureOfMerit: UInt8) {
         self.rawQ9_7 = rawQ9_7
         self.figureOfMerit = figureOfMerit
     }
 
     /// Rounds to the nearest 1/128 degree, clamping to the Q9.7 range (NaN becomes 0).
-    public init(degrees: Double, figureOfMerit: UInt8) {
+    package init(degrees: Double, figureOfMerit: UInt8) {
         let scaled = (degrees * 128).rounded()
         self.init(
             rawQ9_7: scaled.isNaN ? 0 : Int16(min(max(scaled, Double(Int16.min)), Double(Int16.max))),
@@ -48,28 +48,28 @@ public struct AngleMeasurement: Hashable, Sendable {
 }
 
 /// One two-way ranging result for one peer.
-public struct TwoWayMeasurement: Hashable, Sendable {
-    public var address: MacAddress
-    public var status: StatusCode
-    public var lineOfSight: LineOfSight
-    public var distanceCentimetres: UInt16
-    public var azimuth: AngleMeasurement
-    public var elevation: AngleMeasurement
+package struct TwoWayMeasurement: Hashable, Sendable {
+    package var address: MacAddress
+    package var status: StatusCode
+    package var lineOfSight: LineOfSight
+    package var distanceCentimetres: UInt16
+    package var azimuth: AngleMeasurement
+    package var elevation: AngleMeasurement
     /// The peer's own AoA measurement, reported back to us.
-    public var destinationAzimuth: AngleMeasurement
-    public var destinationElevation: AngleMeasurement
-    public var slotIndex: UInt8
+    package var destinationAzimuth: AngleMeasurement
+    package var destinationElevation: AngleMeasurement
+    package var slotIndex: UInt8
     /// UCI 2.0: the received level as a Q7.1 magnitude of negative dBm (0 = not reported).
-    public var rssi: UInt8
+    package var rssi: UInt8
 
     /// The received level in dBm, or nil when the board did not report one: 0 (the field's
     /// value when RSSI reporting is off) or 0xFF (−127.5 dBm, below any receiver's sensitivity;
     /// what pica sends).
-    public var rssiDBm: Double? {
+    package var rssiDBm: Double? {
         rssi == 0 || rssi == 0xFF ? nil : -Double(rssi) / 2
     }
 
-    public init(
+    package init(
         address: MacAddress, status: StatusCode, lineOfSight: LineOfSight, distanceCentimetres: UInt16,
         azimuth: AngleMeasurement = AngleMeasurement(rawQ9_7: 0, figureOfMerit: 0),
         elevation: AngleMeasurement = AngleMeasurement(rawQ9_7: 0, figureOfMerit: 0),
@@ -135,20 +135,20 @@ public struct TwoWayMeasurement: Hashable, Sendable {
 /// Header fields, then measurements at payload offset 25 (uci.md §1.5). Bytes after the
 /// measurements are vendor data. The 8 reserved header octets (HUS primary session ID in
 /// UCI 2.0) are written as zero.
-public struct RangeData: Hashable, Sendable {
-    public var sequenceNumber: UInt32
+package struct RangeData: Hashable, Sendable {
+    package var sequenceNumber: UInt32
     /// Session ID (1.x) or handle (2.0).
-    public var session: UInt32
-    public var rcrIndicator: UInt8
+    package var session: UInt32
+    package var rcrIndicator: UInt8
     /// pica always reports 0 here.
-    public var rangingIntervalMilliseconds: UInt32
-    public var measurementType: MeasurementType
+    package var rangingIntervalMilliseconds: UInt32
+    package var measurementType: MeasurementType
     /// Modes 1 and 2 both mean 8-octet addresses in the measurements.
-    public var macAddressMode: MacAddressMode
-    public var measurements: [TwoWayMeasurement]
-    public var vendorData: [UInt8]
+    package var macAddressMode: MacAddressMode
+    package var measurements: [TwoWayMeasurement]
+    package var vendorData: [UInt8]
 
-    public init(
+    package init(
         sequenceNumber: UInt32, session: UInt32, rcrIndicator: UInt8 = 0, rangingIntervalMilliseconds: UInt32,
         measurementType: MeasurementType = .twoWay, macAddressMode: MacAddressMode = .short,
         measurements: [TwoWayMeasurement], vendorData: [UInt8] = []
@@ -215,7 +215,7 @@ public struct RangeData: Hashable, Sendable {
 }
 
 /// UWBS-to-host notifications needed for ranging.
-public enum UCINotification: Hashable, Sendable {
+package enum UCINotification: Hashable, Sendable {
     /// `60 01 00 01 xx`
     case deviceStatus(DeviceState)
     /// `60 07 00 01 xx`
@@ -227,7 +227,7 @@ public enum UCINotification: Hashable, Sendable {
     /// `62 00 ...`
     case rangeData(RangeData)
 
-    public var message: UCIMessage {
+    package var message: UCIMessage {
         let (gid, oid): (UInt8, UInt8)
         var payload: [UInt8] = []
         switch self {
@@ -252,7 +252,7 @@ public enum UCINotification: Hashable, Sendable {
     }
 
     /// Non-TWR range data is rejected with `.invalidValue(field: "measurement_type", ...)`.
-    public init(_ message: UCIMessage) throws(UCIError) {
+    package init(_ message: UCIMessage) throws(UCIError) {
         guard message.messageType == .notification else { throw .unexpectedMessageType(message.messageType) }
         let payload = message.payload
         switch (message.groupID, message.opcodeID) {

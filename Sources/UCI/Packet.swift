@@ -1,23 +1,23 @@
 /// The 3-bit MT field of every UCI packet header.
-public enum MessageType: UInt8, Sendable {
+package enum MessageType: UInt8, Sendable {
     case data = 0, command = 1, response = 2, notification = 3
 }
 
 /// A FiRa UCI message group.
 ///
 /// A struct rather than an enum because vendor groups (0x9-0xC, 0xE, 0xF) are open-ended.
-public struct GroupID: RawRepresentable, Hashable, Sendable {
-    public var rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+package struct GroupID: RawRepresentable, Hashable, Sendable {
+    package var rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
 
-    public static let core = GroupID(rawValue: 0x0)
-    public static let sessionConfig = GroupID(rawValue: 0x1)
-    public static let sessionControl = GroupID(rawValue: 0x2)
-    public static let dataControl = GroupID(rawValue: 0x3)
-    public static let test = GroupID(rawValue: 0xD)
+    package static let core = GroupID(rawValue: 0x0)
+    package static let sessionConfig = GroupID(rawValue: 0x1)
+    package static let sessionControl = GroupID(rawValue: 0x2)
+    package static let dataControl = GroupID(rawValue: 0x3)
+    package static let test = GroupID(rawValue: 0xD)
     /// Android's vendor group (AOSP `uci_packets.pdl`, VENDOR_ANDROID), which Qorvo's firmware
     /// and Google's pica also answer.
-    public static let vendorAndroid = GroupID(rawValue: 0xC)
+    package static let vendorAndroid = GroupID(rawValue: 0xC)
 }
 
 /// Largest payload of one control packet: its length field is a single octet.
@@ -31,17 +31,17 @@ let packetHeaderSize = 4
 /// Control packets (MT 1-3): octet 0 = MT|PBF|GID, octet 1 = OID (6 bits), octet 2 RFU,
 /// octet 3 = payload length. Data packets (MT 0): octet 0 = MT|PBF|DPF, octet 1 RFU,
 /// octets 2-3 = payload length, little-endian.
-public struct UCIPacket: Hashable, Sendable {
-    public var messageType: MessageType
+package struct UCIPacket: Hashable, Sendable {
+    package var messageType: MessageType
     /// PBF == 0: this packet completes its message.
-    public var isFinalSegment: Bool
+    package var isFinalSegment: Bool
     /// GID for control packets, DPF for data packets (4 bits).
-    public var groupID: UInt8
+    package var groupID: UInt8
     /// OID (6 bits) for control packets; 0 for data packets.
-    public var opcodeID: UInt8
-    public var payload: [UInt8]
+    package var opcodeID: UInt8
+    package var payload: [UInt8]
 
-    public init(
+    package init(
         messageType: MessageType, isFinalSegment: Bool = true, groupID: UInt8, opcodeID: UInt8,
         payload: [UInt8]
     ) {
@@ -57,7 +57,7 @@ public struct UCIPacket: Hashable, Sendable {
 
     /// Header plus payload. The payload must fit the header's length field
     /// (255 for control, 65535 for data); `UCIMessage.packets()` guarantees that.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         precondition(payload.count <= payloadLimit, "UCI packet payload exceeds its length field")
         let octet0 = messageType.rawValue << 5 | (isFinalSegment ? 0 : 0x10) | groupID & 0x0F
         var bytes: [UInt8]
@@ -74,7 +74,7 @@ public struct UCIPacket: Hashable, Sendable {
     ///
     /// Returns nil if more bytes are needed; otherwise the packet and how many bytes it used.
     /// Throws `.invalidMessageType` as soon as the first octet shows a reserved MT (4...7).
-    public static func parse(_ bytes: ArraySlice<UInt8>) throws(UCIError) -> (packet: UCIPacket, consumed: Int)? {
+    package static func parse(_ bytes: ArraySlice<UInt8>) throws(UCIError) -> (packet: UCIPacket, consumed: Int)? {
         guard let octet0 = bytes.first else { return nil }
         guard let type = MessageType(rawValue: octet0 >> 5) else {
             throw .invalidMessageType(octet0 >> 5)
@@ -97,15 +97,15 @@ public struct UCIPacket: Hashable, Sendable {
 }
 
 /// A whole message after reassembly (or before segmentation).
-public struct UCIMessage: Hashable, Sendable {
-    public var messageType: MessageType
+package struct UCIMessage: Hashable, Sendable {
+    package var messageType: MessageType
     /// GID for control messages, DPF for data messages.
-    public var groupID: UInt8
+    package var groupID: UInt8
     /// OID for control messages; 0 for data messages.
-    public var opcodeID: UInt8
-    public var payload: [UInt8]
+    package var opcodeID: UInt8
+    package var payload: [UInt8]
 
-    public init(messageType: MessageType, groupID: UInt8, opcodeID: UInt8, payload: [UInt8]) {
+    package init(messageType: MessageType, groupID: UInt8, opcodeID: UInt8, payload: [UInt8]) {
         self.messageType = messageType
         self.groupID = groupID
         self.opcodeID = opcodeID
@@ -116,7 +116,7 @@ public struct UCIMessage: Hashable, Sendable {
     /// data payloads in chunks of at most `maxDataPayload` (the UWBS's advertised
     /// SUPPORTED_MAX_DATA_PACKET_PAYLOAD_SIZE, clamped to 1...65535).
     /// PBF is set on all but the last packet. An empty payload gives one packet.
-    public func packets(maxDataPayload: Int = 4096) -> [UCIPacket] {
+    package func packets(maxDataPayload: Int = 4096) -> [UCIPacket] {
         let chunk = messageType == .data
             ? min(max(maxDataPayload, 1), maxDataPacketPayload)
             : maxControlPayload
@@ -133,7 +133,7 @@ public struct UCIMessage: Hashable, Sendable {
     }
 
     /// All packets' bytes concatenated, ready to write to a byte-stream transport.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         packets().flatMap { $0.encoded() }
     }
 }

@@ -6,7 +6,7 @@
 /// dropped so the next packet starts fresh; the one refinement is that the remaining segments
 /// of a message already rejected as too large are skipped silently, so its tail is never
 /// mistaken for a message of its own.
-public struct UCIReassembler: Sendable {
+package struct UCIReassembler: Sendable {
     private struct Partial: Sendable {
         var messageType: MessageType
         var groupID: UInt8
@@ -24,12 +24,12 @@ public struct UCIReassembler: Sendable {
     private var control: Partial?
     private var data: Partial?
 
-    public init(maxMessageSize: Int = 4096) {
+    package init(maxMessageSize: Int = 4096) {
         self.maxMessageSize = maxMessageSize
     }
 
     /// Adds one packet; returns the message it completes, if any.
-    public mutating func push(_ packet: UCIPacket) throws(UCIError) -> UCIMessage? {
+    package mutating func push(_ packet: UCIPacket) throws(UCIError) -> UCIMessage? {
         if packet.messageType == .data {
             return try Self.push(packet, into: &data, limit: maxMessageSize)
         }
@@ -101,28 +101,28 @@ public struct UCIReassembler: Sendable {
 /// accepted so the same decoder serves a device), and a data header must name a known DPF
 /// and a length the message limit allows. The latter matters because runs of zeros and line
 /// noise most often look like MT 0, and a bogus data length could swallow up to 64 KiB.
-public struct UCIStreamDecoder: Sendable {
+package struct UCIStreamDecoder: Sendable {
     private var buffer: [UInt8] = []
     /// Index of the first unconsumed byte; consumed bytes are compacted away in batches.
     private var head = 0
     private var reassembler: UCIReassembler
     private let maxMessageSize: Int
     /// Bytes dropped while resynchronising on garbage.
-    public private(set) var discardedByteCount = 0
+    package private(set) var discardedByteCount = 0
     /// Where in the stream the first unconsumed byte is: bytes consumed or dropped so far.
-    public private(set) var streamOffset = 0
+    package private(set) var streamOffset = 0
 
     /// Bytes received but not yet part of a returned message: the start of a packet whose rest
     /// has not arrived.
-    public var pendingByteCount: Int { buffer.count - head }
+    package var pendingByteCount: Int { buffer.count - head }
 
-    public init(maxMessageSize: Int = 4096) {
+    package init(maxMessageSize: Int = 4096) {
         self.maxMessageSize = maxMessageSize
         reassembler = UCIReassembler(maxMessageSize: maxMessageSize)
     }
 
     /// Queues received bytes; drain them by calling `next()` until it returns nil.
-    public mutating func append(_ bytes: some Sequence<UInt8>) {
+    package mutating func append(_ bytes: some Sequence<UInt8>) {
         buffer.append(contentsOf: bytes)
     }
 
@@ -130,7 +130,7 @@ public struct UCIStreamDecoder: Sendable {
     ///
     /// Throws (`.garbage(skipped:)`, `.segmentMismatch`, `.messageTooLarge`, ...) and stays
     /// usable: call again to continue after the error. Each run of dropped bytes is reported once.
-    public mutating func next() throws(UCIError) -> UCIMessage? {
+    package mutating func next() throws(UCIError) -> UCIMessage? {
         while true {
             switch plausibility(at: head) {
             case .needMore:
@@ -163,7 +163,7 @@ public struct UCIStreamDecoder: Sendable {
     /// Gives up on the packet that has been waiting for its rest: its first byte is dropped and
     /// `next()` looks for a plausible header after it. For a header whose length was corrupted,
     /// which would otherwise swallow the packets after it until that many bytes came.
-    public mutating func skipStalledPacket() {
+    package mutating func skipStalledPacket() {
         guard head < buffer.count else { return }
         head += 1
         streamOffset += 1

@@ -1,5 +1,5 @@
 /// UWBS-to-host responses to the commands in `UCICommand`.
-public enum UCIResponse: Hashable, Sendable {
+package enum UCIResponse: Hashable, Sendable {
     case deviceReset(StatusCode)
     case deviceInfo(StatusCode, DeviceInfo)
     case capsInfo(StatusCode, [CapabilityTLV])
@@ -20,7 +20,7 @@ public enum UCIResponse: Hashable, Sendable {
     /// known layout for that GID/OID is itself status only.
     case statusOnly(groupID: UInt8, opcodeID: UInt8, StatusCode)
 
-    public var status: StatusCode {
+    package var status: StatusCode {
         switch self {
         case let .deviceReset(status), let .deviceInfo(status, _), let .capsInfo(status, _),
             let .sessionInit(status, _), let .sessionDeinit(status), let .setAppConfig(status, _),
@@ -31,8 +31,8 @@ public enum UCIResponse: Hashable, Sendable {
         }
     }
 
-    public var groupID: UInt8 { opcode.gid }
-    public var opcodeID: UInt8 { opcode.oid }
+    package var groupID: UInt8 { opcode.gid }
+    package var opcodeID: UInt8 { opcode.oid }
 
     private var opcode: (gid: UInt8, oid: UInt8) {
         switch self {
@@ -51,7 +51,7 @@ public enum UCIResponse: Hashable, Sendable {
         }
     }
 
-    public var message: UCIMessage {
+    package var message: UCIMessage {
         var payload = [status.rawValue]
         switch self {
         case .deviceReset, .sessionDeinit, .sessionStart, .sessionStop, .androidSetCountryCode, .statusOnly:
@@ -87,7 +87,7 @@ public enum UCIResponse: Hashable, Sendable {
         return UCIMessage(messageType: .response, groupID: groupID, opcodeID: opcodeID, payload: payload)
     }
 
-    public init(_ message: UCIMessage) throws(UCIError) {
+    package init(_ message: UCIMessage) throws(UCIError) {
         guard message.messageType == .response else { throw .unexpectedMessageType(message.messageType) }
         let payload = message.payload
         let gid = message.groupID, oid = message.opcodeID

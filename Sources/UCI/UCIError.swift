@@ -2,7 +2,7 @@
 ///
 /// Decoders throw these instead of trapping, so a misbehaving UWBS or a noisy link
 /// produces a diagnosable error rather than a crash.
-public enum UCIError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum UCIError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A field needed `needed` bytes but only `available` were left.
     case truncated(what: String, needed: Int, available: Int)
     /// The 3-bit MT field holds a reserved value (4...7).
@@ -26,7 +26,7 @@ public enum UCIError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Bytes remain after a fixed layout was fully read.
     case trailingBytes(what: String, count: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case let .truncated(what, needed, available):
             "\(what) is truncated: it needs \(needed) bytes but only \(available) are present."

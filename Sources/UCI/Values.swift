@@ -2,14 +2,14 @@ import ByteCoding
 /// A FiRa version as carried in CORE_GET_DEVICE_INFO_RSP.
 ///
 /// Two octets: major, then minor << 4 | maintenance (pica sends UCI 2.0 as `02 00`, MAC 1.3 as `01 30`).
-public struct UCIVersion: Hashable, Sendable, CustomStringConvertible {
-    public var major: UInt8
+package struct UCIVersion: Hashable, Sendable, CustomStringConvertible {
+    package var major: UInt8
     /// 4 bits on the wire.
-    public var minor: UInt8
+    package var minor: UInt8
     /// 4 bits on the wire.
-    public var maintenance: UInt8
+    package var maintenance: UInt8
 
-    public init(major: UInt8, minor: UInt8, maintenance: UInt8) {
+    package init(major: UInt8, minor: UInt8, maintenance: UInt8) {
         self.major = major
         self.minor = minor
         self.maintenance = maintenance
@@ -22,19 +22,19 @@ public struct UCIVersion: Hashable, Sendable, CustomStringConvertible {
     var octets: [UInt8] { [major, (minor & 0x0F) << 4 | maintenance & 0x0F] }
 
     /// "2.0.0"
-    public var description: String { "\(major).\(minor).\(maintenance)" }
+    package var description: String { "\(major).\(minor).\(maintenance)" }
 }
 
 /// The body of a CORE_GET_DEVICE_INFO_RSP after its status.
-public struct DeviceInfo: Hashable, Sendable {
-    public var uciVersion: UCIVersion
-    public var macVersion: UCIVersion
-    public var phyVersion: UCIVersion
-    public var uciTestVersion: UCIVersion
+package struct DeviceInfo: Hashable, Sendable {
+    package var uciVersion: UCIVersion
+    package var macVersion: UCIVersion
+    package var phyVersion: UCIVersion
+    package var uciTestVersion: UCIVersion
     /// Vendor-specific octets (at most 255).
-    public var vendorData: [UInt8]
+    package var vendorData: [UInt8]
 
-    public init(
+    package init(
         uciVersion: UCIVersion, macVersion: UCIVersion, phyVersion: UCIVersion,
         uciTestVersion: UCIVersion, vendorData: [UInt8]
     ) {
@@ -46,31 +46,31 @@ public struct DeviceInfo: Hashable, Sendable {
     }
 
     /// The vendor data as lowercase hex, two digits per octet.
-    public var vendorDataHex: String {
+    package var vendorDataHex: String {
         vendorData.hexString
     }
 
     /// The name a board's calibration is filed under: its USB serial number when it has one, else
     /// "vendor:" and its vendor data in hex (a virtual board's carries its number). Stable across
     /// replugs and ports; the `board` of the `device` event and the key `doctor` looks up.
-    public func boardKey(serial: String?) -> String {
+    package func boardKey(serial: String?) -> String {
         serial ?? "vendor:" + vendorDataHex
     }
 }
 
 /// One CORE_GET_CAPS_INFO_RSP TLV. The type stays raw: 1.x and 2.0 number them differently.
-public struct CapabilityTLV: Hashable, Sendable {
-    public var type: UInt8
-    public var value: [UInt8]
+package struct CapabilityTLV: Hashable, Sendable {
+    package var type: UInt8
+    package var value: [UInt8]
 
-    public init(type: UInt8, value: [UInt8]) {
+    package init(type: UInt8, value: [UInt8]) {
         self.type = type
         self.value = value
     }
 }
 
 /// A UWB MAC address: 2 octets (short) or 8 octets (extended), little-endian on the wire.
-public enum MacAddress: Hashable, Sendable, CustomStringConvertible {
+package enum MacAddress: Hashable, Sendable, CustomStringConvertible {
     case short(UInt16)
     case extended(UInt64)
 
@@ -91,20 +91,20 @@ public enum MacAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Hex of the wire octets in wire order, "5F:DD": the form Android and pica print.
-    public var description: String {
+    package var description: String {
         octets.map { hex($0).dropFirst(2) }.joined(separator: ":")
     }
 }
 
 /// MAC_ADDRESS_MODE app config values; modes 1 and 2 both use 8-octet addresses in UCI.
-public enum MacAddressMode: UInt8, Sendable {
+package enum MacAddressMode: UInt8, Sendable {
     case short = 0, extendedWithShortHeader = 1, extended = 2
 
     var addressSize: Int { self == .short ? 2 : 8 }
 }
 
 /// SESSION_UPDATE_CONTROLLER_MULTICAST_LIST_CMD action.
-public enum MulticastAction: UInt8, Sendable {
+package enum MulticastAction: UInt8, Sendable {
     case add = 0, remove = 1, addWith16ByteSubSessionKey = 2, addWith32ByteSubSessionKey = 3
 
     /// Octets of sub-session key each controlee entry carries for this action.
@@ -118,13 +118,13 @@ public enum MulticastAction: UInt8, Sendable {
 }
 
 /// One controlee entry of SESSION_UPDATE_CONTROLLER_MULTICAST_LIST_CMD.
-public struct Controlee: Hashable, Sendable {
-    public var shortAddress: UInt16
-    public var subSessionID: UInt32
+package struct Controlee: Hashable, Sendable {
+    package var shortAddress: UInt16
+    package var subSessionID: UInt32
     /// Empty for add/remove; 16 or 32 octets for the keyed add actions.
-    public var subSessionKey: [UInt8]
+    package var subSessionKey: [UInt8]
 
-    public init(shortAddress: UInt16, subSessionID: UInt32, subSessionKey: [UInt8] = []) {
+    package init(shortAddress: UInt16, subSessionID: UInt32, subSessionKey: [UInt8] = []) {
         self.shortAddress = shortAddress
         self.subSessionID = subSessionID
         self.subSessionKey = subSessionKey
@@ -133,14 +133,14 @@ public struct Controlee: Hashable, Sendable {
 
 /// One controlee's result of a multicast list update: in the UCI 2.0 response and in the
 /// notification (whose 1.x layout also names the sub-session).
-public struct ControleeStatus: Hashable, Sendable {
-    public var shortAddress: UInt16
+package struct ControleeStatus: Hashable, Sendable {
+    package var shortAddress: UInt16
     /// Only in the UCI 1.x notification layout.
-    public var subSessionID: UInt32?
+    package var subSessionID: UInt32?
     /// A `MulticastUpdateStatus` value.
-    public var status: UInt8
+    package var status: UInt8
 
-    public init(shortAddress: UInt16, subSessionID: UInt32? = nil, status: UInt8) {
+    package init(shortAddress: UInt16, subSessionID: UInt32? = nil, status: UInt8) {
         self.shortAddress = shortAddress
         self.subSessionID = subSessionID
         self.status = status
@@ -148,13 +148,13 @@ public struct ControleeStatus: Hashable, Sendable {
 }
 
 /// Multicast list update statuses: a table of their own, not `StatusCode` (uci.md §1.8).
-public enum MulticastUpdateStatus {
-    public static let ok: UInt8 = 0x00
-    public static let listFull: UInt8 = 0x01
-    public static let keyFetchFailed: UInt8 = 0x02
-    public static let subSessionIDNotFound: UInt8 = 0x03
-    public static let addressNotFound: UInt8 = 0x07
-    public static let addressAlreadyPresent: UInt8 = 0x08
+package enum MulticastUpdateStatus {
+    package static let ok: UInt8 = 0x00
+    package static let listFull: UInt8 = 0x01
+    package static let keyFetchFailed: UInt8 = 0x02
+    package static let subSessionIDNotFound: UInt8 = 0x03
+    package static let addressNotFound: UInt8 = 0x07
+    package static let addressAlreadyPresent: UInt8 = 0x08
 }
 
 /// SESSION_UPDATE_CONTROLLER_MULTICAST_LIST_NTF: what became of each controlee of an update.
@@ -162,12 +162,12 @@ public enum MulticastUpdateStatus {
 /// Two layouts: UCI 2.0 `token, n, [address(2), status]`; UCI 1.x `token, remaining list
 /// size, n, [address(2), sub-session id(4), status]`. The decoder tells them apart by which one
 /// the payload length fits (2.0 first); `remainingListSize` is set exactly for the 1.x layout.
-public struct MulticastListUpdate: Hashable, Sendable {
-    public var session: UInt32
-    public var remainingListSize: UInt8?
-    public var controlees: [ControleeStatus]
+package struct MulticastListUpdate: Hashable, Sendable {
+    package var session: UInt32
+    package var remainingListSize: UInt8?
+    package var controlees: [ControleeStatus]
 
-    public init(session: UInt32, remainingListSize: UInt8? = nil, controlees: [ControleeStatus]) {
+    package init(session: UInt32, remainingListSize: UInt8? = nil, controlees: [ControleeStatus]) {
         self.session = session
         self.remainingListSize = remainingListSize
         self.controlees = controlees
@@ -205,13 +205,13 @@ public struct MulticastListUpdate: Hashable, Sendable {
 }
 
 /// Reading what CORE_GET_CAPS_INFO reports.
-public enum Capabilities {
+package enum Capabilities {
     /// The FiRa capability parameters, whose TLV types UCI 2.0 renumbered: 1.x starts at the PHY
     /// version range (0x00) and ends with the sizes (0x12, 0x13); 2.0 puts the sizes first
     /// (0x00, 0x01), adds device types (0x04), suspend ranging (0x15) and session key lengths
     /// (0x16). Sources: AOSP's `CapabilityParam` (`..._VER_1_0` / `..._VER_2_0`) and Qorvo's
     /// `uci_device_capability_parameters` (firmware-notes/uci-config.md).
-    public enum Field: CaseIterable, Sendable {
+    package enum Field: CaseIterable, Sendable {
         case maxMessageSize, maxDataPacketPayloadSize, phyVersionRange, macVersionRange, deviceTypes, deviceRoles
         case rangingMethods, stsConfigs, multiNodeModes, rangingTimeStructs, scheduleModes, hoppingMode, blockStriding
         case uwbInitiationTime, channels, rframeConfigs, ccConstraintLengths, bprfParameterSets, hprfParameterSets, aoa
@@ -219,7 +219,7 @@ public enum Capabilities {
 
         /// The TLV type on a board whose UCI major version is `uciMajor`; nil where that
         /// generation has no such capability.
-        public func type(uciMajor: UInt8) -> UInt8? {
+        package func type(uciMajor: UInt8) -> UInt8? {
             let version2: [Field] = [
                 .maxMessageSize, .maxDataPacketPayloadSize, .phyVersionRange, .macVersionRange, .deviceTypes, .deviceRoles,
                 .rangingMethods, .stsConfigs, .multiNodeModes, .rangingTimeStructs, .scheduleModes, .hoppingMode, .blockStriding,
@@ -238,23 +238,23 @@ public enum Capabilities {
 
     /// The value of `field` in `tlvs` from a board of UCI major version `uciMajor` (nil when
     /// the board does not report it).
-    public static func value(of field: Field, in tlvs: [CapabilityTLV], uciMajor: UInt8) -> [UInt8]? {
+    package static func value(of field: Field, in tlvs: [CapabilityTLV], uciMajor: UInt8) -> [UInt8]? {
         guard let type = field.type(uciMajor: uciMajor) else { return nil }
         return tlvs.first { $0.type == type }?.value
     }
 
     /// Bits of SUPPORTED_CHANNELS, lowest first: channel 5, 6, 8, 9, 10, 12, 13, 14.
-    public static let channelBits: [UInt8] = [5, 6, 8, 9, 10, 12, 13, 14]
+    package static let channelBits: [UInt8] = [5, 6, 8, 9, 10, 12, 13, 14]
 
     /// `SUPPORTED_MAX_RANGING_SESSION_NUMBER`: how many ranging sessions the UWBS runs at once.
     /// 0xE9 is in the range FiRa leaves to vendors; Android's UWB stack defines it (AOSP
     /// `CapTlvType`), as a little-endian integer.
-    public static let maxRangingSessionsType: UInt8 = 0xE9
+    package static let maxRangingSessionsType: UInt8 = 0xE9
     /// `SUPPORTED_RSSI_REPORTING` (Android's vendor range too): 1 when RSSI_REPORTING works.
-    public static let rssiReportingType: UInt8 = 0xE6
+    package static let rssiReportingType: UInt8 = 0xE6
 
     /// The UWBS's ranging-session limit, if it reports one (1 to 4 value bytes, little-endian).
-    public static func maxRangingSessions(in tlvs: [CapabilityTLV]) -> Int? {
+    package static func maxRangingSessions(in tlvs: [CapabilityTLV]) -> Int? {
         guard let tlv = tlvs.first(where: { $0.type == maxRangingSessionsType }), (1...4).contains(tlv.value.count) else {
             return nil
         }

@@ -3,7 +3,7 @@ import Logging
 import Synchronization
 import UCI
 
-public enum UCIHostError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum UCIHostError: Error, Equatable, Sendable, CustomStringConvertible {
     case timeout(command: String)
     case commandFailed(command: String, status: StatusCode)
     case configRejected([AppConfigStatus])
@@ -18,7 +18,7 @@ public enum UCIHostError: Error, Equatable, Sendable, CustomStringConvertible {
     case transport(TransportFailure)
     case closed
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .timeout(let command): "UWBS did not answer \(command) in time"
         case .commandFailed(let command, let status): "UWBS rejected \(command): \(status)"
@@ -35,14 +35,14 @@ public enum UCIHostError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The error the transport threw, if the transport failed.
-    public var underlying: (any Error)? {
+    package var underlying: (any Error)? {
         if case .transport(let failure) = self { return failure.error }
         return nil
     }
 }
 
 /// What the host reports besides command responses, in arrival order.
-public enum UCIHostEvent: Sendable, Equatable {
+package enum UCIHostEvent: Sendable, Equatable {
     case notification(UCINotification)
     /// The transport ended; every later command fails with this error.
     case closed(UCIHostError)
@@ -57,7 +57,7 @@ public enum UCIHostEvent: Sendable, Equatable {
 /// behind one lock rather than the actor, so a transport that reads on its own thread hands each
 /// read straight to the decoder there (`UCITransport.deliverReads`): on a node's `EventLoop`,
 /// bytes go from `read(2)` to the node's inbox with no task hop.
-public actor UCIHost {
+package actor UCIHost {
     private struct Pending {
         var id: UInt64
         var command: UCICommand
@@ -115,11 +115,11 @@ public actor UCIHost {
     private var started = false
 
     /// Last CORE_DEVICE_STATUS_NTF state.
-    public nonisolated var deviceState: DeviceState? { link.withLock { $0.deviceState } }
+    package nonisolated var deviceState: DeviceState? { link.withLock { $0.deviceState } }
     /// Sessions the UWBS reported, by session token (UCI 2.0 handle or 1.x id).
-    public nonisolated var sessionStates: [UInt32: SessionState] { link.withLock { $0.sessionStates } }
+    package nonisolated var sessionStates: [UInt32: SessionState] { link.withLock { $0.sessionStates } }
     /// How many commands have failed for want of an answer, after every attempt.
-    public nonisolated var unansweredCommands: Int { unanswered.load(ordering: .relaxed) }
+    package nonisolated var unansweredCommands: Int { unanswered.load(ordering: .relaxed) }
 
     /// - Parameters:
     ///   - commandTimeout: how long one attempt waits for the response.
@@ -127,7 +127,7 @@ public actor UCIHost {
     ///     UCI stacks on phones (AOSP's uwb_core), a command whose answer was lost or that the
     ///     UWBS asked for again (STATUS_COMMAND_RETRY) is sent again, the same bytes; a late
     ///     answer to an earlier attempt answers it, and the ones after it are dropped as strays.
-    public init(
+    package init(
         transport: any UCITransport, commandTimeout: Duration = .seconds(2), commandAttempts: Int = 3,
         clock: any Clock<Duration> = ContinuousClock(), logger: Logger, executor: (any TaskExecutor)? = nil,
         events: @escaping @Sendable ([UCIHostEvent]) -> Void
@@ -142,7 +142,7 @@ public actor UCIHost {
     }
 
     /// Starts reading from the device. Call once, before the first command.
-    public func start() {
+    package func start() {
         guard !started else { return }
         started = true
         startReading(transport, generation: link.withLock { $0.generation })
@@ -150,7 +150,7 @@ public actor UCIHost {
 
     /// Continues on a new transport after the old one ended (the board was replugged, or the
     /// connection re-established). The UWBS is a fresh device: no sessions, state unknown.
-    public func attach(_ transport: any UCITransport) {
+    package func attach(_ transport: any UCITransport) {
         self.transport.close()
         self.transport = transport
         let generation = link.withLock { l in
@@ -173,10 +173,10 @@ public actor UCIHost {
     }
 
     /// Description of the current transport, e.g. `tcp:127.0.0.1:7000` or `usb:1-1.2`.
-    public var transportDescription: String { transport.description }
+    package var transportDescription: String { transport.description }
 
     /// Closes the transport; pending and later commands fail with `.closed`.
-    public func shutdown() {
+    package func shutdown() {
         transport.close()
     }
 
@@ -184,7 +184,7 @@ public actor UCIHost {
 
     /// Sends `command` and waits for its response (queued behind any command in flight), sending
     /// it again while it goes unanswered, up to `commandAttempts` times.
-    public func send(_ command: UCICommand) async throws(UCIHostError) -> UCIResponse {
+    package func send(_ command: UCICommand) async throws(UCIHostError) -> UCIResponse {
         await acquireCommandSlot()
         defer { releaseCommandSlot() }
         var attempt = 1
@@ -255,12 +255,12 @@ public actor UCIHost {
     }
 
     /// DEVICE_RESET; the UWBS then reports READY through a device status notification.
-    public func reset() async throws(UCIHostError) {
+    package func reset() async throws(UCIHostError) {
         link.withLock { $0.sessionStates = [:] }
         try check(await send(.deviceReset), "CORE_DEVICE_RESET")
     }
 
-    public func deviceInfo() async throws(UCIHostError) -> DeviceInfo {
+    package func deviceInfo() async throws(UCIHostError) -> DeviceInfo {
         let response = try await send(.getDeviceInfo)
         guard case .deviceInfo(.ok, let info) = response else {
             try check(response, "CORE_GET_DEVICE_INFO")
@@ -269,7 +269,7 @@ public actor UCIHost {
         return info
     }
 
-    public func capabilities() async throws(UCIHostError) -> [CapabilityTLV] {
+    package func capabilities() async throws(UCIHostError) -> [CapabilityTLV] {
         let response = try await send(.getCapsInfo)
         guard case .capsInfo(.ok, let tlvs) = response else {
             try check(response, "CORE_GET_CAPS_INFO")
@@ -280,7 +280,7 @@ public actor UCIHost {
 
     /// SESSION_INIT; returns the token for later commands: the UCI 2.0 session handle, or the
     /// session id itself on a UCI 1.x device.
-    public func initSession(id: UInt32, type: SessionType = .fiRaRanging) async throws(UCIHostError) -> UInt32 {
+    package func initSession(id: UInt32, type: SessionType = .fiRaRanging) async throws(UCIHostError) -> UInt32 {
         let response = try await send(.sessionInit(sessionID: id, type: type))
         guard case .sessionInit(.ok, let handle) = response else {
             try check(response, "SESSION_INIT")
@@ -289,7 +289,7 @@ public actor UCIHost {
         return handle ?? id
     }
 
-    public func setAppConfig(session: UInt32, _ tlvs: [AppConfigTLV]) async throws(UCIHostError) {
+    package func setAppConfig(session: UInt32, _ tlvs: [AppConfigTLV]) async throws(UCIHostError) {
         let response = try await send(.setAppConfig(session: session, tlvs))
         if case .setAppConfig(let status, let statuses) = response, status != .ok {
             throw statuses.isEmpty ? .commandFailed(command: "SESSION_SET_APP_CONFIG", status: status) : .configRejected(statuses)
@@ -302,7 +302,7 @@ public actor UCIHost {
     /// 1.x response is a status alone, and the outcome per controlee comes in the notification
     /// that follows, which this then waits for (one command timeout at most; without one, the
     /// update counts as done).
-    public func updateMulticastList(session: UInt32, _ action: MulticastAction, _ controlees: [Controlee]) async throws(UCIHostError) {
+    package func updateMulticastList(session: UInt32, _ action: MulticastAction, _ controlees: [Controlee]) async throws(UCIHostError) {
         let name = "SESSION_UPDATE_CONTROLLER_MULTICAST_LIST"
         link.withLock { _ = $0.multicastUpdates.removeValue(forKey: session) }
         let response = try await send(.updateControllerMulticastList(session: session, action: action, controlees))
@@ -330,20 +330,20 @@ public actor UCIHost {
         return nil
     }
 
-    public func startRanging(session: UInt32) async throws(UCIHostError) {
+    package func startRanging(session: UInt32) async throws(UCIHostError) {
         try check(await send(.sessionStart(session: session)), "SESSION_START")
     }
 
-    public func stopRanging(session: UInt32) async throws(UCIHostError) {
+    package func stopRanging(session: UInt32) async throws(UCIHostError) {
         try check(await send(.sessionStop(session: session)), "SESSION_STOP")
     }
 
     /// ANDROID_SET_COUNTRY_CODE: the region whose rules the UWBS must keep (channels, power).
-    public func setCountryCode(_ code: String) async throws(UCIHostError) {
+    package func setCountryCode(_ code: String) async throws(UCIHostError) {
         try check(await send(.androidSetCountryCode(code)), "ANDROID_SET_COUNTRY_CODE")
     }
 
-    public func deinitSession(_ session: UInt32) async throws(UCIHostError) {
+    package func deinitSession(_ session: UInt32) async throws(UCIHostError) {
         try check(await send(.sessionDeinit(session: session)), "SESSION_DEINIT")
         _ = link.withLock { $0.sessionStates.removeValue(forKey: session) }
     }

@@ -7,53 +7,53 @@ import Foundation
 ///
 /// Unknown event types and fields are ignored, as the schema asks of every consumer; a line
 /// that is not a JSON object is counted and skipped.
-public struct LiveView: Sendable {
-    public struct Peer: Sendable, Equatable, Encodable {
-        public var id: String
-        public var name: String?
+package struct LiveView: Sendable {
+    package struct Peer: Sendable, Equatable, Encodable {
+        package var id: String
+        package var name: String?
         /// The filtered distance of the last ranged round (the raw one when unfiltered).
-        public var distance: Double?
+        package var distance: Double?
         /// How fast the distance changes, metres per second, negative while the peer comes
         /// closer (`range`'s `rate`).
-        public var rate: Double?
+        package var rate: Double?
         /// Degrees, where the board measures direction.
-        public var azimuth: Double?
-        public var isNear = false
+        package var azimuth: Double?
+        package var isNear = false
         /// From `nearest` (UWB) or `rough` (RSSI only).
-        public var band: String?
+        package var band: String?
         /// Ranged over UWB (true) or only heard over Bluetooth (false).
-        public var ranged = false
-        public var lastBump: Bump?
+        package var ranged = false
+        package var lastBump: Bump?
         /// Stream time (ms) of the last event about this peer.
-        public var lastHeard: Int64
-        public var lost: String?
+        package var lastHeard: Int64
+        package var lost: String?
     }
 
-    public struct Bump: Sendable, Equatable, Encodable {
-        public var id: Int
-        public var at: Int64
-        public var card: String?
+    package struct Bump: Sendable, Equatable, Encodable {
+        package var id: Int
+        package var at: Int64
+        package var card: String?
     }
 
-    public struct Rig: Sendable, Equatable, Encodable {
-        public var node: String
-        public var uwb: String?
-        public var ble: String?
-        public var peers: [String: Peer] = [:]
-        public var shedRanges = 0
-        public var shedInputs = 0
-        public var lastBumpAt: Int64?
+    package struct Rig: Sendable, Equatable, Encodable {
+        package var node: String
+        package var uwb: String?
+        package var ble: String?
+        package var peers: [String: Peer] = [:]
+        package var shedRanges = 0
+        package var shedInputs = 0
+        package var lastBumpAt: Int64?
     }
 
-    public private(set) var rigs: [String: Rig] = [:]
-    public private(set) var lines = 0
-    public private(set) var unreadable = 0
+    package private(set) var rigs: [String: Rig] = [:]
+    package private(set) var lines = 0
+    package private(set) var unreadable = 0
     /// Stream time: the newest `ts` seen, in milliseconds since the epoch.
-    public private(set) var latest: Int64?
+    package private(set) var latest: Int64?
     /// When each of the last 512 to 1024 lines came (stream time), for the rate in the footer.
     private var recent: [Int64] = []
 
-    public init() {}
+    package init() {}
 
     /// What one event changes, whichever form it came in: a JSON line (`watch`) or a typed
     /// event (the web view, inside the process).
@@ -72,7 +72,7 @@ public struct LiveView: Sendable {
 
     /// Takes one event line; false if it was not one (not JSON, no `type` or `node`).
     @discardableResult
-    public mutating func apply(_ line: String) -> Bool {
+    package mutating func apply(_ line: String) -> Bool {
         lines += 1
         guard let data = line.data(using: .utf8),
             let event = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
@@ -109,7 +109,7 @@ public struct LiveView: Sendable {
     }
 
     /// Takes one typed event observed at `timestampMilliseconds`, as the web view does.
-    public mutating func apply(_ event: Event, timestampMilliseconds ts: Int64) {
+    package mutating func apply(_ event: Event, timestampMilliseconds ts: Int64) {
         lines += 1
         let update: Update
         switch event.body {
@@ -189,7 +189,7 @@ public struct LiveView: Sendable {
     }
 
     /// Events per second over the last ten seconds of stream time.
-    public func rate(now: Int64) -> Double {
+    package func rate(now: Int64) -> Double {
         let window = recent.filter { $0 > now - 10_000 }
         return Double(window.count) / 10
     }
@@ -199,7 +199,7 @@ public struct LiveView: Sendable {
     /// The screen at stream time `now`: at most `height` lines, none wider than `width`
     /// characters. With `styled`, the row of a bump younger than `highlight` milliseconds is in
     /// reverse video; the latest bump of each rig is marked `*` either way.
-    public func screen(width: Int, height: Int, now: Int64, highlight: Int64, styled: Bool) -> [String] {
+    package func screen(width: Int, height: Int, now: Int64, highlight: Int64, styled: Bool) -> [String] {
         var rows: [(text: String, reverse: Bool)] = []
         let peerCount = rigs.values.reduce(0) { $0 + $1.peers.values.filter { $0.lost == nil }.count }
         rows.append((Self.fit("nearby-bridge watch   \(rigs.count) rig\(rigs.count == 1 ? "" : "s"), \(peerCount) peer\(peerCount == 1 ? "" : "s"), \(String(format: "%.1f", rate(now: now))) events/s", width), false))
@@ -278,7 +278,7 @@ public struct LiveView: Sendable {
 
     /// One line for an event worth a line when stdout is not a terminal (found, near, far,
     /// bump, lost, device), nil for the others (range, nearest, rough, stats, unknown types).
-    public static func plainLine(_ line: String) -> String? {
+    package static func plainLine(_ line: String) -> String? {
         guard let data = line.data(using: .utf8),
             let event = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
             let type = event["type"] as? String, let node = event["node"] as? String

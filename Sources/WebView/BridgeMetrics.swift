@@ -9,20 +9,20 @@ import Synchronization
 /// figures, each radio's state) and whatever the rest of the process records through
 /// swift-metrics once `bootstrap` made this registry its backend (the UCI host's command
 /// latency histogram and errors).
-public final class BridgeMetrics: Sendable {
-    public let registry = PrometheusCollectorRegistry()
+package final class BridgeMetrics: Sendable {
+    package let registry = PrometheusCollectorRegistry()
     private let started = ContinuousClock.now
     /// The per-type counters, looked up once each: the registry's own lookup builds and hashes
     /// the name and labels, which on every `range` event cost the node most of its throughput.
     private let eventCounters = Mutex<[String: Prometheus.Counter]>([:])
     private let lastSeq: Prometheus.Gauge
 
-    public init() {
+    package init() {
         lastSeq = registry.makeGauge(name: "nearby_event_seq")
     }
 
     /// Makes this registry the process's swift-metrics backend (once per process).
-    public func bootstrap() {
+    package func bootstrap() {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = [
             .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(20), .milliseconds(50),
@@ -65,7 +65,7 @@ public final class BridgeMetrics: Sendable {
     }
 
     /// The text `/metrics` serves.
-    public func exposition() -> String {
+    package func exposition() -> String {
         let (seconds, attoseconds) = (ContinuousClock.now - started).components
         registry.makeGauge(name: "nearby_uptime_seconds").set(Double(seconds) + Double(attoseconds) / 1e18)
         return registry.emitToString()

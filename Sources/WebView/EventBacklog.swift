@@ -4,12 +4,12 @@ import Synchronization
 /// web view's `/events` streams, and what a browser that reconnects with `Last-Event-ID` resumes
 /// from. Bounded, so a slow or stalled browser never holds memory or the radios: it falls
 /// behind (see `EventCursor`), the writers never wait.
-public final class EventBacklog: Sendable {
-    public struct Entry: Sendable, Equatable {
-        public var id: Int
-        public var line: String
+package final class EventBacklog: Sendable {
+    package struct Entry: Sendable, Equatable {
+        package var id: Int
+        package var line: String
         /// `range` lines are the ones a client that has fallen behind skips.
-        public var isRange: Bool
+        package var isRange: Bool
     }
 
     private struct State {
@@ -19,15 +19,15 @@ public final class EventBacklog: Sendable {
         var nextID = 1
     }
     private let state = Mutex(State())
-    public let capacity: Int
+    package let capacity: Int
 
-    public init(capacity: Int) {
+    package init(capacity: Int) {
         precondition(capacity > 0)
         self.capacity = capacity
     }
 
     /// Appends lines in order, numbering them.
-    public func append(_ lines: [(line: String, isRange: Bool)]) {
+    package func append(_ lines: [(line: String, isRange: Bool)]) {
         state.withLock { s in
             for (line, isRange) in lines {
                 let entry = Entry(id: s.nextID, line: line, isRange: isRange)
@@ -43,11 +43,11 @@ public final class EventBacklog: Sendable {
     }
 
     /// The id of the newest line (0 before the first).
-    public var latestID: Int { state.withLock { $0.nextID - 1 } }
+    package var latestID: Int { state.withLock { $0.nextID - 1 } }
 
     /// Up to `limit` entries after `id`, oldest first; they start later than `id + 1` when the
     /// lines in between have left the backlog.
-    public func entries(after id: Int, limit: Int) -> [Entry] {
+    package func entries(after id: Int, limit: Int) -> [Entry] {
         state.withLock { s in
             guard let oldest = s.ring.isEmpty ? nil : s.ring[s.head].id, id < s.nextID - 1 else { return [] }
             let first = max(id + 1, oldest)
@@ -61,14 +61,14 @@ public final class EventBacklog: Sendable {
 /// (a phone on a weak network, a tab in the background) it skips `range` lines, which the next
 /// round repeats, and counts them; lines that left the backlog before it read them are counted
 /// as lost, and the stream says so.
-public struct EventCursor: Sendable {
-    public private(set) var lastID: Int
-    public private(set) var shed = 0
-    public private(set) var lost = 0
-    public let lagLimit: Int
+package struct EventCursor: Sendable {
+    package private(set) var lastID: Int
+    package private(set) var shed = 0
+    package private(set) var lost = 0
+    package let lagLimit: Int
 
     /// A cursor after line `lastID` (0: from the oldest line still held).
-    public init(after lastID: Int, lagLimit: Int) {
+    package init(after lastID: Int, lagLimit: Int) {
         self.lastID = lastID
         self.lagLimit = lagLimit
     }
@@ -77,13 +77,13 @@ public struct EventCursor: Sendable {
     /// for the first time, and from now too when its id is ahead of the backlog (the process
     /// restarted and numbers its lines from 1 again: waiting for the numbers to catch up would
     /// leave the page silent).
-    public init(resumingAfter lastEventID: Int?, in backlog: EventBacklog, lagLimit: Int) {
+    package init(resumingAfter lastEventID: Int?, in backlog: EventBacklog, lagLimit: Int) {
         let latest = backlog.latestID
         self.init(after: lastEventID.flatMap { $0 <= latest ? $0 : nil } ?? latest, lagLimit: lagLimit)
     }
 
     /// What to send next, at most `limit` lines, and how many were lost just now.
-    public mutating func next(from backlog: EventBacklog, limit: Int) -> (entries: [EventBacklog.Entry], lost: Int) {
+    package mutating func next(from backlog: EventBacklog, limit: Int) -> (entries: [EventBacklog.Entry], lost: Int) {
         let latest = backlog.latestID
         let entries = backlog.entries(after: lastID, limit: limit)
         guard let first = entries.first, let last = entries.last else { return ([], 0) }

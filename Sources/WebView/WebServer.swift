@@ -9,18 +9,18 @@ import Watch
 /// `Last-Event-ID` and gets what it missed while the backlog still holds it), `/state` the peer
 /// table as JSON, `/metrics` in Prometheus's text format (`BridgeMetrics`). Off by default; bound to loopback unless an address is given, and then every
 /// request must carry the token (`?token=` or `Authorization: Bearer`).
-public final class WebServer: Sendable {
-    public let sink: WebSink
+package final class WebServer: Sendable {
+    package let sink: WebSink
     private let server: HTTPServer
     /// What every request must carry, if anything.
-    public let token: String?
+    package let token: String?
     private let thresholds: ProximityConfig
 
     /// - Parameters:
     ///   - host: an IPv4 address; "127.0.0.1" keeps the view on this machine.
     ///   - token: required of every request when set (the caller sets one when `host` is not
     ///     loopback).
-    public init(host: String, port: UInt16, token: String?, thresholds: ProximityConfig, backlog: Int = 4096) throws {
+    package init(host: String, port: UInt16, token: String?, thresholds: ProximityConfig, backlog: Int = 4096) throws {
         sink = WebSink(backlog: EventBacklog(capacity: backlog), metrics: BridgeMetrics())
         self.token = token
         self.thresholds = thresholds
@@ -28,7 +28,7 @@ public final class WebServer: Sendable {
     }
 
     /// Serves until cancelled.
-    public func run() async throws {
+    package func run() async throws {
         let sink = self.sink
         let token = self.token
         let thresholds = self.thresholds
@@ -62,14 +62,14 @@ public final class WebServer: Sendable {
     }
 
     /// The port it listens on, once listening (useful with port 0).
-    public func listeningPort() async throws -> UInt16 {
+    package func listeningPort() async throws -> UInt16 {
         try await server.waitUntilListening()
         guard case .ip4(_, let port)? = await server.listeningAddress else { return 0 }
         return port
     }
 
     /// Closes every connection within `timeout` seconds.
-    public func stop() async {
+    package func stop() async {
         await server.stop(timeout: 1)
     }
 

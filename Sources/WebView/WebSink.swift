@@ -6,21 +6,21 @@ import Watch
 /// carry (numbered by this sink, as every destination numbers its own lines) into the bounded
 /// backlog `/events` streams from, and into the peer table `/state` answers from. It never
 /// waits and never sheds: slow browsers fall behind in the backlog on their own (EventCursor).
-public final class WebSink: EventSink {
-    public let backlog: EventBacklog
-    public let metrics: BridgeMetrics
+package final class WebSink: EventSink {
+    package let backlog: EventBacklog
+    package let metrics: BridgeMetrics
     private struct State {
         var seq: UInt64 = 0
         var view = LiveView()
     }
     private let state = Mutex(State())
 
-    public init(backlog: EventBacklog, metrics: BridgeMetrics) {
+    package init(backlog: EventBacklog, metrics: BridgeMetrics) {
         self.backlog = backlog
         self.metrics = metrics
     }
 
-    public func receive(_ events: [Event], timestampMilliseconds: Int64) {
+    package func receive(_ events: [Event], timestampMilliseconds: Int64) {
         let lines = state.withLock { s in
             let lines = events.map { event in
                 s.seq += 1
@@ -34,14 +34,14 @@ public final class WebSink: EventSink {
         backlog.append(lines)
     }
 
-    public func drain() -> DrainResult { DrainResult() }
+    package func drain() -> DrainResult { DrainResult() }
 
     /// The peer table now.
-    public var view: LiveView { state.withLock { $0.view } }
+    package var view: LiveView { state.withLock { $0.view } }
 
     /// `/metrics` now: taken with the sink's lock, so the event counts and `nearby_event_seq`
     /// describe the same moment (a scrape briefly holds up the emitters).
-    public func metricsExposition() -> String {
+    package func metricsExposition() -> String {
         state.withLock { _ in metrics.exposition() }
     }
 }

@@ -7,29 +7,29 @@ import Synchronization
 /// How a node treats the peer channel: without an event key it speaks v1 in the clear, as
 /// before; with one it speaks v2 (private adverts, Noise handshake, sealed frames) and, unless
 /// `allowInsecurePeers`, refuses v1 peers.
-public struct PeerSecuritySettings: Sendable, Equatable {
-    public var groupKey: GroupKey?
-    public var allowInsecurePeers = false
+package struct PeerSecuritySettings: Sendable, Equatable {
+    package var groupKey: GroupKey?
+    package var allowInsecurePeers = false
     /// How often the private advert's rotation nonce changes (and with it every advertised byte).
-    public var advertRotationMilliseconds: Int64 = 15 * 60 * 1000
+    package var advertRotationMilliseconds: Int64 = 15 * 60 * 1000
     /// Where the node's ephemeral keys and advert nonces come from: nil draws a secret seed from
     /// the system's random source at start (every rig); the simulation sets one per node so that
     /// a world runs the same way twice.
-    public var keySeed: [UInt8]?
+    package var keySeed: [UInt8]?
 
-    public init() {}
+    package init() {}
 
     /// The `device` event's `security` value.
-    public var mode: String { groupKey == nil ? "none" : (allowInsecurePeers ? "event-key, v1 peers allowed" : "event-key") }
+    package var mode: String { groupKey == nil ? "none" : (allowInsecurePeers ? "event-key, v1 peers allowed" : "event-key") }
 }
 
 /// Settings end up in log lines and test failures: neither may show the key seed.
 extension PeerSecuritySettings: CustomStringConvertible, CustomReflectable {
-    public var description: String {
+    package var description: String {
         "PeerSecuritySettings(\(mode)\(groupKey.map { ", key \($0.fingerprint)" } ?? ""), key seed redacted)"
     }
 
-    public var customMirror: Mirror { Mirror(self, children: ["mode": mode], displayStyle: .struct) }
+    package var customMirror: Mirror { Mirror(self, children: ["mode": mode], displayStyle: .struct) }
 }
 
 /// Every open peer-channel link's security state, shared by the registry (which reads frames and

@@ -1,7 +1,7 @@
 /// Which keys a JSON settings or scenario file may have, level by level: a key nothing reads (a
 /// typo such as "groupKeyFlie") must be an error, not a setting silently left at its default — a
 /// rig whose event key was misspelt would run unkeyed, in the clear.
-public indirect enum KnownKeys: Sendable {
+package indirect enum KnownKeys: Sendable {
     /// An object with exactly these keys, each value of its shape.
     case object([String: KnownKeys])
     /// An object whose keys are data (boards by serial), every value of one shape.
@@ -12,24 +12,24 @@ public indirect enum KnownKeys: Sendable {
     case open
 
     /// An object with the keys `Keys` lists, of the shapes in `nested`, anything under the others.
-    public static func object<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type, _ nested: [String: KnownKeys] = [:]) -> KnownKeys {
+    package static func object<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type, _ nested: [String: KnownKeys] = [:]) -> KnownKeys {
         .object(Dictionary(uniqueKeysWithValues: keys.allCases.map { ($0.stringValue, nested[$0.stringValue] ?? .open) }))
     }
 
     /// A key the shape does not know, where it is and what was probably meant.
-    public struct Unknown: Sendable, Equatable, CustomStringConvertible {
+    package struct Unknown: Sendable, Equatable, CustomStringConvertible {
         /// "mqtt.clientID", "nodes.2.boardOfset"
-        public var path: String
-        public var suggestion: String?
+        package var path: String
+        package var suggestion: String?
 
-        public var description: String {
+        package var description: String {
             "unknown key \"\(path)\"" + (suggestion.map { " (did you mean \"\($0)\"?)" } ?? "")
         }
     }
 
     /// Every key of `json` (as JSONSerialization returns it) that this shape does not know, in
     /// the order of the path.
-    public func unknownKeys(in json: Any, at path: [String] = []) -> [Unknown] {
+    package func unknownKeys(in json: Any, at path: [String] = []) -> [Unknown] {
         switch (self, json) {
         case (.object(let known), let object as [String: Any]):
             return object.keys.sorted().flatMap { key -> [Unknown] in

@@ -6,13 +6,13 @@ import Synchronization
 /// rest are counted, and the count is written as one summary line once the window is over (with
 /// the next line logged after it). A board sending garbage then costs a few lines per window,
 /// not one per bad byte run.
-public struct RateLimitedLogHandler: LogHandler {
+package struct RateLimitedLogHandler: LogHandler {
     private var inner: any LogHandler
     private let limiter: RepeatLimiter
     private let label: String
 
     /// - Parameter now: monotonic milliseconds; tests pass their own.
-    public init(
+    package init(
         _ inner: any LogHandler, label: String, perWindow: Int = 5, windowMilliseconds: Int64 = 5_000,
         now: @escaping @Sendable () -> Int64 = RepeatLimiter.monotonicMilliseconds
     ) {
@@ -21,27 +21,27 @@ public struct RateLimitedLogHandler: LogHandler {
         limiter = RepeatLimiter(perWindow: perWindow, windowMilliseconds: windowMilliseconds, now: now)
     }
 
-    public var logLevel: Logger.Level {
+    package var logLevel: Logger.Level {
         get { inner.logLevel }
         set { inner.logLevel = newValue }
     }
 
-    public var metadata: Logger.Metadata {
+    package var metadata: Logger.Metadata {
         get { inner.metadata }
         set { inner.metadata = newValue }
     }
 
-    public var metadataProvider: Logger.MetadataProvider? {
+    package var metadataProvider: Logger.MetadataProvider? {
         get { inner.metadataProvider }
         set { inner.metadataProvider = newValue }
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { inner[metadataKey: key] }
         set { inner[metadataKey: key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         let (write, summaries) = limiter.admit(RepeatLimiter.Key(label: label, level: event.level, message: event.message.description))
         for (key, suppressed) in summaries {
             var summary = event
@@ -55,7 +55,7 @@ public struct RateLimitedLogHandler: LogHandler {
 }
 
 /// Counts occurrences of each message per window; shared by every copy of a handler.
-public final class RepeatLimiter: Sendable {
+package final class RepeatLimiter: Sendable {
     struct Key: Hashable, Sendable {
         var label: String
         var level: Logger.Level
@@ -102,7 +102,7 @@ public final class RepeatLimiter: Sendable {
     }
 
     /// Milliseconds since the process first asked, on the monotonic clock.
-    public static let monotonicMilliseconds: @Sendable () -> Int64 = {
+    package static let monotonicMilliseconds: @Sendable () -> Int64 = {
         let elapsed = processStart.duration(to: .now)
         return elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000
     }

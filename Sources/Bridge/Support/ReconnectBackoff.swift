@@ -8,28 +8,28 @@
 ///
 /// The cap keeps an unplug-and-replug within 10 s of coming back, and a flapping board to one
 /// `removed`/`ready` pair of `device` events per 10 s at most.
-public struct ReconnectBackoff: Sendable {
-    public static let first = Duration.seconds(1)
-    public static let cap = Duration.seconds(10)
-    public static let stableAfter = Duration.seconds(30)
+package struct ReconnectBackoff: Sendable {
+    package static let first = Duration.seconds(1)
+    package static let cap = Duration.seconds(10)
+    package static let stableAfter = Duration.seconds(30)
     static let jitter = 0.2
 
     /// Waits so far in the current run of trouble; 0 after a stable spell.
     private var step = 0
     private var random: SplitMix64
 
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         random = SplitMix64(seed: seed)
     }
 
     /// The wait before the first attempt after a loss, given how long the board had been up.
-    public mutating func delayAfterLoss(upFor: Duration) -> Duration {
+    package mutating func delayAfterLoss(upFor: Duration) -> Duration {
         if upFor >= Self.stableAfter { step = 0 }
         return advance(immediately: step == 0)
     }
 
     /// The wait before the next attempt after one failed.
-    public mutating func delayAfterFailure() -> Duration {
+    package mutating func delayAfterFailure() -> Duration {
         advance(immediately: false)
     }
 

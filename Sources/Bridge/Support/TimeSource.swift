@@ -5,7 +5,7 @@ import Glibc
 /// real-time clock, so NTP steps the wall clock after boot (often by months) and an operator may
 /// set it by hand; a timeout measured on it would fire for every peer at once, or never. In the
 /// simulation and in a replay both are the virtual clock.
-public protocol TimeSource: Sendable {
+package protocol TimeSource: Sendable {
     /// Milliseconds on a timeline that never steps (any origin).
     func nowMilliseconds() -> Int64
     /// Milliseconds since the Unix epoch, for stamping events.
@@ -14,15 +14,15 @@ public protocol TimeSource: Sendable {
 
 extension TimeSource {
     /// A virtual clock runs on the Unix epoch and never steps: its wall time is its time.
-    public func wallMilliseconds() -> Int64 { nowMilliseconds() }
+    package func wallMilliseconds() -> Int64 { nowMilliseconds() }
 }
 
 /// The host's clocks: CLOCK_MONOTONIC for timeouts, CLOCK_REALTIME for timestamps.
-public struct SystemClock: TimeSource {
-    public init() {}
+package struct SystemClock: TimeSource {
+    package init() {}
 
-    public func nowMilliseconds() -> Int64 { Self.read(CLOCK_MONOTONIC) }
-    public func wallMilliseconds() -> Int64 { Self.read(CLOCK_REALTIME) }
+    package func nowMilliseconds() -> Int64 { Self.read(CLOCK_MONOTONIC) }
+    package func wallMilliseconds() -> Int64 { Self.read(CLOCK_REALTIME) }
 
     private static func read(_ clock: clockid_t) -> Int64 {
         var now = timespec()

@@ -6,7 +6,7 @@ import UCIHost
 /// SET_APP_CONFIG a session of ours needs on it. Everything else (the session life cycle, the
 /// peer protocol, range notifications) is the same for every board. A new dialect is one type
 /// conforming to this protocol and one case in `UWBDialectName`.
-public protocol UWBDialect: Sendable {
+package protocol UWBDialect: Sendable {
     /// Resets a board that was just opened (or came back), sends it the vendor commands the
     /// dialect needs for `profile`, and reads what it says about itself.
     func bringUp(_ uwb: UCIHost, profile: UWBProfile) async throws(UCIHostError) -> BoardDescription
@@ -20,7 +20,7 @@ public protocol UWBDialect: Sendable {
 }
 
 /// How a session's scrambled timestamp sequence is keyed.
-public enum SessionSTS: Sendable, Equatable {
+package enum SessionSTS: Sendable, Equatable {
     /// Static STS from the parameters' vendor id and IV (random per session on v1, derived on v2).
     case fromParameters
     /// Provisioned STS (STS_CONFIG 3) with a SESSION_KEY both sides derived on a v2 link.
@@ -28,13 +28,13 @@ public enum SessionSTS: Sendable, Equatable {
 }
 
 /// The dialects a config can name (`"uwbDialect"`).
-public enum UWBDialectName: String, Sendable, CaseIterable, Codable {
+package enum UWBDialectName: String, Sendable, CaseIterable, Codable {
     /// Qorvo's FiRa UCI firmware for the DW3000 family (QM33 SDK, DWM3001CDK): the reference board.
     case qorvo
     /// Plain FiRa UCI with Android's defaults, as Google's pica emulator and AOSP hosts drive it.
     case fira
 
-    public var dialect: any UWBDialect {
+    package var dialect: any UWBDialect {
         switch self {
         case .qorvo: QorvoDialect()
         case .fira: FiRaDialect()
@@ -43,14 +43,14 @@ public enum UWBDialectName: String, Sendable, CaseIterable, Codable {
 }
 
 /// What a board says about itself when it comes up.
-public struct BoardDescription: Sendable, Equatable {
-    public var info: DeviceInfo
-    public var capabilities: [CapabilityTLV]
+package struct BoardDescription: Sendable, Equatable {
+    package var info: DeviceInfo
+    package var capabilities: [CapabilityTLV]
     /// The regulatory region the board took at bring-up (nil: none was asked for, or the board
     /// refused the command and keeps its own).
-    public var countryCode: String?
+    package var countryCode: String?
 
-    public init(info: DeviceInfo, capabilities: [CapabilityTLV], countryCode: String? = nil) {
+    package init(info: DeviceInfo, capabilities: [CapabilityTLV], countryCode: String? = nil) {
         self.info = info
         self.capabilities = capabilities
         self.countryCode = countryCode
@@ -58,24 +58,24 @@ public struct BoardDescription: Sendable, Equatable {
 
     /// The UWB channels it supports (SUPPORTED_CHANNELS in its UCI generation's numbering). Nil
     /// when the board does not say.
-    public var supportedChannels: [UInt8]? {
+    package var supportedChannels: [UInt8]? {
         guard let bits = capability(.channels)?.first else { return nil }
         return Capabilities.channelBits.enumerated().filter { bits & (1 << $0.offset) != 0 }.map(\.element)
     }
 
     /// Whether it runs provisioned STS keyed by SESSION_KEY: UCI 2.0 (1.x has no SESSION_KEY)
     /// and bit 3 (STS_CONFIG 3) of SUPPORTED_STS_CONFIG.
-    public var supportsProvisionedSTS: Bool {
+    package var supportsProvisionedSTS: Bool {
         guard info.uciVersion.major >= 2, let bits = capability(.stsConfigs)?.first else { return false }
         return bits & (1 << STSConfig.provisioned.rawValue) != 0
     }
 
     /// Whether its range notifications carry the received level: UCI 2.0 has an RSSI octet in
     /// each measurement (when RSSI_REPORTING asks for it); in 1.1 that octet is RFU.
-    public var reportsRSSI: Bool { info.uciVersion.major >= 2 }
+    package var reportsRSSI: Bool { info.uciVersion.major >= 2 }
 
     /// Ranging sessions it runs at once, from its capabilities (nil if it does not say).
-    public var maxRangingSessions: Int? { Capabilities.maxRangingSessions(in: capabilities) }
+    package var maxRangingSessions: Int? { Capabilities.maxRangingSessions(in: capabilities) }
 
     /// What the peer protocol needs that the board's capabilities say it cannot do, one sentence
     /// each (empty when it can range with peers, or does not say): the peers' channel, their
@@ -84,7 +84,7 @@ public struct BoardDescription: Sendable, Equatable {
     /// (MULTI_NODE_MODES bit 0), static STS (STS_CONFIG bit 0: every peer without provisioned
     /// STS uses it), and both roles (DEVICE_ROLES bits 0 and 1: which side initiates depends on
     /// the peer ids).
-    public func unmetNeeds(channel: UInt8, preambleCodeIndex: UInt8) -> [String] {
+    package func unmetNeeds(channel: UInt8, preambleCodeIndex: UInt8) -> [String] {
         var unmet: [String] = []
         if let channels = supportedChannels, !channels.contains(channel) {
             let list = channels.map(String.init).joined(separator: ",")
@@ -109,7 +109,7 @@ public struct BoardDescription: Sendable, Equatable {
     }
 
     /// Whether it measures angles: SUPPORTED_AOA, any bit set. Nil when the board does not say.
-    public var measuresAngles: Bool? {
+    package var measuresAngles: Bool? {
         capability(.aoa).map { $0.contains { $0 != 0 } }
     }
 
@@ -124,7 +124,7 @@ extension UWBDialect {
     /// Qorvo's firmware and pica answer; a board that refuses it keeps its own region), then
     /// CORE_GET_DEVICE_INFO and CORE_GET_CAPS_INFO (boards that do not answer the last one get
     /// no capabilities).
-    public func bringUp(_ uwb: UCIHost, profile: UWBProfile) async throws(UCIHostError) -> BoardDescription {
+    package func bringUp(_ uwb: UCIHost, profile: UWBProfile) async throws(UCIHostError) -> BoardDescription {
         try await uwb.reset()
         var countryCode: String?
         if let code = profile.countryCode {
@@ -189,10 +189,10 @@ extension UWBDialect {
 /// (single-antenna boards then report a figure of merit of 0: no direction;
 /// firmware-notes/dwm3001cdk.md); a board whose SUPPORTED_AOA says none gets time of flight only.
 /// Brought up the standard FiRa way.
-public struct QorvoDialect: UWBDialect {
-    public init() {}
+package struct QorvoDialect: UWBDialect {
+    package init() {}
 
-    public func appConfig(
+    package func appConfig(
         for parameters: PeerMessage.RangingParameters, asController: Bool, sts: SessionSTS, profile: UWBProfile,
         board: BoardDescription?
     ) -> [AppConfigTLV] {
@@ -203,10 +203,10 @@ public struct QorvoDialect: UWBDialect {
 
 /// Plain FiRa UCI as an AOSP host drives it (and Google's pica emulates it): angles are asked for
 /// only of a board whose capabilities say it measures them; otherwise time of flight only.
-public struct FiRaDialect: UWBDialect {
-    public init() {}
+package struct FiRaDialect: UWBDialect {
+    package init() {}
 
-    public func appConfig(
+    package func appConfig(
         for parameters: PeerMessage.RangingParameters, asController: Bool, sts: SessionSTS, profile: UWBProfile,
         board: BoardDescription?
     ) -> [AppConfigTLV] {

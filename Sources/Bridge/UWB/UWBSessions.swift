@@ -5,7 +5,7 @@ import UCI
 import UCIHost
 
 /// What the board's session manager reports back, as node inputs.
-public enum UWBSessionsEvent: Sendable {
+package enum UWBSessionsEvent: Sendable {
     case started(PeerID, sessionID: UInt32, token: UInt32)
     case failed(PeerID, sessionID: UInt32, error: UCIHostError)
     /// A board that came back answered its bring-up.

@@ -2,10 +2,10 @@ import StreamIO
 
 /// One end of an in-memory byte pipe. `pair()` gives a host end and a device end: bytes written to
 /// one are read from the other. For tests and in-process devices.
-public final class MemoryTransport: UCITransport {
+package final class MemoryTransport: UCITransport {
     private let inbound: ByteQueue
     private let outbound: ByteQueue
-    public let description: String
+    package let description: String
 
     private init(inbound: ByteQueue, outbound: ByteQueue, description: String) {
         self.inbound = inbound
@@ -13,7 +13,7 @@ public final class MemoryTransport: UCITransport {
         self.description = description
     }
 
-    public static func pair() -> (host: MemoryTransport, device: MemoryTransport) {
+    package static func pair() -> (host: MemoryTransport, device: MemoryTransport) {
         let toHost = ByteQueue()
         let toDevice = ByteQueue()
         return (
@@ -22,13 +22,13 @@ public final class MemoryTransport: UCITransport {
         )
     }
 
-    public func write(_ bytes: [UInt8]) async throws {
+    package func write(_ bytes: [UInt8]) async throws {
         guard outbound.push(bytes) else { throw TransportError.closed }
     }
 
-    public func read() async throws -> [UInt8]? { try await inbound.next() }
+    package func read() async throws -> [UInt8]? { try await inbound.next() }
 
-    public func close() {
+    package func close() {
         inbound.finish()
         outbound.finish()
     }

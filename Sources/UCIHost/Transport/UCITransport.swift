@@ -7,7 +7,7 @@ import StreamIO
 /// Errors a transport throws reach `UCIHost`'s callers whole, as `UCIHostError.transport`: throw
 /// typed errors (`TransportError`, `USBError`) so that callers and `Doctor.remedy(for:)` can
 /// switch on them.
-public protocol UCITransport: AnyObject, Sendable, CustomStringConvertible {
+package protocol UCITransport: AnyObject, Sendable, CustomStringConvertible {
     /// Writes all of `bytes` (one or more whole packets).
     func write(_ bytes: [UInt8]) async throws
     /// The next bytes from the device, in order; nil once the device is gone. One reader only.
@@ -20,7 +20,7 @@ public protocol UCITransport: AnyObject, Sendable, CustomStringConvertible {
 }
 
 extension UCITransport {
-    public func deliverReads(to receive: @escaping ByteQueue.Receiver) -> Bool { false }
+    package func deliverReads(to receive: @escaping ByteQueue.Receiver) -> Bool { false }
 }
 
 /// Sockets and ttys (StreamIO knows nothing of UCI; its API is exactly this protocol's).
