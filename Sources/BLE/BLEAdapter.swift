@@ -56,11 +56,16 @@ package protocol BLEAdapter: AnyObject, Sendable {
     /// Replaces our advertising and scan response data (legacy: at most 31 bytes each).
     func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws
     func startScanning() async throws
-    /// Opens a link; completion arrives as `.linkOpened` (or `.linkClosed` on failure).
-    func connect(to peer: BLEAddress) async throws -> LinkID
-    /// Sends one SDU.
-    func send(_ sdu: [UInt8], on link: LinkID) async throws
-    func disconnect(_ link: LinkID) async
+    /// Starts opening a link and names it, without waiting: completion arrives as `.linkOpened`
+    /// (or `.linkClosed` on failure). Throws only when the attempt cannot even start.
+    ///
+    /// This and the two below never wait on the radio or a peer (they queue or fail): the node's
+    /// core calls them for every peer from one thread, and one slow peer must not hold the rest.
+    func connect(to peer: BLEAddress) throws -> LinkID
+    /// Sends one SDU, or fails at once (unknown link, no room to queue it).
+    func send(_ sdu: [UInt8], on link: LinkID) throws
+    /// Starts closing a link; `.linkClosed` follows.
+    func disconnect(_ link: LinkID)
     /// Stops advertising and scanning and closes every link.
     func stop() async
 }

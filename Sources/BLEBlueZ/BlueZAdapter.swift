@@ -523,7 +523,7 @@ package final class BlueZAdapter: BLEAdapter {
             })
     }
 
-    package func connect(to peer: BLEAddress) async throws -> LinkID {
+    package func connect(to peer: BLEAddress) throws -> LinkID {
         let (address, type) = state.withLock { ($0.adapterAddress, $0.addressTypes[peer] ?? .lePublic) }
         let socket = LinkSocket(FileDescriptor(rawValue: try L2CAPSocket.make(adapter: address, psm: 0)), connecting: true)
         let link = register(socket)
@@ -552,14 +552,14 @@ package final class BlueZAdapter: BLEAdapter {
         return link
     }
 
-    package func send(_ sdu: [UInt8], on link: LinkID) async throws {
+    package func send(_ sdu: [UInt8], on link: LinkID) throws {
         guard let socket = state.withLock({ $0.links[link] }) else { throw BLEAdapterError.unknownLink(link) }
         // Never block the node on one peer: a channel out of credits (a stalled or dying peer)
         // fails this send, and the peer protocol repeats unanswered messages.
         try socket.send(sdu, link: link)
     }
 
-    package func disconnect(_ link: LinkID) async {
+    package func disconnect(_ link: LinkID) {
         let socket = state.withLock { s -> LinkSocket? in
             guard let socket = s.links[link] else { return nil }
             s.closedLocally.insert(link)

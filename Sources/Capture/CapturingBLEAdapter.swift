@@ -54,25 +54,25 @@ package final class CapturingBLEAdapter: BLEAdapter {
         try await inner.startScanning()
     }
 
-    package func connect(to peer: BLEAddress) async throws -> LinkID {
-        let link = try await inner.connect(to: peer)
+    package func connect(to peer: BLEAddress) throws -> LinkID {
+        let link = try inner.connect(to: peer)
         live.withLock { _ = $0.insert(link) }
         return link
     }
 
-    package func send(_ sdu: [UInt8], on link: LinkID) async throws {
+    package func send(_ sdu: [UInt8], on link: LinkID) throws {
         if live.withLock({ $0.contains(link) }) {
             pcap.write(HCIRendering.direction(sent: true) + HCIRendering.acl(link: link, sdu: sdu), microseconds: clock())
         }
-        try await inner.send(sdu, on: link)
+        try inner.send(sdu, on: link)
     }
 
-    package func disconnect(_ link: LinkID) async {
+    package func disconnect(_ link: LinkID) {
         if live.withLock({ $0.remove(link) != nil }) {
             pcap.write(
                 HCIRendering.direction(sent: false) + HCIRendering.disconnectionComplete(link: link, reason: 0x16), microseconds: clock())
         }
-        await inner.disconnect(link)
+        inner.disconnect(link)
     }
 
     package func stop() async {

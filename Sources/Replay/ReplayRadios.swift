@@ -79,20 +79,20 @@ final class ReplayAdapter: BLEAdapter {
     func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {}
     func startScanning() async throws {}
 
-    func connect(to peer: BLEAddress) async throws -> LinkID {
+    func connect(to peer: BLEAddress) throws -> LinkID {
         guard let link = localLinks.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else {
             throw BLEAdapterError.disconnected("the capture has no more connections from this node")
         }
         return link
     }
 
-    func send(_ sdu: [UInt8], on link: LinkID) async throws {
+    func send(_ sdu: [UInt8], on link: LinkID) throws {
         expectedFirst.withLock { expected in
             guard let recorded = expected.frames.removeValue(forKey: link), recorded != sdu, expected.differs == nil else { return }
             expected.differs = link
         }
     }
-    func disconnect(_ link: LinkID) async {}
+    func disconnect(_ link: LinkID) {}
     func stop() async {}
 }
 

@@ -9,7 +9,7 @@ import UCIHost
 package final class RemoteAirAdapter: BLEAdapter {
     private let connection: StreamConnection
     private let body: String
-    private let replies = PendingReplies()
+    private let links = Mutex(LinkNames())
     package let backendName: String
 
     package init(host: String, port: UInt16, body: String) throws {
@@ -19,24 +19,27 @@ package final class RemoteAirAdapter: BLEAdapter {
     }
 
     package func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws {
-        try await connection.write(AirFrame.hello(body: body).encoded())
+        try connection.writeNow(AirFrame.hello(body: body).encoded())
         let welcome = try await nextReply()
         guard case .welcome = welcome else { throw BLEAdapterError.unavailable("world answered \(welcome)") }
-        Task { [connection, replies] in
+        Task { [connection, self] in
             var buffer: [UInt8] = []
             do {
                 while let chunk = try await connection.read() {
                     buffer += chunk
                     while let frame = try AirFrame.next(from: &buffer) {
-                        if case .event(let event) = frame {
-                            events(event)
-                        } else {
-                            replies.resolveOldest(with: frame)
+                        switch frame {
+                        case .event(let event): events(self.links.withLock { $0.local(event) })
+                        case .connected(let remote):
+                            guard let close = self.links.withLock({ $0.connected(remote) }) else { continue }
+                            try? connection.writeNow(AirFrame.disconnect(close).encoded())
+                        default: break
                         }
                     }
                 }
             } catch {}
-            replies.failAll(BLEAdapterError.disconnected("the world server closed the air link"))
+            // Attempts the world never answered end as failed connections.
+            for link in self.links.withLock({ $0.abandonPending() }) { events(.linkClosed(link)) }
         }
     }
 
@@ -56,32 +59,35 @@ package final class RemoteAirAdapter: BLEAdapter {
     }
 
     package func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {
-        try await connection.write(AirFrame.advertise(data + scanResponse).encoded())
+        try connection.writeNow(AirFrame.advertise(data + scanResponse).encoded())
     }
 
     package func startScanning() async throws {
-        try await connection.write(AirFrame.scan.encoded())
+        try connection.writeNow(AirFrame.scan.encoded())
     }
 
-    package func connect(to peer: BLEAddress) async throws -> LinkID {
-        let reply = try await withCheckedThrowingContinuation { continuation in
-            replies.append(continuation)
-            do {
-                try connection.writeNow(AirFrame.connect(peer).encoded())
-            } catch {
-                replies.failAll(error)
-            }
+    /// Names the link at once and asks the world for it; the world's name for it arrives later
+    /// (`connected`), and `LinkNames` translates between the two.
+    package func connect(to peer: BLEAddress) throws -> LinkID {
+        let link = links.withLock { $0.startConnecting() }
+        do {
+            try connection.writeNow(AirFrame.connect(peer).encoded())
+        } catch {
+            links.withLock { $0.abandon(link) }
+            throw error
         }
-        guard case .connected(let link) = reply else { throw BLEAdapterError.disconnected("unexpected reply \(reply)") }
         return link
     }
 
-    package func send(_ sdu: [UInt8], on link: LinkID) async throws {
-        try await connection.write(AirFrame.send(link, sdu).encoded())
+    /// Writes to the world server on this machine; waits only while its socket buffer is full.
+    package func send(_ sdu: [UInt8], on link: LinkID) throws {
+        guard let remote = links.withLock({ $0.remote(link) }) else { throw BLEAdapterError.unknownLink(link) }
+        try connection.writeNow(AirFrame.send(remote, sdu).encoded())
     }
 
-    package func disconnect(_ link: LinkID) async {
-        try? await connection.write(AirFrame.disconnect(link).encoded())
+    package func disconnect(_ link: LinkID) {
+        guard let remote = links.withLock({ $0.disconnect(link) }) else { return }
+        try? connection.writeNow(AirFrame.disconnect(remote).encoded())
     }
 
     package func stop() async {
@@ -89,23 +95,68 @@ package final class RemoteAirAdapter: BLEAdapter {
     }
 }
 
-/// Callers waiting for a reply frame, answered in order.
-private final class PendingReplies: Sendable {
-    private let waiting = Mutex<[CheckedContinuation<AirFrame, any Error>]>([])
+/// Our names for the world's links. Links a peer opens to us keep the world's name; a link we
+/// open gets a name of ours at once (`connect` must not wait for the world's answer), from a
+/// range the world's names never reach, and is translated once the world names it.
+private struct LinkNames {
+    private var next: LinkID = 0x8000_0000
+    /// Our links the world has not named yet, in the order we asked for them (it answers in order).
+    private var pending: [LinkID] = []
+    /// Those of them closed before the world named them: closed as soon as it does.
+    private var closeWhenNamed: Set<LinkID> = []
+    private var remoteOf: [LinkID: LinkID] = [:]
+    private var localOf: [LinkID: LinkID] = [:]
 
-    func append(_ continuation: CheckedContinuation<AirFrame, any Error>) {
-        waiting.withLock { $0.append(continuation) }
+    mutating func startConnecting() -> LinkID {
+        defer { next = next == .max ? 0x8000_0000 : next + 1 }
+        pending.append(next)
+        return next
     }
 
-    func resolveOldest(with frame: AirFrame) {
-        waiting.withLock { $0.isEmpty ? nil : $0.removeFirst() }?.resume(returning: frame)
+    /// The world named our oldest pending link; returns its name if that link is to be closed.
+    mutating func connected(_ remote: LinkID) -> LinkID? {
+        guard !pending.isEmpty else { return nil }
+        let local = pending.removeFirst()
+        remoteOf[local] = remote
+        localOf[remote] = local
+        return closeWhenNamed.remove(local) != nil ? remote : nil
     }
 
-    func failAll(_ error: any Error) {
-        let all = waiting.withLock { pending in
-            defer { pending = [] }
-            return pending
+    mutating func abandon(_ local: LinkID) {
+        pending.removeAll { $0 == local }
+    }
+
+    mutating func abandonPending() -> [LinkID] {
+        defer { pending = [] }
+        return pending
+    }
+
+    func remote(_ local: LinkID) -> LinkID? {
+        local < 0x8000_0000 ? local : remoteOf[local]
+    }
+
+    /// The world's name of a link to close now, or nil (unknown, or closed once named).
+    mutating func disconnect(_ local: LinkID) -> LinkID? {
+        if pending.contains(local) {
+            closeWhenNamed.insert(local)
+            return nil
         }
-        all.forEach { $0.resume(throwing: error) }
+        return remote(local)
+    }
+
+    /// An event from the world, in our names.
+    mutating func local(_ event: BLEEvent) -> BLEEvent {
+        switch event {
+        case .linkOpened(let link, let peer, let initiatedLocally):
+            return .linkOpened(localOf[link] ?? link, peer: peer, initiatedLocally: initiatedLocally)
+        case .linkData(let link, let sdu):
+            return .linkData(localOf[link] ?? link, sdu)
+        case .linkClosed(let link):
+            guard let local = localOf.removeValue(forKey: link) else { return event }
+            remoteOf[local] = nil
+            return .linkClosed(local)
+        case .advertisement, .adapterPowered:
+            return event
+        }
     }
 }

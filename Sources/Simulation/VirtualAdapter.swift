@@ -23,15 +23,15 @@ final class VirtualAdapter: BLEAdapter {
         world.startScanning(body: body)
     }
 
-    func connect(to peer: BLEAddress) async throws -> LinkID {
+    func connect(to peer: BLEAddress) throws -> LinkID {
         world.connect(from: body, to: peer)
     }
 
-    func send(_ sdu: [UInt8], on link: LinkID) async throws {
+    func send(_ sdu: [UInt8], on link: LinkID) throws {
         try world.send(sdu, on: link, from: body)
     }
 
-    func disconnect(_ link: LinkID) async {
+    func disconnect(_ link: LinkID) {
         world.disconnect(link, from: body)
     }
 

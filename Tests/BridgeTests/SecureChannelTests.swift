@@ -29,12 +29,12 @@ import UCI
             try await inner.advertise(data, scanResponse: scanResponse)
         }
         func startScanning() async throws { try await inner.startScanning() }
-        func connect(to peer: BLEAddress) async throws -> LinkID { try await inner.connect(to: peer) }
-        func send(_ sdu: [UInt8], on link: LinkID) async throws {
+        func connect(to peer: BLEAddress) throws -> LinkID { try inner.connect(to: peer) }
+        func send(_ sdu: [UInt8], on link: LinkID) throws {
             sent.withLock { $0.append(sdu) }
-            try await inner.send(sdu, on: link)
+            try inner.send(sdu, on: link)
         }
-        func disconnect(_ link: LinkID) async { await inner.disconnect(link) }
+        func disconnect(_ link: LinkID) { inner.disconnect(link) }
         func stop() async { await inner.stop() }
     }
 

@@ -119,9 +119,9 @@ enum RawFile {
         func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws { handler.withLock { $0 = events } }
         func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {}
         func startScanning() async throws {}
-        func connect(to peer: BLEAddress) async throws -> LinkID { 7 }
-        func send(_ sdu: [UInt8], on link: LinkID) async throws {}
-        func disconnect(_ link: LinkID) async {
+        func connect(to peer: BLEAddress) throws -> LinkID { 7 }
+        func send(_ sdu: [UInt8], on link: LinkID) throws {}
+        func disconnect(_ link: LinkID) {
             let events = handler.withLock { $0 }
             events?(.linkData(link, [0xEE]))
             events?(.linkClosed(link))
@@ -140,11 +140,11 @@ enum RawFile {
         let peer = BLEAddress(bytes: [1, 2, 3, 4, 5, 6])
         inner.emit(.linkOpened(3, peer: peer, initiatedLocally: false))
         inner.emit(.linkData(3, [0x01]))
-        try await adapter.send([0x02], on: 3)
-        await adapter.disconnect(3)  // the inner adapter then reports data and the close
-        try await adapter.send([0x03], on: 3)
+        try adapter.send([0x02], on: 3)
+        adapter.disconnect(3)  // the inner adapter then reports data and the close
+        try adapter.send([0x03], on: 3)
         inner.emit(.linkClosed(3))
-        let local = try await adapter.connect(to: peer)  // a connect that never opens
+        let local = try adapter.connect(to: peer)  // a connect that never opens
         inner.emit(.linkClosed(local))
 
 

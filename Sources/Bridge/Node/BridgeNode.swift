@@ -9,12 +9,13 @@ import Synchronization
 import UCI
 import UCIHost
 
-/// One rig: a UWB radio, a BLE adapter, the peer registry, and the event output.
+/// One rig: a UWB radio, a BLE adapter, the node core, and the event output.
 ///
 /// Inputs from both radios, the board's session manager and the clock go through one inbox and
-/// are handled one at a time by `run`; each peer's state lives in its own `PeerSession` actor
-/// inside the registry. The loop never waits on a radio: UCI commands run in `UWBSessions`'
-/// worker and come back as inputs, so a slow board delays only the peer whose session it sets up.
+/// are handled one at a time by `run`, which hands each to `NodeCore` (every peer's state, one
+/// synchronous owner) and performs the effects it answers with. Nothing on that path waits on a
+/// radio: the adapter's link calls return at once, and UCI commands run in `UWBSessions`' worker
+/// and come back as inputs, so a slow board delays only the peer whose session it sets up.
 package final class BridgeNode: Sendable {
     package let identity: NodeIdentity
     package let uwb: UCIHost
@@ -22,12 +23,16 @@ package final class BridgeNode: Sendable {
     package let uwbBackend: String
     package let bleBackend: String
     /// The peer channel's security as this node runs it, key seed included (for `--capture`).
-    package var security: PeerSecuritySettings { context.channels.settings }
+    package var security: PeerSecuritySettings { channels.settings }
     private let ble: any BLEAdapter
     private let inbox: NodeInbox
-    /// Handed to `run`'s loop, its only user from then on (`start` sets its budget first).
-    private let registry: Mutex<PeerRegistry?>
-    private let context: PeerContext
+    /// Handed to `run`'s loop, its only user from then on (`start` tells it the board first).
+    private let core: Mutex<NodeCore?>
+    private let config: BridgeConfig
+    private let logger: Logger
+    private let time: any TimeSource
+    private let channels: PeerChannels
+    private let boardCorrection: BoardCorrection
     private let events: NodeEmitter
     private let uwbSessions: UWBSessions
     private let sessionsWorker = Mutex<Task<Void, Never>?>(nil)
@@ -52,7 +57,7 @@ package final class BridgeNode: Sendable {
     ///   - uwbClock: times the board's answers (UCI command timeouts) and the waits before
     ///     reopening it; tests move it by hand.
     ///   - loop: the thread the node's work runs on (the UCI host's reader, the loop, the
-    ///     registry, the board's session worker); give the UWB transport the same loop, and a
+    ///     core, the board's session worker); give the UWB transport the same loop, and a
     ///     notification goes from `read` to its event line without a thread hand-off. Nil runs
     ///     it all on Swift's global pool.
     ///   - seed: seeds this node's choices (session ids, STS values) for reproducible runs.
@@ -71,13 +76,10 @@ package final class BridgeNode: Sendable {
             uwb: uwb, dialect: config.uwbDialect.dialect, profile: config.uwb, ownAddress: identity.uwbShortAddress, controleesPerSession: config.controleesPerSession,
             logger: logger, seed: seed ^ 0x5EED_0F_0A11, tracker: tracker
         ) { inbox.post(.uwbSessions($0)) }
-        let context = PeerContext(
-            identity: identity, config: config, uwbSessions: uwbSessions, ble: ble, logger: logger, time: time,
-            boardCorrection: BoardCorrection(config.rangeCorrection.correction(forBoard: "")),
-            channels: PeerChannels(settings: config.security))
-        let emitter = NodeEmitter(
-            node: tag,
-            emitEvents: { events.emit($0, timestampMilliseconds: time.wallMilliseconds()) },
+        let channels = PeerChannels(settings: config.security)
+        let boardCorrection = BoardCorrection(config.rangeCorrection.correction(forBoard: ""))
+        let environment = NodeCore.Environment(
+            identity: identity, config: config, logger: logger, channels: channels, boardCorrection: boardCorrection,
             takeShed: { (events.takeShedRanges(node: tag), inbox.takeDropped()) })
         self.identity = identity
         self.uwb = uwb
@@ -89,10 +91,14 @@ package final class BridgeNode: Sendable {
         self.backoff = Mutex((ReconnectBackoff(seed: seed ^ 0xBAC0_FF), time.nowMilliseconds()))
         self.ble = ble
         self.inbox = inbox
-        self.context = context
-        self.events = emitter
+        self.config = config
+        self.logger = logger
+        self.time = time
+        self.channels = channels
+        self.boardCorrection = boardCorrection
+        self.events = NodeEmitter(node: tag) { events.emit($0, timestampMilliseconds: time.wallMilliseconds()) }
         self.uwbSessions = uwbSessions
-        self.registry = Mutex(PeerRegistry(context: context, events: emitter, seed: seed))
+        self.core = Mutex(NodeCore(environment: environment, seed: seed, now: time.nowMilliseconds()))
     }
 
     /// Brings both radios up and reports them as `device` events. Throws if the UWB radio does not
@@ -106,7 +112,7 @@ package final class BridgeNode: Sendable {
             await uwb.shutdown()
             throw NodeStartError.uwbDidNotComeUp(board: await uwb.transportDescription, error)
         }
-        registry.withLock { $0?.learnBudget(from: board) }
+        core.withLock { $0?.learn(board) }
         await reportReady(board)
         let uwbSessions = self.uwbSessions
         let loop = self.loop
@@ -119,9 +125,9 @@ package final class BridgeNode: Sendable {
             try await ble.startScanning()
             events.emit(.device(.init(radio: .ble, state: .ready, backend: ble.backendName, detail: securityDetail)))
         } catch {
-            context.logger.error("Bluetooth unavailable", metadata: ["error": "\(error)"])
+            logger.error("Bluetooth unavailable", metadata: ["error": "\(error)"])
             events.emit(.device(.init(radio: .ble, state: .unavailable, backend: ble.backendName, detail: ["error": "\(error)"])))
-            guard !context.config.bluetoothRequired else {
+            guard !config.bluetoothRequired else {
                 await ble.stop()
                 await uwb.shutdown()
                 throw NodeStartError.bluetoothUnavailable(adapter: ble.backendName, error)
@@ -132,8 +138,8 @@ package final class BridgeNode: Sendable {
     /// What the `device` event says about the peer channel's security: the mode, and the event
     /// key's fingerprint (never the key) so that rigs can be checked to share one.
     private var securityDetail: [String: String] {
-        var detail = ["security": context.config.security.mode]
-        if let key = context.config.security.groupKey { detail["key"] = key.fingerprint }
+        var detail = ["security": config.security.mode]
+        if let key = config.security.groupKey { detail["key"] = key.fingerprint }
         return detail
     }
 
@@ -143,25 +149,25 @@ package final class BridgeNode: Sendable {
     private func advertise() async throws {
         var advert = Advertisement(
             group: identity.group, peerID: identity.peerID, uwbShortAddress: identity.uwbShortAddress,
-            capabilities: [.uwb, .oneToMany], psm: context.config.psm)
-        guard let key = context.config.security.groupKey else {
+            capabilities: [.uwb, .oneToMany], psm: config.psm)
+        guard let key = config.security.groupKey else {
             return try await ble.advertise(advert.advertisingData(), scanResponse: AdvertisingData.localName(identity.name).bytes)
         }
-        if context.uwbSessions.supportsProvisionedSTS { advert.capabilities.insert(.provisionedSTS) }
-        advertRotatedAt.store(context.time.nowMilliseconds(), ordering: .relaxed)
-        let nonce = Array(context.channels.draw("advert nonce").prefix(PrivateAdvert.nonceSize))
+        if uwbSessions.supportsProvisionedSTS { advert.capabilities.insert(.provisionedSTS) }
+        advertRotatedAt.store(time.nowMilliseconds(), ordering: .relaxed)
+        let nonce = Array(channels.draw("advert nonce").prefix(PrivateAdvert.nonceSize))
         try await ble.advertise(PrivateAdvert(key: key).advertisingData(for: advert, nonce: nonce), scanResponse: [])
     }
 
     /// Starts the next rotation period of the private advert when this one is over. The adapter
     /// call runs beside the loop: the loop never waits on a radio.
     private func rotateAdvertIfDue() {
-        let security = context.config.security
+        let security = config.security
         guard security.groupKey != nil,
-            context.time.nowMilliseconds() - advertRotatedAt.load(ordering: .relaxed) >= security.advertRotationMilliseconds
+            time.nowMilliseconds() - advertRotatedAt.load(ordering: .relaxed) >= security.advertRotationMilliseconds
         else { return }
-        advertRotatedAt.store(context.time.nowMilliseconds(), ordering: .relaxed)
-        let logger = context.logger
+        advertRotatedAt.store(time.nowMilliseconds(), ordering: .relaxed)
+        let logger = logger
         Task {
             do {
                 try await self.advertise()
@@ -180,30 +186,30 @@ package final class BridgeNode: Sendable {
         ]
         if let country = board.countryCode {
             detail["country"] = country
-        } else if let asked = context.config.uwb.countryCode {
-            context.logger.warning("the UWB board refused the country code; it keeps its own region", metadata: ["country": "\(asked)"])
+        } else if let asked = config.uwb.countryCode {
+            logger.warning("the UWB board refused the country code; it keeps its own region", metadata: ["country": "\(asked)"])
         }
         let transport = await uwb.transportDescription
         let key = info.boardKey(serial: usbSerial(inTransport: transport))
-        let correction = context.config.rangeCorrection.correction(forBoard: key)
-        context.boardCorrection.correction = correction
+        let correction = config.rangeCorrection.correction(forBoard: key)
+        boardCorrection.correction = correction
         detail["board"] = key
         detail["bias"] = correction.table == nil ? "none" : "\(correction.tableName) at the reported RSSI, none without it"
         detail["rssi"] = board.reportsRSSI ? "asked (RSSI_REPORTING 1)" : "none (UCI \(info.uciVersion) range data has no RSSI)"
         detail["policy"] = correction.policy(asksRSSI: board.reportsRSSI)
         detail["offset"] = correction.calibrated ? "\((correction.offsetMetres * 1000).rounded() / 1000) m" : "uncalibrated"
         if !correction.calibrated {
-            context.logger.notice(
+            logger.notice(
                 "the UWB board has no calibration in the config; readings may be off by a constant (run `nearby-bridge calibrate`)",
                 metadata: ["board": "\(key)"])
         }
         var state = Event.Device.State.ready
         if let channels = board.supportedChannels { detail["channels"] = channels.map(String.init).joined(separator: ",") }
         // Every rig proposes and expects these: a board without them ranges with nobody.
-        let unmet = board.unmetNeeds(channel: context.config.uwb.channel, preambleCodeIndex: context.config.uwb.preambleCodeIndex)
+        let unmet = board.unmetNeeds(channel: config.uwb.channel, preambleCodeIndex: config.uwb.preambleCodeIndex)
         if !unmet.isEmpty {
             let error = unmet.joined(separator: "; ")
-            context.logger.error("\(error)", metadata: ["board": "\(key)"])
+            logger.error("\(error)", metadata: ["board": "\(key)"])
             detail["error"] = error
             state = .error
         }
@@ -211,11 +217,11 @@ package final class BridgeNode: Sendable {
     }
 
     /// Handles inputs until `stop`, a batch at a time: the range notifications in a row go to
-    /// the registry together, everything else one by one, all in arrival order. Ends with the
+    /// the core together, everything else one by one, all in arrival order. Ends with the
     /// graceful stop: goodbye to peers, their UWB sessions deinitialised, radios closed.
     package func run() async {
-        guard let registry = registry.withLock({ $0.take() }) else { return }
-        await withTaskExecutorPreference(loop) { await loopOverInputs(in: registry) }
+        guard var core = core.withLock({ $0.take() }) else { return }
+        await withTaskExecutorPreference(loop) { await loopOverInputs(with: &core) }
         let waiters = stopWaiters.withLock { s in
             s.done = true
             defer { s.waiters = [] }
@@ -224,40 +230,43 @@ package final class BridgeNode: Sendable {
         waiters.forEach { $0.resume() }
     }
 
-    /// Owns the registry: handing it a batch is a plain call, not an actor hop (on an
-    /// `EventLoop`, a hop would be one more job per batch).
-    private func loopOverInputs(in registry: PeerRegistry) async {
+    /// Owns the core: handing it an input is a plain call, not an actor hop (on an `EventLoop`, a
+    /// hop would be one more job per batch).
+    private func loopOverInputs(with core: inout NodeCore) async {
         var lastDeviceState: DeviceState? = .ready
         var ranges: [RangeData] = []
-        var watch = BoardWatch(now: context.time.nowMilliseconds())
+        var watch = BoardWatch(now: time.nowMilliseconds())
         loop: while let batch = await inbox.next() {
-            if batch.contains(where: \.isFromBoard) { watch.heard(at: context.time.nowMilliseconds()) }
+            if batch.contains(where: \.isFromBoard) { watch.heard(at: time.nowMilliseconds()) }
             for input in batch {
                 if case .uwb(.notification(.rangeData(let data))) = input {
                     ranges.append(data)
                     continue
                 }
                 if !ranges.isEmpty {
-                    await registry.handle(ranges)
+                    perform(core.handle(.ranges(ranges), now: time.nowMilliseconds()), on: &core)
                     ranges.removeAll(keepingCapacity: true)
                 }
-                if case .tick = input, watch.shouldProbe(at: context.time.nowMilliseconds()) { uwbSessions.probe() }
+                if case .tick = input, watch.shouldProbe(at: time.nowMilliseconds()) { uwbSessions.probe() }
                 if case .stop = input {
-                    await shutDown(registry)
+                    perform(core.handle(.stop, now: time.nowMilliseconds()), on: &core)
+                    await shutDown()
                     inbox.handled(batch)
                     break loop
                 }
-                await handle(input, lastDeviceState: &lastDeviceState, registry: registry)
+                await handle(input, lastDeviceState: &lastDeviceState, core: &core)
             }
             if !ranges.isEmpty {
-                await registry.handle(ranges)
+                perform(core.handle(.ranges(ranges), now: time.nowMilliseconds()), on: &core)
                 ranges.removeAll(keepingCapacity: true)
             }
             inbox.handled(consume batch)
         }
     }
 
-    private func handle(_ input: NodeInput, lastDeviceState: inout DeviceState?, registry: PeerRegistry) async {
+    /// What only the node does with an input (its `device` events, the board's recovery), then
+    /// the core's part.
+    private func handle(_ input: NodeInput, lastDeviceState: inout DeviceState?, core: inout NodeCore) async {
         switch input {
         case .ble(.adapterPowered(let on)):
             events.emit(
@@ -265,53 +274,82 @@ package final class BridgeNode: Sendable {
                     .init(
                         radio: .ble, state: on ? .ready : .unavailable, backend: ble.backendName,
                         detail: on ? [:] : ["error": "the adapter was powered off"])))
-        case .ble(let event):
-            await registry.handle(event)
-        case .uwb(.notification(let notification)):
-            if case .deviceStatus(let state) = notification, state != lastDeviceState {
-                lastDeviceState = state
-                events.emit(.device(.init(radio: .uwb, state: Self.eventState(state), backend: await uwb.transportDescription)))
-            }
-            await registry.handle(notification)
+        case .uwb(.notification(.deviceStatus(let state))) where state != lastDeviceState:
+            lastDeviceState = state
+            events.emit(.device(.init(radio: .uwb, state: Self.eventState(state), backend: await uwb.transportDescription)))
         case .uwb(.closed(let error)):
             guard !stopping.load(ordering: .acquiring) else { return }
-            context.logger.error("UWB radio lost", metadata: ["error": "\(error)"])
+            logger.error("UWB radio lost", metadata: ["error": "\(error)"])
             events.emit(
                 .device(.init(radio: .uwb, state: .removed, backend: await uwb.transportDescription, detail: ["error": "\(error)"])))
-            await registry.uwbLost()
             startReconnecting()
         case .uwbReattached(let transport):
-            backoff.withLock { $0.upSince = context.time.nowMilliseconds() }
+            backoff.withLock { $0.upSince = time.nowMilliseconds() }
             await uwb.attach(transport)
             uwbSessions.bringUp()
         case .uwbSessions(.boardReady(let board)):
             lastDeviceState = .ready
-            registry.learnBudget(from: board)
             await reportReady(board)
-            await registry.resumeRanging()
         case .uwbSessions(.boardUnresponsive(let error)):
-            context.logger.error("UWB board stopped answering; reopening it", metadata: ["error": "\(error)"])
+            logger.error("UWB board stopped answering; reopening it", metadata: ["error": "\(error)"])
             events.emit(
                 .device(.init(radio: .uwb, state: .error, backend: await uwb.transportDescription, detail: ["error": "\(error)"])))
             // Closing the transport reports it lost, and the usual path reopens the board, resets it
             // and re-creates the sessions.
             await uwb.shutdown()
         case .uwbSessions(.boardFailed(let error)):
-            context.logger.error("UWB board came back but did not come up", metadata: ["error": "\(error)"])
+            logger.error("UWB board came back but did not come up", metadata: ["error": "\(error)"])
             // A failed transport is reported closed, which starts another attempt. A board that
             // is connected but left its bring-up unanswered (a reset answer lost, however often
             // it was sent) is closed here, so that the same path reopens it after a back-off.
-            guard error != .closed, error.underlying == nil else { return }
+            if error == .closed || error.underlying != nil { break }
             events.emit(
                 .device(.init(radio: .uwb, state: .error, backend: await uwb.transportDescription, detail: ["error": "\(error)"])))
             await uwb.shutdown()
-        case .uwbSessions(let event):
-            await registry.handle(event)
         case .tick:
             rotateAdvertIfDue()
-            await registry.tick()
-        case .stop:
-            break  // handled by `run`
+        default:
+            break
+        }
+        perform(core.handle(input, now: time.nowMilliseconds()), on: &core)
+    }
+
+    /// Performs the core's effects in order. None waits; the answers some have at once go back to
+    /// the core as inputs, and their effects are performed before the rest of these.
+    private func perform(_ effects: [NodeEffect], on core: inout NodeCore) {
+        for effect in effects {
+            switch effect {
+            case .emit(let batch):
+                events.emit(batch)
+            case .send(let frame, let link):
+                do {
+                    try ble.send(frame, on: link)
+                } catch BLEAdapterError.unknownLink {
+                    // The link closed under us; its close is on its way as an input.
+                    logger.debug("send on a closed link", metadata: ["link": "\(link)"])
+                } catch {
+                    logger.warning("send failed", metadata: ["link": "\(link)", "error": "\(error)"])
+                }
+            case .connect(let address, let peer):
+                let answer: NodeInput
+                do {
+                    answer = .connectStarted(peer, try ble.connect(to: address))
+                } catch {
+                    answer = .connectFailed(peer, "\(error)")
+                }
+                perform(core.handle(answer, now: time.nowMilliseconds()), on: &core)
+            case .disconnect(let link):
+                ble.disconnect(link)
+            case .openUWB(let request, let peer):
+                uwbSessions.open(peer: peer, request)
+            case .closeUWB(let peer):
+                uwbSessions.close(peer: peer)
+            case .reserveSharedPlace(let controlee, let peer):
+                let parameters = uwbSessions.reserve(peer: peer, controlee: controlee)
+                perform(core.handle(.sharedPlaceReserved(peer, parameters), now: time.nowMilliseconds()), on: &core)
+            case .forgetBoardSessions:
+                uwbSessions.boardLost()
+            }
         }
     }
 
@@ -321,8 +359,8 @@ package final class BridgeNode: Sendable {
     private func startReconnecting() {
         guard let reconnectUWB, !reconnecting.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let inbox = self.inbox
-        let logger = context.logger
-        let now = context.time.nowMilliseconds()
+        let logger = logger
+        let now = time.nowMilliseconds()
         var delay = backoff.withLock { $0.policy.delayAfterLoss(upFor: .milliseconds(now - $0.upSince)) }
         Task { [uwbClock] in
             logger.notice("waiting for the UWB board to come back")
@@ -365,8 +403,7 @@ package final class BridgeNode: Sendable {
         }
     }
 
-    private func shutDown(_ registry: PeerRegistry) async {
-        await registry.closeAll()
+    private func shutDown() async {
         uwbSessions.finish()
         await sessionsWorker.withLock { $0 }?.value
         await ble.stop()

@@ -3,20 +3,6 @@ import Synchronization
 import UCI
 import UCIHost
 
-/// Everything a node reacts to, in one ordered queue.
-package enum NodeInput: Sendable {
-    case uwb(UCIHostEvent)
-    /// The UWB board is back (replugged or reconnected) on this transport.
-    case uwbReattached(any UCITransport)
-    case ble(BLEEvent)
-    /// The board's session manager finished a request.
-    case uwbSessions(UWBSessionsEvent)
-    /// Time passed: timeouts, repeats of unanswered peer messages, the `nearest` report.
-    case tick
-    /// End gracefully (see `BridgeNode.stop`).
-    case stop
-}
-
 /// The node's single input queue. Producers (the UCI host's reader, the BLE backend, a ticker)
 /// post; the node's loop takes everything waiting at once and handles it in order, so per-node
 /// processing is sequential and a busy radio costs one wake-up per batch, not per input.
@@ -124,15 +110,5 @@ final class NodeInbox: Sendable {
             return s.waiter
         }
         waiter?.resume(returning: nil)
-    }
-}
-
-extension NodeInput {
-    /// Inputs whose loss the next one repairs: a ranging round, an advert.
-    var isSheddable: Bool {
-        switch self {
-        case .uwb(.notification(.rangeData)), .ble(.advertisement): true
-        default: false
-        }
     }
 }

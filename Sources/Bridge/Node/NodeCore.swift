@@ -1,0 +1,546 @@
+import BLE
+import CoreMetrics
+import Events
+import Logging
+import PeerProtocol
+import PeerSecurity
+import Proximity
+import UCI
+import UCIHost
+
+/// A node's peer logic as one synchronous owner: `handle(input, now:) -> [NodeEffect]`.
+///
+/// It holds every peer in one map (`Peer`: machine, proximity, advertised facts, schedule,
+/// routes), routes radio input to them (by link for peer messages, by UWB session and address for
+/// ranges), schedules the radio's ranging sessions, and tracks the nearest peer. It performs no
+/// I/O and never waits: what it wants done comes back as effects, which the node's runner
+/// performs in order, feeding their immediate answers back in as inputs. The clock is the
+/// caller's: `now` is the node's steady time in milliseconds (virtual in a simulation); wall time
+/// only stamps events, in the runner.
+///
+/// A new kind of peer (a phone speaking another out-of-band protocol) plugs in here: its own
+/// machine beside `PeerMachine` in `Peer`, fed by the same link and range routing.
+struct NodeCore {
+    /// What the core reads from outside, fixed for the node's life.
+    struct Environment: Sendable {
+        var identity: NodeIdentity
+        var config: BridgeConfig
+        var logger: Logger
+        /// Each link's security: how a message becomes the bytes on the air.
+        var channels: PeerChannels
+        /// The range correction for the board the node has now (set when the board reports ready).
+        var boardCorrection: BoardCorrection
+        /// Range events the event stream shed and radio inputs the inbox dropped, since last asked.
+        var takeShed: @Sendable () -> (ranges: Int, inputs: Int)
+    }
+
+    private let environment: Environment
+    private var identity: NodeIdentity { environment.identity }
+    private var config: BridgeConfig { environment.config }
+    private var logger: Logger { environment.logger }
+    private var channels: PeerChannels { environment.channels }
+
+    private var peers: [PeerID: Peer] = [:]
+    /// Indexes into `peers`, kept in step with each peer's `links` and `route`.
+    private var peerByLink: [LinkID: PeerID] = [:]
+    private var peerByRoute: [UWBRoute: PeerID] = [:]
+    /// Links a peer opened to us, until their first message (a `hello`) names the peer.
+    private var linksAwaitingHello: Set<LinkID> = []
+    /// Peer-channel links open now, for `nearby_ble_links` (and to tell a link that closed from a
+    /// connection attempt that failed).
+    private var openLinks: Set<LinkID> = []
+    /// With an event key: reads other rigs' private adverts.
+    private let privateAdverts: PrivateAdvert?
+    /// Peers and adverts we ignore, each logged once: v1 rigs (without `allowInsecurePeers`),
+    /// rigs of a secured event when we have no key.
+    private var ignoredOnce: Set<String> = []
+    private var random: SplitMix64
+    /// The closest peer, and what the last `nearest` event said. Ranges update it as they come;
+    /// ticks report it, so the ranges of one round (one peer after another) make one event.
+    private var nearest: NearestTracker<PeerID>
+    private var reportedNearest: NearestTracker<PeerID>.Nearest?
+    /// A range batch's readings with their peers, and the peers in order of first reading: kept
+    /// between batches (emptied), so the range path allocates nothing to sort a batch out.
+    private var batchReadings: [(peer: PeerID, reading: RangeReading)] = []
+    private var batchPeers: [PeerID] = []
+    private var contacts: [(PeerID, Double)] = []
+    private var scheduler: RangingScheduler
+    /// The board as it last came up: whether it runs provisioned STS.
+    private var board: BoardDescription?
+    private var evicted = 0
+    /// Rounds flagged OK with an impossible distance since the last `stats`.
+    private var invalidReadings = 0
+    /// Whether the board reads short beyond what its correction explains, or reports no level.
+    private var calibrationWatch = CalibrationWatch()
+    private var levelWatch = LevelWatch()
+    private var lastStatsAt: Int64
+
+    /// The input being handled: its time, and what it asks for so far.
+    private var now: Int64
+    private var effects: [NodeEffect] = []
+    private var events: [Event] = []
+
+    init(environment: Environment, seed: UInt64, now: Int64) {
+        self.environment = environment
+        self.random = SplitMix64(seed: seed)
+        self.privateAdverts = environment.config.security.groupKey.map(PrivateAdvert.init)
+        self.nearest = NearestTracker(config: environment.config.proximity)
+        self.scheduler = RangingScheduler(budget: environment.config.rangingSessions ?? BridgeConfig.defaultRangingSessions)
+        if environment.config.controleesPerSession > 1 { scheduler.controleesPerSession = environment.config.controleesPerSession }
+        self.lastStatsAt = now
+        self.now = now
+    }
+
+    var peerCount: Int { peers.count }
+
+    /// Handles one input at `now` and returns what it asks for, in order: its events first, then
+    /// the radio effects.
+    mutating func handle(_ input: NodeInput, now: Int64) -> [NodeEffect] {
+        self.now = now
+        switch input {
+        case .ble(let event): handle(event)
+        case .ranges(let rounds): handle(rounds)
+        case .uwb(.notification(let notification)): handle(notification)
+        case .uwb(.closed): boardLost()
+        case .uwbSessions(let event): handle(event)
+        case .uwbReattached: break  // the node brings the board up; `boardReady` follows
+        case .tick: tick()
+        case .stop:
+            for peer in peers.keys.sorted() { feed(peer, .close(sayGoodbye: true)) }
+        case .connectStarted(let peer, let link): feed(peer, .connectStarted(link))
+        case .connectFailed(let peer, let error):
+            Self.countConnectFailure(node: identity.peerID)
+            feed(peer, .connectFailed(error))
+        case .sharedPlaceReserved(let peer, let parameters): feed(peer, .sharedPlaceReserved(parameters))
+        }
+        var out = effects
+        effects = []
+        if !events.isEmpty {
+            out.insert(.emit(events), at: 0)
+            events = []
+        }
+        return out
+    }
+
+    /// Ranging sessions the radio allows: as many as the board says it runs at once, unless the
+    /// config names a number. Also called before the node's loop starts, for the first board.
+    mutating func learn(_ board: BoardDescription) {
+        self.board = board
+        guard config.rangingSessions == nil else { return }
+        scheduler.budget = max(1, board.maxRangingSessions ?? BridgeConfig.defaultRangingSessions)
+    }
+
+    // MARK: Peers
+
+    /// Hands `input` to the peer's machine and applies what it answers: its radio effects become
+    /// the core's, the rest (routes, events, removal) is applied here. Returns its report, if the
+    /// input was a tick.
+    @discardableResult
+    private mutating func feed(_ id: PeerID, _ input: PeerInput) -> SessionReport? {
+        guard let actions = peers[id]?.machine.receive(input, now: now) else { return nil }
+        var report: SessionReport?
+        var ended: Event.PeerLost.Reason?
+        for action in actions {
+            switch action {
+            case .send(let message, let link):
+                guard let frame = channels.frame(message, on: link) else {
+                    logger.debug("send on a closed link", metadata: ["peer": "\(id)", "link": "\(link)"])
+                    continue
+                }
+                effects.append(.send(frame, on: link))
+            case .connect(let address): effects.append(.connect(address, for: id))
+            case .disconnect(let link): effects.append(.disconnect(link))
+            case .openUWB(let request): effects.append(.openUWB(request, for: id))
+            case .closeUWB: effects.append(.closeUWB(id))
+            case .reserveSharedPlace(let controlee): effects.append(.reserveSharedPlace(controlee: controlee, for: id))
+            case .log(let level, let message, var metadata):
+                metadata["peer"] = "\(id)"
+                logger.log(level: level, "\(message)", metadata: metadata)
+            case .emit(let body): events.append(Event(node: identity.tag, body: body))
+            case .bindLink(let link):
+                peerByLink[link] = id
+                peers[id]?.links.insert(link)
+            case .unbindLink(let link):
+                if peerByLink[link] == id { peerByLink[link] = nil }
+                peers[id]?.links.remove(link)
+            case .route(let route): setRoute(route, of: id)
+            case .consumeContact: peers[id]?.proximity.processor.consumeContact()
+            case .report(let r): report = r
+            case .end(let reason): ended = reason
+            }
+        }
+        if let ended { remove(id, reason: ended) }
+        return report
+    }
+
+    private func view(of peer: PeerID) -> ProximityView {
+        peers[peer]?.proximity.view ?? ProximityView()
+    }
+
+    /// Creates the peer (and reports it found) on first contact. A new peer gets a ranging session
+    /// at once if one is free; at the peer cap another peer is evicted first.
+    private mutating func peerFor(
+        _ id: PeerID, name: String?, rssi: Int?, version: PeerMessage.Version = .v1, capabilities: Advertisement.Capabilities = []
+    ) {
+        guard peers[id] == nil else {
+            peers[id]?.lastHeard = now
+            return
+        }
+        if peers.count >= config.maxPeers { evictOne() }
+        var demand = RangingScheduler.Demand()
+        for (other, peer) in peers where peer.granted { demand.add(sharing: sharesSession(other), place: peer.sharedPlace) }
+        demand.add(sharing: sharesSession(id, capabilities: capabilities), place: nil)
+        let grant = scheduler.sessionsNeeded(demand) <= scheduler.budget
+        let machine = PeerMachine(
+            peer: id, name: name ?? "", identity: identity, config: config, boardRunsProvisionedSTS: board?.supportsProvisionedSTS ?? false,
+            seed: random.next(), granted: grant, now: now)
+        peers[id] = Peer(
+            machine: machine, proximity: PeerProximity(processor: RangeProcessor(peer: id.description, config: config)),
+            version: version, capabilities: capabilities, since: now, lastHeard: now)
+        events.append(Event(node: identity.tag, body: .peerFound(.init(peer: id.description, name: name ?? "", rssi: rssi))))
+    }
+
+    /// Drops the least recently heard peer, preferring one without a ranging session.
+    private mutating func evictOne() {
+        let victim = peers.min { a, b in
+            (a.value.granted ? 1 : 0, a.value.lastHeard, a.key) < (b.value.granted ? 1 : 0, b.value.lastHeard, b.key)
+        }
+        guard let victim else { return }
+        evicted += 1
+        remove(victim.key, reason: .evicted)
+    }
+
+    /// Whether this peer, once granted, ranges in a one-to-many session we control.
+    private func sharesSession(_ peer: PeerID, capabilities: Advertisement.Capabilities? = nil) -> Bool {
+        config.controleesPerSession > 1 && identity.peerID < peer
+            && (capabilities ?? peers[peer]?.capabilities ?? []).contains(.oneToMany)
+    }
+
+    private mutating func setRoute(_ route: UWBRoute?, of peer: PeerID) {
+        if let old = peers[peer]?.route, peerByRoute[old] == peer { peerByRoute[old] = nil }
+        peers[peer]?.route = route
+        if let route { peerByRoute[route] = peer }
+    }
+
+    private mutating func remove(_ id: PeerID, reason: Event.PeerLost.Reason) {
+        guard peers[id] != nil else { return }
+        feed(id, .close(sayGoodbye: false))
+        guard let peer = peers.removeValue(forKey: id) else { return }
+        for link in peer.links where peerByLink[link] == id { peerByLink[link] = nil }
+        if let route = peer.route, peerByRoute[route] == id { peerByRoute[route] = nil }
+        events.append(Event(node: identity.tag, body: .peerLost(.init(peer: id.description, reason: reason))))
+        nearest.remove(peer: id, now: now)
+    }
+
+    private mutating func ignoreOnce(_ key: String, _ message: String, _ metadata: Logger.Metadata) {
+        guard ignoredOnce.count < 4096, ignoredOnce.insert(key).inserted else { return }
+        logger.notice("\(message)", metadata: metadata)
+    }
+
+    /// For whatever metrics backend the process set up (`--http`'s `/metrics`; none: no-ops),
+    /// per node (a demo or a world runs several in one process).
+    private static func countLinks(_ open: Int, node: PeerID) {
+        Gauge(label: "nearby_ble_links", dimensions: [("node", node.description)]).record(open)
+    }
+
+    private static func countConnectFailure(node: PeerID) {
+        Counter(label: "nearby_ble_connect_failures_total", dimensions: [("node", node.description)]).increment()
+    }
+
+    // MARK: Bluetooth
+
+    private mutating func handle(_ event: BLEEvent) {
+        switch event {
+        case .advertisement(let address, let rssi, let data):
+            advertisement(from: address, rssi: rssi, data: data)
+        case .linkOpened(let link, _, let initiatedLocally):
+            openLinks.insert(link)
+            Self.countLinks(openLinks.count, node: identity.peerID)
+            guard initiatedLocally else {
+                linksAwaitingHello.insert(link)
+                return
+            }
+            // A link we gave up on (connect timeout) that opened after all has no peer: close it.
+            guard let peer = peerByLink[link] else { return effects.append(.disconnect(link)) }
+            let version = peers[peer]?.version ?? .v1
+            if let handshake = channels.openOutgoing(link, peerVersion: version, now: now) {
+                effects.append(.send(handshake, on: link))  // the link is the peer's once the handshake completes
+            } else {
+                feed(peer, .outgoingLinkOpened(link, rangingSecret: nil))
+            }
+        case .linkData(let link, let sdu):
+            linkData(sdu, on: link)
+        case .linkClosed(let link):
+            if openLinks.remove(link) == nil {
+                Self.countConnectFailure(node: identity.peerID)  // closed before it opened: the connection attempt failed
+            }
+            Self.countLinks(openLinks.count, node: identity.peerID)
+            linksAwaitingHello.remove(link)
+            channels.close(link)
+            guard let peer = peerByLink.removeValue(forKey: link) else { return }
+            peers[peer]?.links.remove(link)
+            feed(peer, .linkClosed(link))
+        case .adapterPowered:
+            break  // the node reports it; the links that went with the power close on their own
+        }
+    }
+
+    private mutating func advertisement(from address: BLEAddress, rssi: Int, data: [UInt8]) {
+        guard let (advert, version) = readAdvert(from: address, data), advert.peerID != identity.peerID else { return }
+        let name = AdvertisingData(data).localName
+        if peers[advert.peerID] != nil {
+            peers[advert.peerID]?.version = version
+            peers[advert.peerID]?.capabilities = advert.capabilities
+        }
+        peerFor(advert.peerID, name: name, rssi: rssi, version: version, capabilities: advert.capabilities)
+        feed(advert.peerID, .heard(advert, name: name, address: address, rssi: rssi))
+    }
+
+    /// A peer's advert in the version this node speaks with it: private (v2) with our event
+    /// key, v1 with our group otherwise; v1 peers are ignored by a keyed node unless allowed.
+    private mutating func readAdvert(from address: BLEAddress, _ data: [UInt8]) -> (Advertisement, PeerMessage.Version)? {
+        let security = config.security
+        if let privateAdverts {
+            if let advert = privateAdverts.open(data) { return (advert, .v2) }
+        } else if PrivateAdvert.isPresent(in: data) {
+            ignoreOnce(
+                "v2:\(address)", "ignoring a rig of a secured event: this rig has no event key (groupKey in the config)",
+                ["address": "\(address)"])
+            return nil
+        }
+        let advert: Advertisement?
+        do {
+            advert = try Advertisement.find(in: data)
+        } catch {
+            logger.debug("malformed advertisement", metadata: ["from": "\(address)", "error": "\(error)"])
+            return nil
+        }
+        guard let advert, advert.group == identity.group else { return nil }
+        guard security.groupKey == nil || security.allowInsecurePeers else {
+            ignoreOnce(
+                "v1:\(advert.peerID)",
+                "ignoring a v1 (unencrypted) peer; set \"allowInsecurePeers\": true to range with it",
+                ["peer": "\(advert.peerID)"])
+            return nil
+        }
+        return (advert, .v1)
+    }
+
+    private mutating func linkData(_ sdu: [UInt8], on link: LinkID) {
+        let message: PeerMessage
+        switch channels.receive(sdu, on: link) {
+        case .message(let received): message = received
+        case .reply(let frame): return effects.append(.send(frame, on: link))
+        case .established:
+            guard let peer = peerByLink[link] else { return drop(link, because: "handshake on an unknown link") }
+            feed(peer, .outgoingLinkOpened(link, rangingSecret: channels.rangingSecret(link)))
+            return
+        case .refused(let reason): return drop(link, because: reason)
+        case .discarded(let reason):
+            ignoreOnce(
+                "discarded:\(link)", "discarding peer-channel frames that do not authenticate (altered, cut short or replayed on the air)",
+                ["link": "\(link)", "peer": "\(peerByLink[link].map { "\($0)" } ?? "-")", "first": "\(reason)"])
+            return
+        }
+        if linksAwaitingHello.contains(link) {
+            guard case .hello(let hello) = message else { return drop(link, because: "first message was not hello") }
+            let secret = channels.rangingSecret(link)
+            // v1 names its group in the hello; on a v2 link the handshake proved membership.
+            guard secret != nil || hello.group == identity.group, hello.peerID < identity.peerID else {
+                return drop(link, because: "hello from \(hello.peerID) breaks group or role rules")
+            }
+            linksAwaitingHello.remove(link)
+            peerFor(hello.peerID, name: hello.name, rssi: nil)
+            feed(hello.peerID, .incomingHello(link, hello, retryAfter: retryAfter, rangingSecret: secret))
+            return
+        }
+        guard let peer = peerByLink[link] else { return drop(link, because: "message on an unknown link") }
+        feed(peer, .message(message, on: link, view(of: peer)))
+    }
+
+    /// Closes a link whose peer broke the protocol before any machine owned it.
+    private mutating func drop(_ link: LinkID, because reason: String) {
+        logger.warning("closing link", metadata: ["link": "\(link)", "reason": "\(reason)"])
+        linksAwaitingHello.remove(link)
+        channels.close(link)
+        if let peer = peerByLink[link] {
+            feed(peer, .linkClosed(link))
+            peerByLink[link] = nil
+            peers[peer]?.links.remove(link)
+        }
+        effects.append(.disconnect(link))
+    }
+
+    // MARK: UWB
+
+    /// Range notifications in arrival order: each measurement goes to its peer by session and
+    /// address; each peer's readings run in order, peers in the order their first reading came,
+    /// and all their events go out together. Machines hear only of contacts.
+    private mutating func handle(_ rounds: [RangeData]) {
+        batchReadings.removeAll(keepingCapacity: true)
+        batchPeers.removeAll(keepingCapacity: true)
+        contacts.removeAll(keepingCapacity: true)
+        for round in rounds {
+            for measurement in round.measurements {
+                guard case .short(let address) = measurement.address,
+                    let peer = peerByRoute[UWBRoute(token: round.session, peerAddress: address)]
+                else { continue }
+                batchReadings.append((peer, RangeReading(round: round, measurement: measurement)))
+                // A batch holds the rounds of one radio read: nearly always one peer's.
+                if !batchPeers.contains(peer) { batchPeers.append(peer) }
+            }
+        }
+        let correction = environment.boardCorrection.correction
+        events.reserveCapacity(events.count + batchReadings.count)
+        for peer in batchPeers {
+            // Updated where it lies in the dictionary: one lookup, no copy of the peer's state.
+            guard let index = peers.index(forKey: peer) else { continue }
+            peers.values[index].proximity.processor.correction = correction
+            for entry in batchReadings where entry.peer == peer {
+                process(entry.reading, of: peer, at: index)
+            }
+            nearest.update(peer: peer, distance: peers.values[index].proximity.processor.proximity.filtered, time: now)
+        }
+        for (peer, distance) in contacts { feed(peer, .contact(distance: distance)) }
+    }
+
+    /// Runs one of a peer's readings, corrected for the board as of this batch, and appends its
+    /// `range`, `near` and `far` events.
+    private mutating func process(_ reading: RangeReading, of peer: PeerID, at index: Dictionary<PeerID, Peer>.Index) {
+        let outcome = peers.values[index].proximity.processor.process(reading.measurement, of: reading.round, hostTime: now)
+        if outcome.measured { peers.values[index].proximity.lastMeasuredAt = now }
+        if let corrected = outcome.corrected, outcome.range.nlos != true, calibrationWatch.add(corrected: corrected) {
+            logger.warning(
+                "the UWB board reads short: \(calibrationWatch.belowContact) of \(calibrationWatch.closeReadings) readings closer than 30 cm were below -8 cm after correction; it looks uncalibrated (run `nearby-bridge calibrate`)")
+        }
+        if outcome.corrected != nil, levelWatch.add(hasLevel: outcome.range.rssi != nil) {
+            logger.warning(
+                "the UWB board reports no RSSI (\(LevelWatch.readingsBeforeWarning) rounds in a row): no bias correction, bumps decided from distance alone, so hand-overs 15–25 cm apart may bump; use firmware that honours RSSI_REPORTING (UCI 2.0: UCI 1.1 range data has no RSSI; firmware-notes/rssi.md)")
+        }
+        if outcome.invalid { invalidReadings += 1 }
+        let node = identity.tag
+        events.append(Event(node: node, body: .range(outcome.range)))
+        for change in outcome.changes {
+            switch change {
+            case .near(let d): events.append(Event(node: node, body: .near(.init(peer: outcome.range.peer, distance: d, azimuth: outcome.azimuth))))
+            case .far(let d): events.append(Event(node: node, body: .far(.init(peer: outcome.range.peer, distance: d, azimuth: outcome.azimuth))))
+            case .contact(let d): contacts.append((peer, d))
+            }
+        }
+    }
+
+    private mutating func handle(_ notification: UCINotification) {
+        switch notification {
+        case .rangeData(let round):
+            handle([round])
+        case .sessionStatus(let token, let state, let reason)
+        where (state == .deinitialized || state == .idle) && reason != .stateChangeWithSessionManagementCommands:
+            for peer in peerByRoute.filter({ $0.key.token == token }).values.sorted() {
+                feed(peer, .uwbSessionEnded(reason))
+            }
+        case .sessionStatus, .deviceStatus, .genericError, .multicastListUpdate:
+            break
+        }
+    }
+
+    /// The board's session manager reported how a peer's request went, or that the board is up.
+    private mutating func handle(_ event: UWBSessionsEvent) {
+        switch event {
+        case .started(let peer, let sessionID, let token): feed(peer, .uwbStarted(sessionID: sessionID, token: token))
+        case .failed(let peer, let sessionID, let error): feed(peer, .uwbFailed(sessionID: sessionID, error: "\(error)"))
+        case .boardReady(let board):
+            // Back after it went away: restart the sessions of peers we were ranging with.
+            learn(board)
+            for peer in peers.keys.sorted() { feed(peer, .uwbBack) }
+        case .boardFailed, .boardUnresponsive: break  // the node's
+        }
+    }
+
+    /// The UWB board went away: every session on it is gone, but the peers stay.
+    private mutating func boardLost() {
+        effects.append(.forgetBoardSessions)
+        for peer in peers.keys.sorted() { feed(peer, .uwbLost) }
+    }
+
+    // MARK: Time
+
+    /// How long a peer we turn away should wait: about as long as the peers waiting before it.
+    private var retryAfter: Int64 {
+        scheduler.retryAfter(waiting: max(0, peers.count - scheduler.budget))
+    }
+
+    private mutating func tick() {
+        for (link, frame) in channels.repeats(now: now, interval: config.retransmitMilliseconds) {
+            effects.append(.send(frame, on: link))
+        }
+        var reports: [(PeerID, SessionReport)] = []
+        reports.reserveCapacity(peers.count)
+        for peer in peers.keys.sorted() {
+            guard let report = feed(peer, .tick(view(of: peer))) else { continue }
+            if report.timedOut {
+                remove(peer, reason: .timeout)
+            } else {
+                peers[peer]?.lastHeard = report.lastHeard
+                peers[peer]?.sharedPlace = report.sharedSession
+                reports.append((peer, report))
+            }
+        }
+        nearest.expire(now: now)
+        reportNearest()
+        schedule(reports)
+        reportStats(ranging: reports.count { $0.1.isRanging })
+    }
+
+    /// Gives the radio's sessions to the peers the scheduler picks: takes them from peers that
+    /// had their turn, and hands them to the next ones.
+    private mutating func schedule(_ reports: [(PeerID, SessionReport)]) {
+        let candidates = reports.map { peer, report in
+            RangingScheduler.Candidate(
+                peer: peer, granted: peers[peer]?.granted == true, since: peers[peer]?.since ?? now, holdsPriority: report.holdsPriority,
+                rssi: report.rssi, available: report.available, sharesSession: sharesSession(peer),
+                sharedSession: report.sharedSession)
+        }
+        let chosen = scheduler.choose(candidates, now: now)
+        let granted = Set(peers.lazy.filter { $0.value.granted }.map(\.key))
+        guard chosen != granted else { return }
+        let retryAfter = self.retryAfter
+        for peer in granted.subtracting(chosen).sorted() {
+            peers[peer]?.since = now
+            feed(peer, .revoked(retryAfter: retryAfter))
+        }
+        for peer in chosen.subtracting(granted).sorted() {
+            peers[peer]?.since = now
+            feed(peer, .granted)
+        }
+    }
+
+    /// Every stats interval, while the node has more peers than sessions or dropped anything.
+    private mutating func reportStats(ranging: Int) {
+        guard now - lastStatsAt >= config.statsIntervalMilliseconds else { return }
+        lastStatsAt = now
+        let shed = environment.takeShed()
+        defer { (evicted, invalidReadings) = (0, 0) }
+        guard peers.count > scheduler.budget || shed.ranges > 0 || shed.inputs > 0 || evicted > 0 || invalidReadings > 0 else { return }
+        events.append(
+            Event(
+                node: identity.tag,
+                body: .stats(
+                    .init(
+                        peers: peers.count, ranging: ranging, budget: scheduler.budget, shedRanges: shed.ranges,
+                        shedInputs: shed.inputs, evicted: evicted, invalidReadings: invalidReadings))))
+    }
+
+    /// Writes a `nearest` event when the closest peer or its band differs from the last one written.
+    private mutating func reportNearest() {
+        let current = nearest.current
+        guard current?.peer != reportedNearest?.peer || current?.band != reportedNearest?.band else { return }
+        reportedNearest = current
+        events.append(
+            Event(
+                node: identity.tag,
+                body: .nearest(
+                    .init(
+                        peer: current?.peer.description, distance: current?.distance,
+                        band: current.flatMap { Event.Nearest.Band(rawValue: $0.band.rawValue) }))))
+    }
+}
