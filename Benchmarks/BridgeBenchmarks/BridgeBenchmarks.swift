@@ -29,7 +29,7 @@ let benchmarks: @Sendable () -> Void = {
 
 // MARK: The range path without actors: one thread, one core
 
-/// 100 peers' notifications, decoded, processed and rendered as `PeerSession` does it, minus the
+/// 100 peers' notifications, decoded, processed and rendered as `NodeCore` does it, minus the
 /// actor hops. Stages add up, so each stage's cost is the difference to the one before.
 func pipelineBenchmarks() {
     let peers = 100

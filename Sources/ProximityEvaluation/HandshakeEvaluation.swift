@@ -4,7 +4,7 @@ import Foundation
 import Logging
 import Simulation
 
-/// Two-sided agreement: pairs of full bridges (the real `PeerSession` handshake, UCI to a virtual
+/// Two-sided agreement: pairs of full bridges (the real `NodeCore` handshake, UCI to a virtual
 /// board, messages on the virtual air) bump again and again while the air loses messages.
 ///
 /// Each pair is a rig standing still and a peer doing approach-and-bump gestures in front of it
