@@ -244,12 +244,12 @@ package final class BridgeNode: Sendable {
                     continue
                 }
                 if !ranges.isEmpty {
-                    perform(core.handle(.ranges(ranges), now: time.nowMilliseconds()), on: &core)
+                    perform(.ranges(ranges), on: &core)
                     ranges.removeAll(keepingCapacity: true)
                 }
                 if case .tick = input, watch.shouldProbe(at: time.nowMilliseconds()) { uwbSessions.probe() }
                 if case .stop = input {
-                    perform(core.handle(.stop, now: time.nowMilliseconds()), on: &core)
+                    perform(.stop, on: &core)
                     await shutDown()
                     inbox.handled(batch)
                     break loop
@@ -257,7 +257,7 @@ package final class BridgeNode: Sendable {
                 await handle(input, lastDeviceState: &lastDeviceState, core: &core)
             }
             if !ranges.isEmpty {
-                perform(core.handle(.ranges(ranges), now: time.nowMilliseconds()), on: &core)
+                perform(.ranges(ranges), on: &core)
                 ranges.removeAll(keepingCapacity: true)
             }
             inbox.handled(consume batch)
@@ -311,12 +311,14 @@ package final class BridgeNode: Sendable {
         default:
             break
         }
-        perform(core.handle(input, now: time.nowMilliseconds()), on: &core)
+        perform(input, on: &core)
     }
 
-    /// Performs the core's effects in order. None waits; the answers some have at once go back to
-    /// the core as inputs, and their effects are performed before the rest of these.
-    private func perform(_ effects: [NodeEffect], on core: inout NodeCore) {
+    /// Hands `input` to the core and performs its effects in order. None waits; the answers some
+    /// have at once go back to the core as inputs, and their effects are performed before the
+    /// rest of these.
+    private func perform(_ input: NodeInput, on core: inout NodeCore) {
+        let effects = core.handle(input, now: time.nowMilliseconds())
         for effect in effects {
             switch effect {
             case .emit(let batch):
@@ -337,7 +339,7 @@ package final class BridgeNode: Sendable {
                 } catch {
                     answer = .connectFailed(peer, "\(error)")
                 }
-                perform(core.handle(answer, now: time.nowMilliseconds()), on: &core)
+                perform(answer, on: &core)
             case .disconnect(let link):
                 ble.disconnect(link)
             case .openUWB(let request, let peer):
@@ -346,11 +348,12 @@ package final class BridgeNode: Sendable {
                 uwbSessions.close(peer: peer)
             case .reserveSharedPlace(let controlee, let peer):
                 let parameters = uwbSessions.reserve(peer: peer, controlee: controlee)
-                perform(core.handle(.sharedPlaceReserved(peer, parameters), now: time.nowMilliseconds()), on: &core)
+                perform(.sharedPlaceReserved(peer, parameters), on: &core)
             case .forgetBoardSessions:
                 uwbSessions.boardLost()
             }
         }
+        core.recycle(consume effects)
     }
 
     /// Reopens the UWB board in the background until it answers or we stop, waiting as

@@ -79,6 +79,9 @@ struct NodeCore {
     private var now: Int64
     private var effects: [NodeEffect] = []
     private var events: [Event] = []
+    /// The storage of the effects the runner handed back (`recycle`): the next input's effects
+    /// go into it, so an input costs no allocation for its list of effects.
+    private var spareEffects: [NodeEffect] = []
 
     init(environment: Environment, seed: UInt64, now: Int64) {
         self.environment = environment
@@ -113,13 +116,22 @@ struct NodeCore {
             feed(peer, .connectFailed(error))
         case .sharedPlaceReserved(let peer, let parameters): feed(peer, .sharedPlaceReserved(parameters))
         }
-        var out = effects
-        effects = []
+        var out = spareEffects
+        spareEffects = []
         if !events.isEmpty {
-            out.insert(.emit(events), at: 0)
+            out.append(.emit(events))
             events = []
         }
+        out.append(contentsOf: effects)
+        effects.removeAll(keepingCapacity: true)
         return out
+    }
+
+    /// Takes back the effects `handle` returned once they are performed, for their storage.
+    mutating func recycle(_ performed: consuming [NodeEffect]) {
+        var storage = performed
+        storage.removeAll(keepingCapacity: true)
+        if storage.capacity > spareEffects.capacity { spareEffects = storage }
     }
 
     /// Ranging sessions the radio allows: as many as the board says it runs at once, unless the
