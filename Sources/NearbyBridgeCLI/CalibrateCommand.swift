@@ -116,12 +116,7 @@ struct CalibrateCommand: AsyncParsableCommand {
             time: SystemClock(), logger: logger, seed: random.next(), reconnectUWB: reconnect, loop: loop)
         try await node.start()
         let running = Task { await node.run() }
-        let ticks = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(200))
-                node.tick()
-            }
-        }
+        let ticks = Task { await NodeTicks.run(node) }
         var collected: [Calibration.Step] = []
         for (index, (distance, placement)) in steps.enumerated() {
             let place = distance <= 0.03 ? "touching (\(Self.cm(distance)))" : "\(Self.metres(distance)) apart"
@@ -131,11 +126,8 @@ struct CalibrateCommand: AsyncParsableCommand {
                     "Step \(index + 1) of \(steps.count): put the devices \(place)\(spot), antenna to antenna, hold them still, then press Enter.\n"
                         .utf8))
             await Self.waitForEnter()
-            readings.start()
-            let deadline = ContinuousClock.now + .seconds(stepTimeout)
-            while readings.lineOfSightCount < rounds, ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(100))
-            }
+            readings.start(lineOfSight: rounds)
+            await readings.waitForStep(within: .seconds(stepTimeout))
             collected.append(Calibration.Step(trueMetres: distance, readings: readings.stop()))
             logger.notice("collected \(collected.last!.readings.count) readings at \(Self.metres(distance))")
         }
@@ -154,7 +146,7 @@ struct CalibrateCommand: AsyncParsableCommand {
             result = try Calibration.solve(collected, correction: correction)
         } catch {
             summary["refused"] = error.description
-            Self.printJSON(summary)
+            try Self.printJSON(summary, logger: logger)
             logger.error("calibration refused: \(error)")
             throw ExitCode(1)
         }
@@ -163,7 +155,7 @@ struct CalibrateCommand: AsyncParsableCommand {
         summary["steps"] = result.steps.map(Self.describe)
         try Self.file(offset: offset, board: board, peer: readings.peer, in: config, distances: result.distances)
         summary["written"] = config
-        Self.printJSON(summary)
+        try Self.printJSON(summary, logger: logger)
         logger.notice("board \(board): offset \(Self.cm(offset)), filed in \(config)")
     }
 
@@ -197,18 +189,25 @@ struct CalibrateCommand: AsyncParsableCommand {
         ]
     }
 
-    static func printJSON(_ object: [String: Any]) {
+    /// The summary, one line on stdout; a failed stdout ends the command with status 3, as `run`.
+    static func printJSON(_ object: [String: Any], logger: Logger) throws {
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
+        do {
+            try StandardOutput().write(line: String(decoding: data, as: UTF8.self) + "\n")
+        } catch {
+            logger.critical("stdout failed: \(error); the summary was not written")
+            throw ExitCode(ExitStatus.outputFailed)
+        }
     }
 
-    /// Returns when a line (or the end of input) arrives on stdin.
+    /// Returns when a line (or the end of input) arrives on stdin, read on a thread of its own
+    /// since `readLine` blocks.
     static func waitForEnter() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            Thread {
+            IOThread.detach(name: "calibrate-stdin") {
                 _ = readLine()
                 done.resume()
-            }.start()
+            }
         }
     }
 

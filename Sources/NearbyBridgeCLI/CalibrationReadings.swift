@@ -14,13 +14,18 @@ final class CalibrationReadings: EventSink {
     private struct State {
         var collecting = false
         var readings: [Calibration.Reading] = []
+        /// Line-of-sight readings the step wants, and the step's wait, resumed when it has them.
+        var wanted = 0
+        var waiter: CheckedContinuation<Void, Never>?
+        /// The step's time ran out before `waitForStep` began to wait.
+        var timedOut = false
         var board: String?
         var peer: String?
     }
 
     private let state = Mutex(State())
     func receive(_ events: [Event], timestampMilliseconds: Int64) {
-        state.withLock { s in
+        let waiter: CheckedContinuation<Void, Never>? = state.withLock { s in
             for event in events {
                 switch event.body {
                 case .device(let device) where device.radio == .uwb && device.state == .ready:
@@ -33,10 +38,41 @@ final class CalibrationReadings: EventSink {
                     continue
                 }
             }
+            return Self.lineOfSightCount(s) >= s.wanted ? s.waiter.take() : nil
+        }
+        waiter?.resume()
+    }
+
+    /// Starts a step that wants `lineOfSight` line-of-sight readings.
+    func start(lineOfSight wanted: Int) {
+        state.withLock { s in
+            s.collecting = true
+            s.wanted = wanted
+            s.timedOut = false
         }
     }
 
-    func start() { state.withLock { $0.collecting = true } }
+    /// Returns once the step has its readings or `timeout` passed; `stop()` then hands them over.
+    func waitForStep(within timeout: Duration) async {
+        // The step's time limit is a deadline, not a poll: it only ends a step that lacks readings.
+        let deadline = Task {
+            try await Task.sleep(for: timeout)
+            let waiter = state.withLock { s in
+                s.timedOut = true
+                return s.waiter.take()
+            }
+            waiter?.resume()
+        }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let enough = state.withLock { s in
+                guard !s.timedOut, Self.lineOfSightCount(s) < s.wanted else { return true }
+                s.waiter = done
+                return false
+            }
+            if enough { done.resume() }
+        }
+        deadline.cancel()
+    }
 
     /// Ends the step and hands over its readings.
     func stop() -> [Calibration.Reading] {
@@ -47,7 +83,7 @@ final class CalibrationReadings: EventSink {
         }
     }
 
-    var lineOfSightCount: Int { state.withLock { $0.readings.filter { !$0.nonLineOfSight }.count } }
+    private static func lineOfSightCount(_ s: State) -> Int { s.readings.filter { !$0.nonLineOfSight }.count }
     var board: String? { state.withLock { $0.board } }
     var peer: String? { state.withLock { $0.peer } }
 

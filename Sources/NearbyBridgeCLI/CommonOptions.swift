@@ -49,12 +49,12 @@ struct CommonOptions: ParsableArguments {
         }
         let logger = Logger(label: "nearby-bridge")
         do {
-            try StandardOutputEvents.checkOpen()
+            try StandardOutput.checkOpen()
         } catch {
             logger.critical("\(error): there is nowhere to write events; not starting")
             throw ExitCode(ExitStatus.outputFailed)
         }
-        if StandardOutputEvents.endTornLine() {
+        if StandardOutput.endTornLine() {
             logger.warning("the event file on stdout ended in a line cut short (a power cut?): it is left alone on its line, and events go on after it")
         }
         let failures = AsyncStream<any Error>.makeStream(bufferingPolicy: .bufferingOldest(1))
@@ -62,7 +62,7 @@ struct CommonOptions: ParsableArguments {
         var sinks: [any EventSink] = [
             // Buffered: a slow reader of stdout sheds range events instead of stalling the radios.
             // A failed stdout stops the command like a signal does; it then exits with status 3.
-            JSONLinesSink(output: StandardOutputEvents(), includesRanges: ranges, bufferedLines: 4096) { error in
+            JSONLinesSink(output: StandardOutput(), includesRanges: ranges, bufferedLines: 4096) { error in
                 logger.error("stdout failed: \(error); stopping")
                 failures.continuation.yield(error)
             }

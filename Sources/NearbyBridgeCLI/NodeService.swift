@@ -26,12 +26,7 @@ struct NodeService: Service {
     func run() async throws {
         try await node.start()
         await withTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { [node] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(200))
-                    node.tick()
-                }
-            }
+            tasks.addTask { [node] in await NodeTicks.run(node) }
             tasks.addTask { [node, stop] in
                 // A signal that came before the group could see it was still requested.
                 if !stop.isRequested {

@@ -17,6 +17,10 @@ package final class EventBacklog: Sendable {
         /// Index in `ring` of the oldest entry once it is full.
         var head = 0
         var nextID = 1
+        /// Clients waiting for a line (`waitForLine`), by ticket; `nil` marks one cancelled
+        /// before it began to wait.
+        var waiters: [UInt64: CheckedContinuation<Void, Never>?] = [:]
+        var nextTicket: UInt64 = 0
     }
     private let state = Mutex(State())
     package let capacity: Int
@@ -26,9 +30,9 @@ package final class EventBacklog: Sendable {
         self.capacity = capacity
     }
 
-    /// Appends lines in order, numbering them.
+    /// Appends lines in order, numbering them, and wakes the clients waiting for them.
     package func append(_ lines: [(line: String, isRange: Bool)]) {
-        state.withLock { s in
+        let waiters = state.withLock { s in
             for (line, isRange) in lines {
                 let entry = Entry(id: s.nextID, line: line, isRange: isRange)
                 s.nextID += 1
@@ -39,6 +43,37 @@ package final class EventBacklog: Sendable {
                     s.head = (s.head + 1) % capacity
                 }
             }
+            guard !lines.isEmpty, !s.waiters.isEmpty else { return [CheckedContinuation<Void, Never>]() }
+            defer { s.waiters = [:] }
+            return s.waiters.values.compactMap { $0 }
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once there is a line after `id`, or the task is cancelled.
+    package func waitForLine(after id: Int) async {
+        let ticket = state.withLock { s in
+            defer { s.nextTicket += 1 }
+            return s.nextTicket
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { s in
+                    if s.nextID - 1 > id || s.waiters.removeValue(forKey: ticket) != nil { return true }
+                    s.waiters[ticket] = waiter
+                    return false
+                }
+                if now { waiter.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { s in
+                guard let waiting = s.waiters.removeValue(forKey: ticket) else {
+                    s.waiters[ticket] = .some(nil)  // cancelled before it began to wait
+                    return CheckedContinuation<Void, Never>?.none
+                }
+                return waiting
+            }
+            waiter?.resume()
         }
     }
 

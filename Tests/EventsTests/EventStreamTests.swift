@@ -129,7 +129,7 @@ import Synchronization
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
         defer { close(fds[0]) }
-        let output = StandardOutputEvents(fileDescriptor: fds[1])
+        let output = StandardOutput(fileDescriptor: fds[1])
         #expect(output.isWritableWithoutWaiting())
         try output.write(lines: ["{\"a\":1}\n", "{\"b\":2}\n"])
         try output.write(line: "{\"c\":3}\n")

@@ -19,8 +19,8 @@ import Testing
     @Test func aLineCutShortIsEndedAndTheNextEventsStartOnTheirOwnLine() throws {
         let (path, fd) = try appendOnly("{\"v\":1,\"seq\":1}\n{\"v\":1,\"se")
         defer { close(fd); unlink(path) }
-        #expect(StandardOutputEvents.endTornLine(fileDescriptor: fd))
-        try StandardOutputEvents(fileDescriptor: fd).write(line: "{\"v\":1,\"seq\":2}\n")
+        #expect(StandardOutput.endTornLine(fileDescriptor: fd))
+        try StandardOutput(fileDescriptor: fd).write(line: "{\"v\":1,\"seq\":2}\n")
         let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines == ["{\"v\":1,\"seq\":1}", "{\"v\":1,\"se", "{\"v\":1,\"seq\":2}", ""])
     }
@@ -29,12 +29,12 @@ import Testing
         for contents in ["{\"v\":1}\n", ""] {
             let (path, fd) = try appendOnly(contents)
             defer { close(fd); unlink(path) }
-            #expect(!StandardOutputEvents.endTornLine(fileDescriptor: fd))
+            #expect(!StandardOutput.endTornLine(fileDescriptor: fd))
             #expect(try String(contentsOfFile: path, encoding: .utf8) == contents)
         }
         var ends: [Int32] = [0, 0]
         try #require(pipe(&ends) == 0)
         defer { close(ends[0]); close(ends[1]) }
-        #expect(!StandardOutputEvents.endTornLine(fileDescriptor: ends[1]))
+        #expect(!StandardOutput.endTornLine(fileDescriptor: ends[1]))
     }
 }

@@ -2,10 +2,17 @@ import Glibc
 import Synchronization
 import SystemPackage
 
-/// Writes lines to file descriptor 1 (or another one). A full pipe blocks the writer rather than
-/// dropping or truncating a line; a failed write (a closed pipe, a full disk) throws
-/// `OutputError`, which `JSONLinesSink` reports once through its failure handler.
-package struct StandardOutputEvents: EventOutput {
+/// The process's one writer of stdout (file descriptor 1, or another one in tests): the event
+/// lines of `run`, `demo`, `world` and `replay` (through `JSONLinesSink`), `tail`'s lines,
+/// `watch`'s plain lines and screen frames, `calibrate`'s summary. A full pipe blocks the writer
+/// rather than dropping or truncating a line; writes go out one at a time, so lines written
+/// from several threads never interleave, even those too long for one `write(2)`. A failed write
+/// (a closed pipe, a full disk) throws `OutputError`: every command then stops and exits with
+/// status 3 (`JSONLinesSink` reports it once through its failure handler).
+package struct StandardOutput: EventOutput {
+    /// Held for each write: one caller at a time on stdout, whichever thread it is on.
+    private static let serial = Mutex(())
+
     private let fd: FileDescriptor
     /// A regular file or a device such as /dev/null, which `poll` always reports writable: no
     /// need to ask before each line.
@@ -24,16 +31,22 @@ package struct StandardOutputEvents: EventOutput {
 
     /// Writes all lines with one system call where the output takes them whole.
     package func write(lines: [String]) throws {
+        if lines.count == 1 { return try write(text: lines[0]) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(lines.reduce(0) { $0 + $1.utf8.count })
+        for line in lines { bytes.append(contentsOf: line.utf8) }
+        try bytes.withUnsafeBytes { try writeWhole($0) }
+    }
+
+    /// Writes `text` as it is, whole: for output that is not lines (`watch`'s screen frames).
+    package func write(text: String) throws {
+        var text = text
+        try text.withUTF8 { try writeWhole(UnsafeRawBufferPointer($0)) }
+    }
+
+    private func writeWhole(_ bytes: UnsafeRawBufferPointer) throws {
         do {
-            if lines.count == 1 {
-                var line = lines[0]
-                _ = try line.withUTF8 { try fd.writeAll(UnsafeRawBufferPointer($0)) }
-                return
-            }
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(lines.reduce(0) { $0 + $1.utf8.count })
-            for line in lines { bytes.append(contentsOf: line.utf8) }
-            _ = try bytes.withUnsafeBytes { try fd.writeAll($0) }
+            _ = try Self.serial.withLock { _ in try fd.writeAll(bytes) }
         } catch let error as Errno {
             throw OutputError(errno: error.rawValue)
         }
