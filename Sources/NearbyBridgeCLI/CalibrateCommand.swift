@@ -83,6 +83,7 @@ struct CalibrateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        signal(SIGPIPE, SIG_IGN)  // a reader that went away is a failed write: status 3
         let level = logLevel ?? .notice
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)

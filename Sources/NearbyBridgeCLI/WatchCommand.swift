@@ -51,6 +51,7 @@ struct WatchCommand: ParsableCommand {
     }
 
     func run() throws {
+        signal(SIGPIPE, SIG_IGN)  // a reader that went away is a failed write: status 3
         let screen = !plain && isatty(1) == 1
         let live = LiveInput()
         let output = StandardOutput()
