@@ -2,27 +2,6 @@ import PeerProtocol
 import Proximity
 import UCI
 
-/// Who this rig is, as peers see it.
-package struct NodeIdentity: Sendable, Equatable {
-    package var peerID: PeerID
-    package var name: String
-    package var group: UInt16
-    package var card: ProfileCard
-    /// Our UWB short MAC address (advertised, used in every session).
-    package var uwbShortAddress: UInt16
-
-    package init(peerID: PeerID, name: String, group: UInt16, card: ProfileCard, uwbShortAddress: UInt16) {
-        self.peerID = peerID
-        self.name = name
-        self.group = group
-        self.card = card
-        self.uwbShortAddress = uwbShortAddress
-    }
-
-    /// Event `node` field.
-    package var tag: String { peerID.description }
-}
-
 /// Tunables of the bridge, with the defaults a rig runs with.
 package struct BridgeConfig: Sendable, Equatable {
     package var proximity: ProximityConfig = .default
@@ -74,49 +53,4 @@ package struct BridgeConfig: Sendable, Equatable {
     package var security = PeerSecuritySettings()
 
     package init() {}
-}
-
-/// The received-level bias table of the board family and each board's calibrated offset
-/// (docs/PROXIMITY.md, "Range correction"; firmware-notes/README.md for the DW3000 default).
-package struct RangeCorrectionSettings: Sendable, Equatable {
-    /// The table's name as the `device` event reports it, and the table (nil: no correction).
-    package var tableName = "aps011-prf64"
-    package var table: RangeBiasTable? = .aps011PRF64
-    /// Offsets (metres read too long) by board (`DeviceInfo.boardKey`), as `nearby-bridge calibrate` wrote them.
-    package var offsets: [String: Double] = [:]
-
-    package init() {}
-
-    /// The correction for one board: its calibrated offset if there is one.
-    package func correction(forBoard board: String) -> RangeCorrection {
-        RangeCorrection(
-            table: table, tableName: tableName, offsetMetres: offsets[board] ?? 0, calibrated: offsets[board] != nil)
-    }
-}
-
-/// The session settings this project uses for DS-TWR, one-to-one or one-to-many, whatever the
-/// board (see firmware-notes/): deferred DS-TWR, static STS with per-session values agreed out of
-/// band. How they become SET_APP_CONFIG TLVs is the `UWBDialect`'s business.
-package struct UWBProfile: Sendable, Equatable {
-    package var channel: UInt8 = 9
-    package var preambleCodeIndex: UInt8 = 10
-    package var slotDurationRSTU: UInt16 = 2400
-    package var slotsPerRangingRound: UInt8 = 6
-    /// 100 ms: twice the uwb_core default rate, so a bump is seen within a tenth of a second.
-    package var rangingIntervalMilliseconds: UInt16 = 100
-    /// The regulatory region the board must keep (ISO 3166-1 alpha-2, e.g. "DE"), sent at
-    /// bring-up with Android's vendor command ANDROID_SET_COUNTRY_CODE; nil sends nothing and
-    /// the board keeps the region it was built or flashed for.
-    package var countryCode: String?
-
-    package init() {}
-
-    /// Slots per round of a one-to-many session for up to `controlees`: the control and poll
-    /// messages, a response and a result report per controlee, and the final message (deferred
-    /// DS-TWR). Fixed when the session starts, since controlees join while it runs. With 8
-    /// controlees and 2400-RSTU (2 ms) slots a round takes 38 ms of the 100 ms interval.
-    /// Derived from the FiRa round structure, not measured on a board.
-    package func oneToManySlots(controlees: Int) -> UInt8 {
-        UInt8(clamping: max(Int(slotsPerRangingRound), 3 + 2 * controlees))
-    }
 }

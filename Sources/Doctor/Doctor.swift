@@ -8,38 +8,6 @@ import UCI
 import UCIHost
 import UCIUSB
 
-/// One diagnosis: what was checked, what was found, and what to do about it.
-package struct Finding: Sendable, Equatable {
-    package enum Status: String, Sendable, Comparable {
-        case ok, info, warn, fail
-        private var rank: Int { [.ok: 0, .info: 1, .warn: 2, .fail: 3][self]! }
-        package static func < (a: Status, b: Status) -> Bool { a.rank < b.rank }
-    }
-    package var check: String
-    package var status: Status
-    package var detail: String
-    package var fix: String?
-
-    package init(_ check: String, _ status: Status, _ detail: String, fix: String? = nil) {
-        self.check = check
-        self.status = status
-        self.detail = detail
-        self.fix = fix
-    }
-}
-
-/// The boards a settings file has offsets for (`calibration` in --config), keyed like the
-/// `board` of the `device` event: USB serial, else "vendor:" and the vendor data in hex.
-package struct CalibrationRecords: Sendable {
-    package var path: String
-    package var boards: Set<String>
-
-    package init(path: String, boards: Set<String>) {
-        self.path = path
-        self.boards = boards
-    }
-}
-
 /// Checks everything a rig needs, radio by radio, and says precisely what is missing: missing
 /// permissions look like flaky radios, so each check names the permission and how to grant it.
 package enum Doctor {
@@ -253,7 +221,7 @@ private func effectiveCapabilities() -> UInt64? {
     return nil
 }
 
-enum Processes {
+private enum Processes {
     static func running(_ command: String) -> Bool {
         guard let directory = opendir("/proc") else { return false }
         defer { closedir(directory) }

@@ -36,6 +36,8 @@ package final class MQTTSink: EventSink {
         var radios: [String: [String: String]] = [:]
         var lastRefusal: String?
         var closed = false
+        /// `drain`'s wait, signalled once the spool is acknowledged or the broker is gone.
+        var drained: DispatchSemaphore?
     }
 
     private let state: Mutex<State>
@@ -71,10 +73,16 @@ package final class MQTTSink: EventSink {
         let will = (topic: "\(prefix)/\(group)/\(node)/status", payload: #"{"state":"offline"}"#)
         let inbox = self.inbox
         client = try MosquittoClient(settings: connection, will: will) { inbox.post($0) }
-        IOThread.detach(name: "mqtt") { [weak self] in
-            while let sink = self, !sink.state.withLock({ $0.closed }) {
-                _ = sink.inbox.wake.wait(timeout: .now() + .milliseconds(200))
-                sink.state.withLock { if !$0.closed { sink.handleInbox(&$0) } }
+        IOThread.detach(name: "mqtt") { [weak self, inbox] in
+            // Woken by each report, by `drain` closing the sink, and by its deinit.
+            while true {
+                inbox.wake.wait()
+                guard let sink = self else { return }
+                let closed = sink.state.withLock { s in
+                    if !s.closed { sink.handleInbox(&s) }
+                    return s.closed
+                }
+                if closed { return }
             }
         }
         try client.start()
@@ -182,6 +190,7 @@ package final class MQTTSink: EventSink {
             }
         }
         pump(&s)
+        if s.drained != nil, !s.connected || s.spool.pendingCount == 0 { s.drained.take()?.signal() }
     }
 
     package func takeShedRanges(node: String) -> Int {
@@ -190,27 +199,35 @@ package final class MQTTSink: EventSink {
 
     package var queuedLines: Int { state.withLock { $0.spool.pendingCount } }
 
-    /// Waits (until `stopWaiting`'s deadline, 5 s at most) for the broker to acknowledge the
-    /// spool, then says `offline` and disconnects. What is left stays in the spool for the next
+    /// Waits (5 s at most; woken by the acknowledgement that empties the spool, or by the loss of
+    /// the broker) for the broker to acknowledge the spool, then says `offline` and disconnects. What is left stays in the spool for the next
     /// run: not lost, so not counted as unwritten.
     package func drain() -> DrainResult {
-        for _ in 0..<50 {
-            let (connected, pending) = state.withLock { ($0.connected, $0.spool.pendingCount) }
-            if !connected || pending == 0 { break }
-            var pause = timespec(tv_sec: 0, tv_nsec: 100_000_000)
-            nanosleep(&pause, nil)
+        let drained = DispatchSemaphore(value: 0)
+        let waiting = state.withLock { s in
+            guard s.connected, s.spool.pendingCount > 0 else { return false }
+            s.drained = drained
+            return true
         }
+        if waiting { _ = drained.wait(timeout: .now() + .seconds(5)) }
         let pending = state.withLock { s in
             handleInbox(&s)
+            s.drained = nil
             s.closed = true
             if s.connected {
                 _ = client.publish(topic: "\(prefix)/\(group)/\(statusNode)/status", payload: #"{"state":"offline"}"#, qos: 1, retain: true)
             }
             return s.spool.pendingCount
         }
+        inbox.wake.signal()
         client.stop()
         if pending > 0 { logger.notice("\(pending) events stay in the MQTT spool for the next run") }
         return DrainResult()
+    }
+
+    /// Ends the sink's thread if `drain` never did.
+    deinit {
+        inbox.wake.signal()
     }
 }
 

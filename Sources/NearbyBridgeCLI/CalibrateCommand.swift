@@ -83,6 +83,7 @@ struct CalibrateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        signal(SIGPIPE, SIG_IGN)  // a reader that went away is a failed write: status 3
         let level = logLevel ?? .notice
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -116,12 +117,7 @@ struct CalibrateCommand: AsyncParsableCommand {
             time: SystemClock(), logger: logger, seed: random.next(), reconnectUWB: reconnect, loop: loop)
         try await node.start()
         let running = Task { await node.run() }
-        let ticks = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(200))
-                node.tick()
-            }
-        }
+        let ticks = Task { await NodeTicks.run(node) }
         var collected: [Calibration.Step] = []
         for (index, (distance, placement)) in steps.enumerated() {
             let place = distance <= 0.03 ? "touching (\(Self.cm(distance)))" : "\(Self.metres(distance)) apart"
@@ -131,11 +127,8 @@ struct CalibrateCommand: AsyncParsableCommand {
                     "Step \(index + 1) of \(steps.count): put the devices \(place)\(spot), antenna to antenna, hold them still, then press Enter.\n"
                         .utf8))
             await Self.waitForEnter()
-            readings.start()
-            let deadline = ContinuousClock.now + .seconds(stepTimeout)
-            while readings.lineOfSightCount < rounds, ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(100))
-            }
+            readings.start(lineOfSight: rounds)
+            await readings.waitForStep(within: .seconds(stepTimeout))
             collected.append(Calibration.Step(trueMetres: distance, readings: readings.stop()))
             logger.notice("collected \(collected.last!.readings.count) readings at \(Self.metres(distance))")
         }
@@ -154,7 +147,7 @@ struct CalibrateCommand: AsyncParsableCommand {
             result = try Calibration.solve(collected, correction: correction)
         } catch {
             summary["refused"] = error.description
-            Self.printJSON(summary)
+            try Self.printJSON(summary, logger: logger)
             logger.error("calibration refused: \(error)")
             throw ExitCode(1)
         }
@@ -163,7 +156,7 @@ struct CalibrateCommand: AsyncParsableCommand {
         summary["steps"] = result.steps.map(Self.describe)
         try Self.file(offset: offset, board: board, peer: readings.peer, in: config, distances: result.distances)
         summary["written"] = config
-        Self.printJSON(summary)
+        try Self.printJSON(summary, logger: logger)
         logger.notice("board \(board): offset \(Self.cm(offset)), filed in \(config)")
     }
 
@@ -197,68 +190,29 @@ struct CalibrateCommand: AsyncParsableCommand {
         ]
     }
 
-    static func printJSON(_ object: [String: Any]) {
+    /// The summary, one line on stdout; a failed stdout ends the command with status 3, as `run`.
+    static func printJSON(_ object: [String: Any], logger: Logger) throws {
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
+        do {
+            try StandardOutput().write(line: String(decoding: data, as: UTF8.self) + "\n")
+        } catch {
+            logger.critical("stdout failed: \(error); the summary was not written")
+            throw ExitCode(ExitStatus.outputFailed)
+        }
     }
 
-    /// Returns when a line (or the end of input) arrives on stdin.
+    /// Returns when a line (or the end of input) arrives on stdin, read on a thread of its own
+    /// since `readLine` blocks.
     static func waitForEnter() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            Thread {
+            IOThread.detach(name: "calibrate-stdin") {
                 _ = readLine()
                 done.resume()
-            }.start()
+            }
         }
     }
 
     static func rounded(_ metres: Double) -> Double { (metres * 1000).rounded() / 1000 }
     static func cm(_ metres: Double) -> String { "\(Int((metres * 100).rounded())) cm" }
     static func metres(_ metres: Double) -> String { String(format: "%.2f m", metres) }
-}
-
-/// Takes the node's events: which board it has, and, while a step collects, the first ranging
-/// peer's readings with their RSSI.
-final class CalibrationReadings: EventSink {
-    private struct State {
-        var collecting = false
-        var readings: [Calibration.Reading] = []
-        var board: String?
-        var peer: String?
-    }
-
-    private let state = Mutex(State())
-    func receive(_ events: [Event], timestampMilliseconds: Int64) {
-        state.withLock { s in
-            for event in events {
-                switch event.body {
-                case .device(let device) where device.radio == .uwb && device.state == .ready:
-                    s.board = device.detail["board"]
-                case .range(let range):
-                    guard s.collecting, let distance = range.distance, s.peer == nil || s.peer == range.peer else { continue }
-                    s.peer = range.peer
-                    s.readings.append(Calibration.Reading(metres: distance, rssi: range.rssi, nonLineOfSight: range.nlos == true))
-                default:
-                    continue
-                }
-            }
-        }
-    }
-
-    func start() { state.withLock { $0.collecting = true } }
-
-    /// Ends the step and hands over its readings.
-    func stop() -> [Calibration.Reading] {
-        state.withLock { s in
-            s.collecting = false
-            defer { s.readings = [] }
-            return s.readings
-        }
-    }
-
-    var lineOfSightCount: Int { state.withLock { $0.readings.filter { !$0.nonLineOfSight }.count } }
-    var board: String? { state.withLock { $0.board } }
-    var peer: String? { state.withLock { $0.peer } }
-
-    func drain() -> DrainResult { DrainResult() }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Events
 import Foundation
 import MQTTOutput
 import UnixSignals
@@ -14,6 +15,9 @@ struct TailCommand: AsyncParsableCommand {
             recognised by its node and seq. Reconnects when the broker goes away. Pipe it into \
             `nearby-bridge watch` for the live view of all rigs:
               nearby-bridge tail --mqtt mqtt://broker.local | nearby-bridge watch
+
+            Ends on SIGINT or SIGTERM (status 0), or when stdout fails, e.g. its reader went away \
+            (status 3, as `run`).
             """)
 
     @Option(help: "The broker: mqtt://[USER:PASSWORD@]HOST[:PORT] or mqtts://HOST[:PORT].")
@@ -33,36 +37,34 @@ struct TailCommand: AsyncParsableCommand {
         var settings = MQTTSettings(url: mqtt)
         settings.topicPrefix = topicPrefix
         settings.caFile = caFile
+        let output = StandardOutput()
+        // What ends the command: a signal (nil) or stdout's first failure. The subscriber's
+        // thread only reports a failure here; the command stops the subscriber and returns.
+        let (end, ending) = AsyncStream.makeStream(of: (any Error)?.self, bufferingPolicy: .bufferingOldest(1))
         let subscriber: MQTTSubscriber
         do {
             subscriber = try MQTTSubscriber(
                 settings: settings, group: group,
                 onLine: { line in
-                    guard StandardOutputLines.write(line) else { Foundation.exit(0) }  // the reader went away
+                    do { try output.write(line: line + "\n") } catch { ending.yield(error) }
                 },
                 onNotice: { FileHandle.standardError.write(Data("nearby-bridge tail: \($0)\n".utf8)) })
         } catch {
             throw ValidationError("--mqtt: \(error)")
         }
-        try subscriber.start()
-        for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { break }
-        subscriber.stop()
-    }
-}
-
-/// Whole lines onto stdout, one write each (a line never interleaves with another).
-enum StandardOutputLines {
-    static func write(_ line: String) -> Bool {
-        let bytes = Array((line + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(1, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return false
+        let signals = Task {
+            for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) {
+                ending.yield(nil)
+                return
             }
-            offset += written
         }
-        return true
+        try subscriber.start()
+        let failure = await end.first { _ in true } ?? nil
+        signals.cancel()
+        subscriber.stop()
+        if let failure {
+            FileHandle.standardError.write(Data("nearby-bridge tail: stdout failed: \(failure); stopping\n".utf8))
+            throw ExitCode(ExitStatus.outputFailed)
+        }
     }
 }

@@ -1,13 +1,12 @@
 import ArgumentParser
+import Dispatch
+import Events
 import Foundation
 import Glibc
 import MQTTOutput
 import StreamIO
 import Synchronization
 import Watch
-
-/// Set by SIGINT/SIGTERM: `watch` restores the terminal and ends.
-private let stopRequested = Atomic<Bool>(false)
 
 struct WatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -21,7 +20,8 @@ struct WatchCommand: ParsableCommand {
             (the latest marked *, a new one highlighted) and how long ago it was heard; q or Ctrl-C \
             quits and restores the terminal. When stdout is not a terminal it writes one plain line \
             per device, peer found, near, far, bump and lost event instead. Unknown event types \
-            and fields are ignored.
+            and fields are ignored. A failed stdout (its reader went away) ends it with status 3, \
+            as `run`.
 
               nearby-bridge run --config rig.json | tee events.jsonl | nearby-bridge watch
               nearby-bridge watch /var/log/nearby-bridge/events.jsonl
@@ -51,75 +51,94 @@ struct WatchCommand: ParsableCommand {
     }
 
     func run() throws {
+        signal(SIGPIPE, SIG_IGN)  // a reader that went away is a failed write: status 3
         let screen = !plain && isatty(1) == 1
         let live = LiveInput()
+        let output = StandardOutput()
+        let stop = WatchStop()
         let take: @Sendable (String) -> Void = { line in
-            if screen { live.apply(line) } else if let text = LiveView.plainLine(line) { Self.write(text + "\n") }
+            if screen {
+                live.apply(line)
+            } else if let text = LiveView.plainLine(line) {
+                do { try output.write(line: text + "\n") } catch { stop.fail(error) }
+            }
         }
         let sources: [String?] = mqtt != nil && files.isEmpty ? [] : files.isEmpty || files == ["-"] ? [nil] : files.map(Optional.some)
         for path in sources {
             let follow = path != nil
-            IOThread.detach(name: "watch-input") {
-                Self.readLines(path: path, follow: follow, take)
-                live.ended()
+            IOThread.detach(name: "watch-input") { [mqtt] in
+                Self.readLines(path: path, follow: follow, stop: stop, take)
+                // Plain lines end with the last input; the screen stays until q.
+                if live.ended() == sources.count, !screen, mqtt == nil { stop.raise() }
             }
         }
         let subscriber = try mqtt.map { url in
             do {
                 return try MQTTSubscriber(
                     settings: MQTTSettings(url: url), group: group, onLine: take,
-                    onNotice: { notice in if !screen { Self.write("watch: \(notice)\n", to: 2) } })
+                    onNotice: { notice in if !screen { FileHandle.standardError.write(Data("watch: \(notice)\n".utf8)) } })
             } catch {
                 throw ValidationError("--mqtt: \(error)")
             }
         }
         try subscriber?.start()
         defer { subscriber?.stop() }
-        installStopHandlers()
+        let signals = stop.raisedBySignals()
+        defer { withExtendedLifetime(signals) {} }
         if screen {
-            try Terminal.withFullScreen { terminal in
-                while !stopRequested.load(ordering: .relaxed), !terminal.quitPressed() {
-                    let (width, height) = terminal.size()
-                    let frame = live.screen(width: width, height: height, highlight: Int64(highlight * 1000))
-                    terminal.draw(frame)
-                    usleep(100_000)
+            do {
+                try Terminal.withFullScreen(output: output) { terminal in
+                    // Redrawn every 100 ms, new events or not: the ages on screen keep counting.
+                    // That pace is the view's, so the wait for q or a stop has it as its timeout.
+                    while !stop.wait(orReadable: terminal.keys, timeoutMilliseconds: 100), !terminal.quitPressed() {
+                        let (width, height) = terminal.size()
+                        try terminal.draw(live.screen(width: width, height: height, highlight: Int64(highlight * 1000)))
+                    }
                 }
+            } catch let error as OutputError {
+                stop.fail(error)
             }
         } else {
-            while !stopRequested.load(ordering: .relaxed), mqtt != nil || !live.allEnded(of: sources.count) { usleep(50_000) }
+            _ = stop.wait(orReadable: -1, timeoutMilliseconds: -1)
+        }
+        if let failure = stop.failure {
+            FileHandle.standardError.write(Data("watch: stdout failed: \(failure); stopping\n".utf8))
+            throw ExitCode(ExitStatus.outputFailed)
         }
     }
 
-    private func installStopHandlers() {
-        for signal in [SIGINT, SIGTERM] {
-            var action = sigaction()
-            action.__sigaction_handler.sa_handler = { _ in stopRequested.store(true, ordering: .relaxed) }
-            sigaction(signal, &action, nil)
-        }
-    }
-
-    /// Calls `take` with each line of stdin (`path` nil) or of the file at `path`; with
-    /// `follow`, waits for more at the end of the file and starts over if it was truncated.
-    private static func readLines(path: String?, follow: Bool, _ take: (String) -> Void) {
+    /// Calls `take` with each line of stdin (`path` nil) or of the file at `path` until the end
+    /// or the stop; with `follow`, waits at the end of the file for it to change (inotify), and
+    /// starts over if it was truncated.
+    private static func readLines(path: String?, follow: Bool, stop: WatchStop, _ take: (String) -> Void) {
         let fd = path.map { open($0, O_RDONLY | O_CLOEXEC) } ?? 0
         guard fd >= 0 else {
-            write("watch: cannot read \(path ?? "stdin"): \(String(cString: strerror(errno)))\n", to: 2)
+            FileHandle.standardError.write(Data("watch: cannot read \(path ?? "stdin"): \(String(cString: strerror(errno)))\n".utf8))
             return
         }
         defer { if path != nil { close(fd) } }
+        // Watched before the first read: a change after any read is queued, never missed.
+        let changes = follow ? inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) : -1
+        defer { if changes >= 0 { close(changes) } }
+        if changes >= 0, let path, inotify_add_watch(changes, path, UInt32(IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE)) < 0 {
+            FileHandle.standardError.write(Data("watch: cannot follow \(path): \(String(cString: strerror(errno)))\n".utf8))
+            return
+        }
         var pending: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        while !stopRequested.load(ordering: .relaxed) {
+        while !stop.wait(orReadable: fd, timeoutMilliseconds: -1) {
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             if count <= 0 {
-                guard follow, count == 0 else { return }
+                guard follow, count == 0, changes >= 0 else { return }
                 var info = stat()
                 if fstat(fd, &info) == 0, info.st_size < lseek(fd, 0, SEEK_CUR) {
                     lseek(fd, 0, SEEK_SET)  // truncated (log rotation): start over
                     pending = []
+                    continue
                 }
-                usleep(200_000)
+                guard !stop.wait(orReadable: changes, timeoutMilliseconds: -1) else { return }
+                while buffer.withUnsafeMutableBytes({ read(changes, $0.baseAddress, $0.count) }) > 0 {}  // seen
                 continue
             }
             pending += buffer[0..<count]
@@ -129,17 +148,55 @@ struct WatchCommand: ParsableCommand {
             }
         }
     }
+}
 
-    private static func write(_ text: String, to fd: Int32 = 1) {
-        var text = text
-        text.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else { return }
-                offset += written
-            }
+/// What ends `watch`: SIGINT/SIGTERM, the end of every input (plain lines), or a failed stdout.
+/// A pipe that becomes readable once raised, so every wait (the inputs' reads, the screen's
+/// wait for a key, the plain view's wait for the end) is one `poll` that includes it.
+private final class WatchStop: Sendable {
+    private let readEnd: Int32
+    private let writeEnd: Int32
+    private let firstFailure = Mutex<(any Error)?>(nil)
+
+    init() {
+        var ends: [Int32] = [-1, -1]
+        precondition(pipe(&ends) == 0, "pipe: \(String(cString: strerror(errno)))")
+        (readEnd, writeEnd) = (ends[0], ends[1])
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        _ = fcntl(writeEnd, F_SETFL, O_NONBLOCK)  // raised twice: never blocks on a full pipe
+    }
+
+    /// Never read: once written, the pipe stays readable for every waiter.
+    func raise() {
+        var byte: UInt8 = 1
+        _ = write(writeEnd, &byte, 1)
+    }
+
+    /// Stops because stdout failed; the first failure is the one reported.
+    func fail(_ error: any Error) {
+        firstFailure.withLock { if $0 == nil { $0 = error } }
+        raise()
+    }
+
+    var failure: (any Error)? { firstFailure.withLock { $0 } }
+
+    /// Waits until the stop (true), `fd` is readable (false; -1: none) or the timeout passes
+    /// (false; -1: none).
+    func wait(orReadable fd: Int32, timeoutMilliseconds: Int32) -> Bool {
+        var fds = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0), pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+        while poll(&fds, fd >= 0 ? 2 : 1, timeoutMilliseconds) < 0, errno == EINTR {}
+        return fds[0].revents != 0
+    }
+
+    /// Raises the stop on SIGINT or SIGTERM (handled on a dispatch queue, not in the signal
+    /// handler); keep the sources alive while watching.
+    func raisedBySignals() -> [any DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [self] in raise() }
+            source.resume()
+            return source
         }
     }
 }
@@ -163,8 +220,13 @@ private final class LiveInput: Sendable {
         }
     }
 
-    func ended() { state.withLock { $0.ended += 1 } }
-    func allEnded(of count: Int) -> Bool { state.withLock { $0.ended >= count } }
+    /// Counts an input that ended; returns how many have.
+    func ended() -> Int {
+        state.withLock { s in
+            s.ended += 1
+            return s.ended
+        }
+    }
 
     func screen(width: Int, height: Int, highlight: Int64) -> [String] {
         state.withLock { s in
@@ -183,20 +245,22 @@ private final class LiveInput: Sendable {
 /// The controlling terminal in full-screen mode: the alternate screen, no cursor, keys read
 /// from /dev/tty (stdin carries the events) without echo; everything restored on the way out.
 private struct Terminal {
-    private let tty: Int32
+    /// Where keys come from (-1: no terminal to read them from).
+    let keys: Int32
+    private let output: StandardOutput
     private var saved = termios()
 
-    static func withFullScreen(_ body: (Terminal) throws -> Void) throws {
+    static func withFullScreen(output: StandardOutput, _ body: (Terminal) throws -> Void) throws {
         let tty = open("/dev/tty", O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        var terminal = Terminal(tty: tty)
+        var terminal = Terminal(keys: tty, output: output)
         if tty >= 0, tcgetattr(tty, &terminal.saved) == 0 {
             var raw = terminal.saved
             raw.c_lflag &= ~tcflag_t(ICANON | ECHO)  // Ctrl-C still signals (ISIG): the whole pipeline stops
             tcsetattr(tty, TCSANOW, &raw)
         }
-        terminal.emit("\u{1B}[?1049h\u{1B}[?25l")
+        try output.write(text: "\u{1B}[?1049h\u{1B}[?25l")
         defer {
-            terminal.emit("\u{1B}[?25h\u{1B}[?1049l")
+            try? output.write(text: "\u{1B}[?25h\u{1B}[?1049l")
             if tty >= 0 {
                 var saved = terminal.saved
                 tcsetattr(tty, TCSANOW, &saved)
@@ -206,12 +270,15 @@ private struct Terminal {
         try body(terminal)
     }
 
-    private init(tty: Int32) { self.tty = tty }
+    private init(keys: Int32, output: StandardOutput) {
+        self.keys = keys
+        self.output = output
+    }
 
     func quitPressed() -> Bool {
-        guard tty >= 0 else { return false }
+        guard keys >= 0 else { return false }
         var byte: UInt8 = 0
-        while read(tty, &byte, 1) == 1 {
+        while read(keys, &byte, 1) == 1 {
             if byte == UInt8(ascii: "q") || byte == UInt8(ascii: "Q") { return true }
         }
         return false
@@ -224,20 +291,7 @@ private struct Terminal {
     }
 
     /// One write per frame, each line overwritten in place and cleared to its end: no flicker.
-    func draw(_ lines: [String]) {
-        emit("\u{1B}[H" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\r\n") + "\u{1B}[J")
-    }
-
-    private func emit(_ text: String) {
-        var text = text
-        text.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = write(1, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else { return }
-                offset += written
-            }
-        }
+    func draw(_ lines: [String]) throws {
+        try output.write(text: "\u{1B}[H" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\r\n") + "\u{1B}[J")
     }
 }

@@ -127,29 +127,8 @@ package enum HandshakeError: Error, Equatable, Sendable, CustomStringConvertible
     }
 }
 
-/// What a finished handshake gives each side: one key per direction and the handshake hash.
-package struct TransportKeys: Sendable, Equatable {
-    package let sending: [UInt8]
-    package let receiving: [UInt8]
-    /// Noise's `h` after the last message: identifies this handshake (channel binding).
-    package let handshakeHash: [UInt8]
-
-    /// Secret material for the link's UWB sessions: HKDF-SHA256 over both transport keys
-    /// (initiator's first), salted with the handshake hash, label "nearby-bridge v2 ranging".
-    /// Both sides compute the same value; it never crosses the air.
-    package var rangingSecret: [UInt8] {
-        let (i2r, r2i) = role == .initiator ? (sending, receiving) : (receiving, sending)
-        return HKDF<SHA256>.deriveKey(
-            inputKeyMaterial: SymmetricKey(data: i2r + r2i), salt: handshakeHash, info: Array("nearby-bridge v2 ranging".utf8),
-            outputByteCount: 32
-        ).withUnsafeBytes { Array($0) }
-    }
-
-    let role: NoiseHandshake.Role
-}
-
 /// Noise's SymmetricState and the key of its CipherState (section 5.1 and 5.2 of the spec).
-struct SymmetricState: Sendable {
+private struct SymmetricState: Sendable {
     private var chainingKey: [UInt8]
     private(set) var hash: [UInt8]
     private var key: [UInt8]?
@@ -223,34 +202,5 @@ struct SymmetricState: Sendable {
 
     static func hmac(_ key: [UInt8], _ data: [UInt8]) -> [UInt8] {
         Array(HMAC<SHA256>.authenticationCode(for: data, using: SymmetricKey(data: key)))
-    }
-}
-
-/// ChaCha20-Poly1305 with Noise's nonce: 32 zero bits, then the 64-bit counter little-endian.
-enum AEAD {
-    static let tagSize = 16
-
-    static func nonce(_ counter: UInt64) -> ChaChaPoly.Nonce {
-        var bytes = [UInt8](repeating: 0, count: 4)
-        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: counter >> UInt64(shift))) }
-        // 12 bytes is exactly ChaChaPoly's nonce size, so this cannot fail.
-        return try! ChaChaPoly.Nonce(data: bytes)
-    }
-
-    static func seal(_ plaintext: [UInt8], key: [UInt8], nonce counter: UInt64, authenticating ad: [UInt8]) -> [UInt8] {
-        // ChaChaPoly.seal throws only for a key or nonce of the wrong size; both are fixed here.
-        let box = try! ChaChaPoly.seal(plaintext, using: SymmetricKey(data: key), nonce: nonce(counter), authenticating: ad)
-        return Array(box.ciphertext) + Array(box.tag)
-    }
-
-    /// nil when the ciphertext, the associated data or the key do not match.
-    static func open(_ ciphertext: [UInt8], key: [UInt8], nonce counter: UInt64, authenticating ad: [UInt8]) -> [UInt8]? {
-        guard ciphertext.count >= tagSize else { return nil }
-        guard
-            let box = try? ChaChaPoly.SealedBox(
-                nonce: nonce(counter), ciphertext: ciphertext.dropLast(tagSize), tag: ciphertext.suffix(tagSize)),
-            let plaintext = try? ChaChaPoly.open(box, using: SymmetricKey(data: key), authenticating: ad)
-        else { return nil }
-        return Array(plaintext)
     }
 }

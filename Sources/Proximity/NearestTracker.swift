@@ -1,12 +1,3 @@
-/// How close the nearest peer is, in words ("getting warmer").
-package enum DistanceBand: String, Sendable, CaseIterable {
-    /// Within the contact clearance (30 cm by default): about to bump, or handing something over.
-    case immediate
-    /// Within the near zone's threshold.
-    case near
-    case medium
-    case far
-}
 
 /// Follows the single closest peer across all peers (NearCatch-style "getting warmer"); the
 /// bridge reports when `current` names another peer or another band.

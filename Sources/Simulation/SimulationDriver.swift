@@ -8,7 +8,7 @@ import PeerSecurity
 import UCIHost
 
 /// Time as the world sees it, on the Unix epoch for event timestamps.
-struct VirtualTime: TimeSource {
+private struct VirtualTime: TimeSource {
     let world: World
     let epochMilliseconds: Int64
     func nowMilliseconds() -> Int64 { epochMilliseconds + world.nowMilliseconds }

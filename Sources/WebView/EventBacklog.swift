@@ -17,6 +17,10 @@ package final class EventBacklog: Sendable {
         /// Index in `ring` of the oldest entry once it is full.
         var head = 0
         var nextID = 1
+        /// Clients waiting for a line (`waitForLine`), by ticket; `nil` marks one cancelled
+        /// before it began to wait.
+        var waiters: [UInt64: CheckedContinuation<Void, Never>?] = [:]
+        var nextTicket: UInt64 = 0
     }
     private let state = Mutex(State())
     package let capacity: Int
@@ -26,9 +30,9 @@ package final class EventBacklog: Sendable {
         self.capacity = capacity
     }
 
-    /// Appends lines in order, numbering them.
+    /// Appends lines in order, numbering them, and wakes the clients waiting for them.
     package func append(_ lines: [(line: String, isRange: Bool)]) {
-        state.withLock { s in
+        let waiters = state.withLock { s in
             for (line, isRange) in lines {
                 let entry = Entry(id: s.nextID, line: line, isRange: isRange)
                 s.nextID += 1
@@ -39,6 +43,37 @@ package final class EventBacklog: Sendable {
                     s.head = (s.head + 1) % capacity
                 }
             }
+            guard !lines.isEmpty, !s.waiters.isEmpty else { return [CheckedContinuation<Void, Never>]() }
+            defer { s.waiters = [:] }
+            return s.waiters.values.compactMap { $0 }
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once there is a line after `id`, or the task is cancelled.
+    package func waitForLine(after id: Int) async {
+        let ticket = state.withLock { s in
+            defer { s.nextTicket += 1 }
+            return s.nextTicket
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { s in
+                    if s.nextID - 1 > id || s.waiters.removeValue(forKey: ticket) != nil { return true }
+                    s.waiters[ticket] = waiter
+                    return false
+                }
+                if now { waiter.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { s in
+                guard let waiting = s.waiters.removeValue(forKey: ticket) else {
+                    s.waiters[ticket] = .some(nil)  // cancelled before it began to wait
+                    return CheckedContinuation<Void, Never>?.none
+                }
+                return waiting
+            }
+            waiter?.resume()
         }
     }
 
@@ -54,46 +89,5 @@ package final class EventBacklog: Sendable {
             let count = min(limit, s.nextID - first)
             return (0..<count).map { s.ring[(s.head + first - oldest + $0) % s.ring.count] }
         }
-    }
-}
-
-/// One `/events` client's place in the backlog. While it is more than `lagLimit` lines behind
-/// (a phone on a weak network, a tab in the background) it skips `range` lines, which the next
-/// round repeats, and counts them; lines that left the backlog before it read them are counted
-/// as lost, and the stream says so.
-package struct EventCursor: Sendable {
-    package private(set) var lastID: Int
-    package private(set) var shed = 0
-    package private(set) var lost = 0
-    package let lagLimit: Int
-
-    /// A cursor after line `lastID` (0: from the oldest line still held).
-    package init(after lastID: Int, lagLimit: Int) {
-        self.lastID = lastID
-        self.lagLimit = lagLimit
-    }
-
-    /// A browser's cursor: after its `Last-Event-ID` when it reconnects, from now when it comes
-    /// for the first time, and from now too when its id is ahead of the backlog (the process
-    /// restarted and numbers its lines from 1 again: waiting for the numbers to catch up would
-    /// leave the page silent).
-    package init(resumingAfter lastEventID: Int?, in backlog: EventBacklog, lagLimit: Int) {
-        let latest = backlog.latestID
-        self.init(after: lastEventID.flatMap { $0 <= latest ? $0 : nil } ?? latest, lagLimit: lagLimit)
-    }
-
-    /// What to send next, at most `limit` lines, and how many were lost just now.
-    package mutating func next(from backlog: EventBacklog, limit: Int) -> (entries: [EventBacklog.Entry], lost: Int) {
-        let latest = backlog.latestID
-        let entries = backlog.entries(after: lastID, limit: limit)
-        guard let first = entries.first, let last = entries.last else { return ([], 0) }
-        let gap = lastID > 0 ? first.id - lastID - 1 : 0
-        lost += gap
-        let behind = latest - lastID > lagLimit
-        lastID = last.id
-        guard behind else { return (entries, gap) }
-        let kept = entries.filter { !$0.isRange }
-        shed += entries.count - kept.count
-        return (kept, gap)
     }
 }

@@ -46,33 +46,3 @@ import UCI
         #expect(warnings.isEmpty, "\(warnings)")
     }
 }
-
-@Suite struct LevelWatchTests {
-    @Test func aHundredRoundsInARowWithoutALevelWarnOnce() {
-        var watch = LevelWatch()
-        let firstRun = (0..<99).map { _ in watch.add(hasLevel: false) }
-        #expect(!firstRun.contains(true))
-        let withLevel = watch.add(hasLevel: true)
-        #expect(!withLevel)
-        let secondRun = (0..<150).map { _ in watch.add(hasLevel: false) }
-        #expect(secondRun.filter { $0 }.count == 1)
-        #expect(secondRun.firstIndex(of: true) == 99)
-    }
-}
-
-/// The key a board's calibration is filed under: the serial a USB transport names, else the
-/// vendor data in hex, leading zeros kept.
-@Suite struct BoardKeyTests {
-    static let info = DeviceInfo(
-        uciVersion: UCIVersion(major: 2, minor: 0, maintenance: 0), macVersion: UCIVersion(major: 1, minor: 3, maintenance: 0),
-        phyVersion: UCIVersion(major: 1, minor: 3, maintenance: 0), uciTestVersion: UCIVersion(major: 1, minor: 1, maintenance: 0),
-        vendorData: [0x4E, 0x05, 0x00])
-
-    @Test func aUSBBoardIsKeyedByItsSerialAnyOtherByItsVendorData() {
-        #expect(usbSerial(inTransport: "usb:1-1 1915:520f serial 0123456789AB") == "0123456789AB")
-        #expect(usbSerial(inTransport: "tcp:127.0.0.1:7000") == nil)
-        #expect(usbSerial(inTransport: "usb:1-1 serial ") == nil)
-        #expect(Self.info.boardKey(serial: "0123456789AB") == "0123456789AB")
-        #expect(Self.info.boardKey(serial: nil) == "vendor:4e0500")
-    }
-}

@@ -65,7 +65,7 @@ import UCI
 }
 
 /// Proximity's decisions without their distances.
-enum ProximityChangeKind: Equatable {
+private enum ProximityChangeKind: Equatable {
     case near, far, contact
 
     init(_ change: ProximityChange) {

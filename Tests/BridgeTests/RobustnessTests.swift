@@ -12,7 +12,7 @@ import UCIHost
 
 /// A misbehaving body on the virtual air: connects to its victim again and again and sends
 /// something broken each time.
-final class Mallory: Sendable {
+private final class Mallory: Sendable {
     let world: World
     let body: Int
     let victim: BLEAddress

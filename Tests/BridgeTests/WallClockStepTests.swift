@@ -5,7 +5,7 @@ import Testing
 
 /// A host whose wall clock is stepped (NTP after a Pi boots without a real-time clock, an operator
 /// setting the time) while its steady clock runs on.
-final class SteppedWallClock: TimeSource {
+private final class SteppedWallClock: TimeSource {
     private let offset = Atomic<Int64>(0)
 
     func step(byMilliseconds delta: Int64) { _ = offset.add(delta, ordering: .relaxed) }

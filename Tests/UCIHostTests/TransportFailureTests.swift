@@ -7,7 +7,7 @@ import UCI
 
 /// A transport that fails the way it is told to: writes throw `writeError`, reads `readError`
 /// (or wait forever without one).
-final class FailingTransport: UCITransport {
+private final class FailingTransport: UCITransport {
     let writeError: any Error
     let readError: (any Error)?
     var description: String { "failing" }
@@ -29,7 +29,7 @@ final class FailingTransport: UCITransport {
 }
 
 /// An error type the host knows nothing about, and that is not Equatable.
-struct BoardOnFire: Error, CustomStringConvertible {
+private struct BoardOnFire: Error, CustomStringConvertible {
     var degrees: Int
     var description: String { "the board is at \(degrees) °C" }
 }

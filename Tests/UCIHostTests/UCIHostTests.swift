@@ -6,43 +6,6 @@ import UCI
 
 @testable import UCIHost
 
-/// The device end of an in-memory pipe, driven step by step by each test.
-struct ScriptedDevice {
-    let transport: MemoryTransport
-    var decoder = UCIStreamDecoder()
-
-    /// The next whole command the host sent, as wire bytes.
-    mutating func nextCommand() async throws -> [UInt8] {
-        while true {
-            if let message = try decoder.next() { return message.encoded() }
-            guard let chunk = try await transport.read() else { throw TransportError.closed }
-            decoder.append(chunk)
-        }
-    }
-
-    func send(_ bytes: [UInt8]) async throws { try await transport.write(bytes) }
-}
-
-final class Recorder: Sendable {
-    private let events = Mutex<[UCIHostEvent]>([])
-    func record(_ batch: [UCIHostEvent]) { events.withLock { $0 += batch } }
-    var all: [UCIHostEvent] { events.withLock { $0 } }
-
-    func waitFor(count: Int) async {
-        while all.count < count { try? await Task.sleep(for: .milliseconds(1)) }
-    }
-}
-
-func makeHost(timeout: Duration = .seconds(5), attempts: Int = 3) async -> (UCIHost, ScriptedDevice, Recorder) {
-    let (hostEnd, deviceEnd) = MemoryTransport.pair()
-    let recorder = Recorder()
-    let host = UCIHost(transport: hostEnd, commandTimeout: timeout, commandAttempts: attempts, logger: Logger(label: "test")) {
-        recorder.record($0)
-    }
-    await host.start()
-    return (host, ScriptedDevice(transport: deviceEnd), recorder)
-}
-
 @Suite struct UCIHostTests {
     /// Response bytes as pica sends them (google/pica src/device.rs: UCI 2.0, MAC/PHY 1.3).
     @Test func deviceInfoFromPicaBytes() async throws {

@@ -63,4 +63,29 @@ import Testing
         #expect(got.count < 1000 && cursor.shed == 1000 - got.count)
         #expect(got.contains(999))  // the last 100 lines came whole: it had caught up
     }
+
+    /// `/events` waits for the next line rather than polling (issue 30): the append wakes it.
+    @Test(.timeLimit(.minutes(1))) func aWaitEndsWithTheNextLine() async {
+        let backlog = EventBacklog(capacity: 4)
+        backlog.append([("line 1", false)])
+        await backlog.waitForLine(after: 0)  // already there: at once
+        let waiting = Task { await backlog.waitForLine(after: 1) }
+        backlog.append([("line 2", false)])
+        await waiting.value
+        #expect(backlog.latestID == 2)
+    }
+
+    /// A client that goes away (its task cancelled) stops waiting, with or without a new line.
+    @Test(.timeLimit(.minutes(1))) func cancellingEndsTheWait() async {
+        let backlog = EventBacklog(capacity: 4)
+        let waiting = Task { await backlog.waitForLine(after: 0) }
+        waiting.cancel()
+        await waiting.value
+        let cancelledFirst = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            await backlog.waitForLine(after: 0)
+        }
+        await cancelledFirst.value
+        #expect(backlog.latestID == 0)
+    }
 }

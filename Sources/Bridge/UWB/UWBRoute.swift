@@ -7,10 +7,3 @@ struct UWBRoute: Hashable, Sendable {
     var token: UInt32
     var peerAddress: UInt16
 }
-
-/// One peer's measurement from one round, with the round it came in (its sequence number and
-/// interval time the reading).
-struct RangeReading: Sendable {
-    var round: RangeData
-    var measurement: TwoWayMeasurement
-}

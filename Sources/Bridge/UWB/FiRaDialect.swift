@@ -1,0 +1,17 @@
+import PeerProtocol
+import UCI
+import UCIHost
+
+/// Plain FiRa UCI as an AOSP host drives it (and Google's pica emulates it): angles are asked for
+/// only of a board whose capabilities say it measures them; otherwise time of flight only.
+package struct FiRaDialect: UWBDialect {
+    package init() {}
+
+    package func appConfig(
+        for parameters: PeerMessage.RangingParameters, asController: Bool, sts: SessionSTS, profile: UWBProfile,
+        board: BoardDescription?
+    ) -> [AppConfigTLV] {
+        sessionTLVs(for: parameters, asController: asController, sts: sts, profile: profile)
+            + reportTLVs(angles: board?.measuresAngles == true, board: board)
+    }
+}

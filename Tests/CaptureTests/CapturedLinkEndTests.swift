@@ -1,0 +1,60 @@
+import BLE
+import Events
+import Glibc
+import Synchronization
+import Testing
+import UCI
+import UCIHost
+@testable import Capture
+
+/// Issue 34, item 6: a handle's story in ble.pcap ends with one Disconnection Complete, as on a
+/// real HCI: never two (our disconnect, then the adapter's close), never ACL data after it.
+@Suite struct CapturedLinkEndTests {
+    /// An adapter that reports the close of a link we disconnected, and an SDU read after it.
+    final class ClosingAdapter: BLEAdapter {
+        let handler = Mutex<(@Sendable (BLEEvent) -> Void)?>(nil)
+        var backendName: String { "test" }
+        func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws { handler.withLock { $0 = events } }
+        func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {}
+        func startScanning() async throws {}
+        func connect(to peer: BLEAddress) throws -> LinkID { 7 }
+        func send(_ sdu: [UInt8], on link: LinkID) throws {}
+        func disconnect(_ link: LinkID) {
+            let events = handler.withLock { $0 }
+            events?(.linkData(link, [0xEE]))
+            events?(.linkClosed(link))
+        }
+        func stop() async {}
+        func emit(_ event: BLEEvent) { handler.withLock { $0 }?(event) }
+    }
+
+    @Test func oneDisconnectionCompletePerHandleAndNothingAfterIt() async throws {
+        let path = "/tmp/nb-capture-\(UInt64.random(in: 0...UInt64.max)).pcap"
+        defer { unlink(path) }
+        let inner = ClosingAdapter()
+        let pcap = try PcapWriter(path: path, linkType: 201)
+        let adapter = CapturingBLEAdapter(inner, pcap: pcap, clock: { 0 })
+        try await adapter.start { _ in }
+        let peer = BLEAddress(bytes: [1, 2, 3, 4, 5, 6])
+        inner.emit(.linkOpened(3, peer: peer, initiatedLocally: false))
+        inner.emit(.linkData(3, [0x01]))
+        try adapter.send([0x02], on: 3)
+        adapter.disconnect(3)  // the inner adapter then reports data and the close
+        try adapter.send([0x03], on: 3)
+        inner.emit(.linkClosed(3))
+        let local = try adapter.connect(to: peer)  // a connect that never opens
+        inner.emit(.linkClosed(local))
+
+
+        let records = try PcapReader.read(path).records.map { Array($0.bytes.dropFirst(4)) }
+        let kinds = records.map { h4 -> String in
+            switch (h4[0], h4[1]) {
+            case (0x04, 0x3E): "open"
+            case (0x02, _): "acl \(h4.last!)"
+            case (0x04, 0x05): "closed \(h4[4]) reason \(String(h4[6], radix: 16))"
+            default: "other"
+            }
+        }
+        #expect(kinds == ["open", "acl 1", "acl 2", "closed 3 reason 16", "closed 7 reason 13"])
+    }
+}

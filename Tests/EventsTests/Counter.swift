@@ -1,0 +1,10 @@
+import Glibc
+import Testing
+@testable import Events
+import Synchronization
+
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
