@@ -1,36 +1,3 @@
-/// A 48-bit Bluetooth device address, most significant byte first in `description`.
-package struct BLEAddress: Hashable, Sendable, CustomStringConvertible {
-    /// Little-endian, as on the HCI wire.
-    package var bytes: [UInt8]
-
-    package init(bytes: [UInt8]) {
-        precondition(bytes.count == 6, "a BD_ADDR is 6 bytes")
-        self.bytes = bytes
-    }
-
-    package var description: String {
-        bytes.reversed().map { b in (b < 16 ? "0" : "") + String(b, radix: 16, uppercase: true) }
-            .joined(separator: ":")
-    }
-}
-
-/// One connection-oriented channel to a peer (an L2CAP CoC on real radios).
-package typealias LinkID = UInt32
-
-/// Everything an adapter reports, in the order it happened.
-package enum BLEEvent: Sendable, Equatable {
-    /// `data` is the advertising data followed by the scan response data (as in mgmt's Device Found).
-    case advertisement(BLEAddress, rssi: Int, data: [UInt8])
-    /// A link is open; `initiatedLocally` tells our `connect` apart from a peer connecting to us.
-    case linkOpened(LinkID, peer: BLEAddress, initiatedLocally: Bool)
-    /// One whole SDU from the peer.
-    case linkData(LinkID, [UInt8])
-    case linkClosed(LinkID)
-    /// The adapter was powered off or on (by anyone: a person, bluetoothd, our own recovery).
-    /// Off, it neither advertises nor discovers and its links are gone.
-    case adapterPowered(Bool)
-}
-
 package enum BLEAdapterError: Error, Equatable, Sendable, CustomStringConvertible {
     case unavailable(String)
     case unknownLink(LinkID)

@@ -4,37 +4,10 @@ import PeerProtocol
 import PeerSecurity
 import Synchronization
 
-/// How a node treats the peer channel: without an event key it speaks v1 in the clear, as
-/// before; with one it speaks v2 (private adverts, Noise handshake, sealed frames) and, unless
-/// `allowInsecurePeers`, refuses v1 peers.
-package struct PeerSecuritySettings: Sendable, Equatable {
-    package var groupKey: GroupKey?
-    package var allowInsecurePeers = false
-    /// How often the private advert's rotation nonce changes (and with it every advertised byte).
-    package var advertRotationMilliseconds: Int64 = 15 * 60 * 1000
-    /// Where the node's ephemeral keys and advert nonces come from: nil draws a secret seed from
-    /// the system's random source at start (every rig); the simulation sets one per node so that
-    /// a world runs the same way twice.
-    package var keySeed: [UInt8]?
-
-    package init() {}
-
-    /// The `device` event's `security` value.
-    package var mode: String { groupKey == nil ? "none" : (allowInsecurePeers ? "event-key, v1 peers allowed" : "event-key") }
-}
-
-/// Settings end up in log lines and test failures: neither may show the key seed.
-extension PeerSecuritySettings: CustomStringConvertible, CustomReflectable {
-    package var description: String {
-        "PeerSecuritySettings(\(mode)\(groupKey.map { ", key \($0.fingerprint)" } ?? ""), key seed redacted)"
-    }
-
-    package var customMirror: Mirror { Mirror(self, children: ["mode": mode], displayStyle: .struct) }
-}
-
-/// Every open peer-channel link's security state, shared by the registry (which reads frames and
-/// runs the handshake) and the peer sessions (which send messages): one lock around a table, so a
-/// sealed frame's sequence number and the bytes handed to the adapter always agree.
+/// Every open peer-channel link's security state: the node core frames every message and reads
+/// every frame through it, so a sealed frame's sequence number and the bytes handed to the
+/// adapter always agree. Behind a lock because the node also draws advert nonces from it beside
+/// the core (`BridgeNode.advertise`).
 ///
 /// Per link: `plain` (v1), or the handshake as initiator, then `secure` with a `SecureChannel`.
 /// A responder is secure as soon as it answers the first handshake message; it keeps that answer
