@@ -196,8 +196,8 @@ final class ScriptedAir: BLEAdapter {
     func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws { handler.install(events) }
     func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {}
     func startScanning() async throws {}
-    func connect(to peer: BLEAddress) async throws -> LinkID { 0 }
-    func send(_ sdu: [UInt8], on link: LinkID) async throws {}
-    func disconnect(_ link: LinkID) async {}
+    func connect(to peer: BLEAddress) throws -> LinkID { 0 }
+    func send(_ sdu: [UInt8], on link: LinkID) throws {}
+    func disconnect(_ link: LinkID) {}
     func stop() async {}
 }
