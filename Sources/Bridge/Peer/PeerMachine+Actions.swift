@@ -29,7 +29,13 @@ extension PeerMachine {
     struct LogLine: PeerActionConvertible {
         var level: Logger.Level
         var message: String
-        var metadata: Logger.Metadata = [:]
+        var metadata: Logger.Metadata
+
+        init(_ level: Logger.Level, _ message: String, _ metadata: Logger.Metadata = [:]) {
+            self.level = level
+            self.message = message
+            self.metadata = metadata
+        }
 
         func append(to actions: inout [PeerAction]) { actions.append(.log(level, message, metadata)) }
     }
@@ -53,7 +59,7 @@ extension PeerMachine {
             if disconnect { actions.append(.disconnect(link)) }
             actions.append(.unbindLink(link))
             if let abandonedDrop {
-                LogLine(level: .warning, message: "profile drop ended without a bump", metadata: ["bump": "\(abandonedDrop)", "reason": "the link closed"])
+                LogLine(.warning, "profile drop ended without a bump", ["bump": "\(abandonedDrop)", "reason": "the link closed"])
                     .append(to: &actions)
             }
             if unroute { actions.append(.route(nil)) }
@@ -124,7 +130,7 @@ extension PeerMachine {
             switch self {
             case .bind(let link): actions.append(.bindLink(link))
             case .refuse(let link):
-                LogLine(level: .warning, message: "closing a connection nobody asked for", metadata: ["link": "\(link)"]).append(to: &actions)
+                LogLine(.warning, "closing a connection nobody asked for", ["link": "\(link)"]).append(to: &actions)
                 actions.append(.disconnect(link))
             }
         }
@@ -198,7 +204,7 @@ extension PeerMachine {
             switch self {
             case .named(let named): actions.append(.emit(.peerNamed(named)))
             case .violation(let reason, let end):
-                LogLine(level: .warning, message: "closing link", metadata: ["link": "\(end.link)", "reason": "\(reason)"]).append(to: &actions)
+                LogLine(.warning, "closing link", ["link": "\(end.link)", "reason": "\(reason)"]).append(to: &actions)
                 end.append(to: &actions)
             case .leave(let end): end.append(to: &actions)
             case .acceptAgain(let sessionID, let link): actions.append(.send(.parametersAccepted(sessionID: sessionID), on: link))

@@ -16,7 +16,7 @@ extension PeerMachine {
         let bumpID = lastBumpID &+ 1
         link.exchange = Exchange(bumpID: bumpID, startedAt: now, distance: distance, cardSentAt: now)
         return [
-            .log(LogLine(level: .info, message: "profile drop started", metadata: ["bump": "\(bumpID)"])),
+            .log(LogLine(.info, "profile drop started", ["bump": "\(bumpID)"])),
             .send(.card(bumpID: bumpID, cardJSON: identity.card.json), on: link.id),
         ]
     }
@@ -37,10 +37,7 @@ extension PeerMachine {
             link.exchange = nil
             lastDrop = (bumpID, false)
             return [
-                .log(
-                    LogLine(
-                        level: .warning, message: "declining a profile drop with an invalid card",
-                        metadata: ["bump": "\(bumpID)", "error": "\(error)"])),
+                .log(LogLine(.warning, "declining a profile drop with an invalid card", ["bump": "\(bumpID)", "error": "\(error)"])),
                 .send(.cardDecline(bumpID: bumpID), on: link.id),
             ]
         }
@@ -58,14 +55,14 @@ extension PeerMachine {
             guard proximity.contactArmed else {
                 lastDrop = (bumpID, false)
                 return [
-                    .log(LogLine(level: .info, message: "declining a second profile drop in one gesture", metadata: ["bump": "\(bumpID)"])),
+                    .log(LogLine(.info, "declining a second profile drop in one gesture", ["bump": "\(bumpID)"])),
                     .send(.cardDecline(bumpID: bumpID), on: link.id),
                 ]
             }
             link.exchange = Exchange(bumpID: bumpID, startedAt: now, peerCard: card.json, distance: proximity.filtered, cardSentAt: now)
             actions += [
                 .consumeContact,
-                .log(LogLine(level: .info, message: "profile drop joined", metadata: ["bump": "\(bumpID)"])),
+                .log(LogLine(.info, "profile drop joined", ["bump": "\(bumpID)"])),
                 .send(.card(bumpID: bumpID, cardJSON: identity.card.json), on: link.id),
             ]
         }
@@ -92,12 +89,14 @@ extension PeerMachine {
     mutating func dropTimers(on link: inout OpenLink) -> [DropAction] {
         guard let current = link.exchange else { return [] }
         if decides, now - current.startedAt > config.exchangeTimeoutMilliseconds {
-            return [endDrop(current, on: &link, reason: "no answer before the deadline"), .send(.cardDecline(bumpID: current.bumpID), on: link.id)]
+            let end = endDrop(current, on: &link, reason: "no answer before the deadline")
+            return [end, .send(.cardDecline(bumpID: current.bumpID), on: link.id)]
         }
         if !decides, now - max(lastMessageAt, current.startedAt) > 4 * config.exchangeTimeoutMilliseconds {
             // The controller decides within its deadline and answers every card after it; this
             // long a silence means the link is gone. Tell it, in case it still can hear us.
-            return [endDrop(current, on: &link, reason: "the peer fell silent"), .send(.cardDecline(bumpID: current.bumpID), on: link.id)]
+            let end = endDrop(current, on: &link, reason: "the peer fell silent")
+            return [end, .send(.cardDecline(bumpID: current.bumpID), on: link.id)]
         }
         guard !decides || !current.ownCardAcked, now - current.cardSentAt >= config.retransmitMilliseconds else { return [] }
         link.exchange?.cardSentAt = now
@@ -116,6 +115,6 @@ extension PeerMachine {
         link.exchange = nil
         lastDrop = (current.bumpID, false)
         return .log(
-            LogLine(level: .warning, message: "profile drop ended without a bump", metadata: ["bump": "\(current.bumpID)", "reason": "\(reason)"]))
+            LogLine(.warning, "profile drop ended without a bump", ["bump": "\(current.bumpID)", "reason": "\(reason)"]))
     }
 }

@@ -110,7 +110,7 @@ struct PeerMachine: Sendable {
         case .heard(let advert, let name, let address, let rssi):
             heard(advert, name: name, address: address, rssi: rssi).append(to: &actions)
         case .connectStarted(let link): connectStarted(link).append(to: &actions)
-        case .connectFailed(let error): LogLine(level: .warning, message: "connect failed", metadata: ["error": "\(error)"]).append(to: &actions)
+        case .connectFailed(let error): LogLine(.warning, "connect failed", ["error": "\(error)"]).append(to: &actions)
         case .outgoingLinkOpened(let link, let secret): outgoingLinkOpened(link, rangingSecret: secret).append(to: &actions)
         case .incomingHello(let link, let hello, let retryAfter, let secret):
             incomingHello(link, hello, retryAfter: retryAfter, rangingSecret: secret).append(to: &actions)
@@ -243,7 +243,8 @@ struct PeerMachine: Sendable {
         if let named = learnName(hello.name) { actions.append(.named(named)) }
         let provisionedSTS = rangingSecret != nil && hello.capabilities.contains(.provisionedSTS)
         if provisionedSTS, !boardRunsProvisionedSTS {
-            actions.append(.log(LogLine(level: .warning, message: "the controller asks for provisioned STS, which this board does not run; ranging will fail")))
+            let warning = "the controller asks for provisioned STS, which this board does not run; ranging will fail"
+            actions.append(.log(LogLine(.warning, warning)))
         }
         guard granted else {
             actions.append(.refuse(link, retryAfter: refuse(retryAfter: retryAfter)))
@@ -425,7 +426,8 @@ struct PeerMachine: Sendable {
             return LinkEnd(link: connecting.link, farewell: farewell, disconnect: disconnect)
         case .negotiating(let negotiating):
             open = negotiating.link
-            end = LinkEnd(link: open.id, farewell: farewell, disconnect: disconnect, releaseUWB: !sessionGone && negotiating.starting != nil)
+            end = LinkEnd(
+                link: open.id, farewell: farewell, disconnect: disconnect, releaseUWB: !sessionGone && negotiating.starting != nil)
         case .ranging(let ranging):
             open = ranging.link
             end = LinkEnd(
@@ -493,7 +495,7 @@ struct PeerMachine: Sendable {
         let parameters = request.parameters
         let route = UWBRoute(token: token, peerAddress: request.asController ? parameters.controleeAddress : parameters.controllerAddress)
         let role = request.asController ? "controller" : "controlee"
-        return [.route(route), .log(LogLine(level: .info, message: "ranging", metadata: ["role": "\(role)", "session": "\(sessionID)"]))]
+        return [.route(route), .log(LogLine(.info, "ranging", ["role": "\(role)", "session": "\(sessionID)"]))]
             + (accept.map { [$0] } ?? [])
     }
 
@@ -507,15 +509,14 @@ struct PeerMachine: Sendable {
     private mutating func uwbFailed(sessionID: UInt32, error: String) -> [UWBEndedAction] {
         switch state {
         case .negotiating(var negotiating):
-            guard negotiating.starting?.parameters.sessionID == sessionID else { return [] }
             switch negotiating.step {
-            case .starting(let request, let proposedAt):
+            case .starting(let request, let proposedAt) where request.parameters.sessionID == sessionID:
                 // Propose again once the back-off allows: the controlee's answer restarts the attempt.
                 negotiating.step = .proposing(request.parameters, sentAt: proposedAt)
-            case .accepting:
+            case .accepting(let request) where request.parameters.sessionID == sessionID:
                 negotiating.step = .awaitingParameters  // the controller repeats its proposal until we accept
-            case .awaitingPlace, .proposing, .awaitingParameters:
-                preconditionFailure("no session was starting")
+            case .awaitingPlace, .proposing, .starting, .awaitingParameters, .accepting:
+                return []  // given up since
             }
             state = .negotiating(negotiating)
             return [.log(backOff(error))]
@@ -532,12 +533,12 @@ struct PeerMachine: Sendable {
     private mutating func backOff(_ error: String) -> LogLine {
         uwbFailures += 1
         uwbRetryAt = now + Self.uwbRetryDelay(afterFailures: uwbFailures)
-        return LogLine(level: .error, message: "could not start the UWB session", metadata: ["error": "\(error)", "retry in ms": "\(uwbRetryAt - now)"])
+        return LogLine(.error, "could not start the UWB session", ["error": "\(error)", "retry in ms": "\(uwbRetryAt - now)"])
     }
 
     /// The UWBS ended our session on its own: start over from discovery.
     private mutating func uwbSessionEnded(reason: ReasonCode) -> [UWBEndedAction] {
-        let log = LogLine(level: .warning, message: "UWB session ended by the device", metadata: ["reason": "\(reason)"])
+        let log = LogLine(.warning, "UWB session ended by the device", ["reason": "\(reason)"])
         return [.log(log)] + (endLink(disconnect: true).map { [.leave($0)] } ?? [])
     }
 
@@ -578,10 +579,12 @@ struct PeerMachine: Sendable {
         switch state {
         case .connecting(let connecting) where now - connecting.since >= config.connectTimeoutMilliseconds:
             actions.append(
-                .log(LogLine(level: .warning, message: "connection attempt timed out; trying again at the next advert", metadata: ["link": "\(connecting.link)"])))
+                .log(LogLine(.warning, "connection attempt timed out; trying again at the next advert", ["link": "\(connecting.link)"])))
             if let end = endLink(disconnect: true) { actions.append(.abandon(end)) }
         case .negotiating(let negotiating):
-            if case .proposing(let parameters, let sentAt) = negotiating.step, now - sentAt >= config.retransmitMilliseconds, now >= uwbRetryAt {
+            if case .proposing(let parameters, let sentAt) = negotiating.step, now - sentAt >= config.retransmitMilliseconds,
+                now >= uwbRetryAt
+            {
                 actions.append(.propose(propose(parameters, on: negotiating.link)))
             }
         case .discovered, .connecting, .ranging:
