@@ -1,96 +1,8 @@
 import BLE
 import Events
-import Logging
 import PeerProtocol
 import PeerSecurity
 import UCI
-
-/// What the registry's proximity state says about a peer when an input reaches its machine. The
-/// registry is the only owner of proximity (it runs every ranging round); the machine reads this
-/// snapshot and answers with `.consumeContact` when it takes the gesture's contact.
-struct ProximityView: Sendable, Equatable {
-    var contactArmed = false
-    var filtered: Double?
-    var isNear = false
-    /// When a round last carried a distance: the peer is alive even if it sends no message.
-    var lastMeasuredAt: Int64?
-}
-
-/// Everything that happens to one peer, as the machine sees it: radio input, the registry's
-/// decisions, and the completions of the effects it asked for.
-enum PeerInput: Sendable {
-    case heard(Advertisement, name: String?, address: BLEAddress, rssi: Int)
-    /// The adapter accepted our `.connect` and names the link it will open.
-    case connectStarted(LinkID)
-    case connectFailed(String)
-    /// Our link is up (after the handshake, on a v2 link, whose ranging secret comes with it).
-    case outgoingLinkOpened(LinkID, rangingSecret: [UInt8]?)
-    /// A peer connected to us and its first message was a valid `hello`.
-    case incomingHello(LinkID, PeerMessage.Hello, retryAfter: Int64, rangingSecret: [UInt8]?)
-    case message(PeerMessage, on: LinkID, ProximityView)
-    case linkClosed(LinkID)
-    /// The answer to `.reserveSharedPlace`.
-    case sharedPlaceReserved(PeerMessage.RangingParameters)
-    /// The scheduler gives this peer one of the radio's ranging sessions, or takes it back.
-    case granted
-    case revoked(retryAfter: Int64)
-    /// Proximity saw a contact in this peer's ranges.
-    case contact(distance: Double)
-    case uwbStarted(sessionID: UInt32, token: UInt32)
-    case uwbFailed(sessionID: UInt32, error: String)
-    /// The UWBS ended our session on its own (e.g. max retries).
-    case uwbSessionEnded(ReasonCode)
-    /// The board went away with every session on it, or came back.
-    case uwbLost
-    case uwbBack
-    case tick(ProximityView)
-    /// Ends everything with this peer (it is being removed, or the node stops).
-    case close(sayGoodbye: Bool)
-}
-
-/// A UWB session the machine wants on the board.
-struct UWBSessionRequest: Sendable, Equatable {
-    var parameters: PeerMessage.RangingParameters
-    var asController: Bool
-    /// As controller of a one-to-many session: join the place reserved for this peer.
-    var shared: Bool
-    var sts: SessionSTS = .fromParameters
-}
-
-/// What the machine wants done. The peer's actor runs the radio effects; the registry applies the
-/// rest (routes, events, removal), in order.
-enum PeerAction: Sendable, Equatable {
-    // Effects, run by `PeerSession`.
-    case send(PeerMessage, on: LinkID)
-    case connect(BLEAddress)
-    case disconnect(LinkID)
-    case openUWB(UWBSessionRequest)
-    /// Gives up whatever this peer has on the board (a running session, one being opened, a
-    /// reserved place); the board's session manager works out what that takes.
-    case closeUWB
-    case reserveSharedPlace(controlee: UInt16)
-    case log(Logger.Level, String, Logger.Metadata)
-    // Outputs, applied by `PeerRegistry`.
-    case emit(Event.Body)
-    case bindLink(LinkID)
-    case unbindLink(LinkID)
-    case route(UWBRoute?)
-    case consumeContact
-    case report(SessionReport)
-    case end(Event.PeerLost.Reason)
-}
-
-/// What the registry's scheduler needs to know about a session, produced on each tick.
-struct SessionReport: Sendable, Equatable {
-    var timedOut: Bool
-    var holdsPriority: Bool
-    var rssi: Double?
-    var isRanging: Bool
-    var available: Bool
-    var lastHeard: Int64
-    /// The one-to-many session it has a place in, as its controller.
-    var sharedSession: UInt32?
-}
 
 /// One peer's side of the peer protocol (docs/PROTOCOL.md) as a pure state machine:
 /// `receive(input, now:) -> [PeerAction]`, no I/O, no clock of its own.
@@ -98,7 +10,13 @@ struct SessionReport: Sendable, Equatable {
 /// Lifecycle: discovered (advert or hello) -> role fixed by comparing peer ids (the lower id
 /// connects and is the UWB controller) -> parameters agreed over the link -> UWB session
 /// configured and started -> ranges feed proximity -> contact starts a profile drop -> lost.
+///
+/// Shaped like swift-nio's typed state machines: `State` holds in each case exactly what is
+/// valid in it (`PeerMachine+State.swift`), each input has its own handler answering in its own
+/// small action type (`PeerMachine+Actions.swift`), and `receive` flattens the answer. What
+/// outlives a link (what the adverts said, the back-off, the last drop) is a stored property.
 struct PeerMachine: Sendable {
+    /// `State` without its data, for those who only ask where the machine is.
     enum Stage: Equatable, Sendable {
         case discovered
         case connecting(LinkID)
@@ -106,74 +24,32 @@ struct PeerMachine: Sendable {
         case ranging(LinkID)
     }
 
-    /// The UWB session as far as the machine knows: asked for, running, or none.
-    private enum UWB: Equatable {
-        case idle
-        case opening(UWBSessionRequest)
-        case running(UWBSessionRequest, token: UInt32)
-
-        var sessionID: UInt32? {
-            switch self {
-            case .idle: nil
-            case .opening(let request), .running(let request, _): request.parameters.sessionID
-            }
-        }
-    }
-
-    /// A profile drop in progress. It completes only with the peer's card *and* the ack of ours.
-    private struct Exchange {
-        var bumpID: UInt32
-        var startedAt: Int64
-        var peerCard: String?
-        var ownCardAcked = false
-        var distance: Double?
-        /// When our card last went out; it goes again every `retransmit` until answered.
-        var cardSentAt: Int64
-    }
-
     let peer: PeerID
-    private let identity: NodeIdentity
-    private let config: BridgeConfig
+    let identity: NodeIdentity
+    let config: BridgeConfig
     /// Whether sessions we control are one-to-many (`controleesPerSession` > 1); used only with
     /// peers that advertise they can join one.
     private let controlsSharedSessions: Bool
-    private var peerCapabilities: Advertisement.Capabilities = []
-    /// On a v2 link: the secret both sides derive each UWB session's STS values from, so they
-    /// never cross the air. Nil on a v1 link, whose STS values travel in `rangingParameters`.
-    private var rangingSecret: [UInt8]?
     /// Our board runs provisioned STS (SESSION_KEY).
     private let boardRunsProvisionedSTS: Bool
-    /// This link's one-to-one sessions use provisioned STS: the controller decides (both boards
-    /// can, the peer's as its private advert says) and says so in its `hello`.
-    private var provisionedSTS = false
-    private(set) var stage: Stage = .discovered
+    private var state = State.discovered
     private(set) var name = ""
-    private var address: BLEAddress?
-    /// The UWB short address the peer advertises: what we propose as controller. Ranges are
-    /// matched against the agreed session's address instead, because a controlee may never have
-    /// heard its controller's advert (it learns of it from the controller's `hello`).
-    private var advertisedUWBAddress: UInt16?
+    /// What the peer's last advert said: where to connect, and what we propose as controller.
+    /// Ranges are matched against the agreed session's address instead, because a controlee may
+    /// never have heard its controller's advert (it learns of it from the controller's `hello`).
+    private var advertised: (address: BLEAddress, uwbAddress: UInt16, capabilities: Advertisement.Capabilities)?
     /// When the peer was last heard by BLE, or (as of the last tick) measured by UWB.
     private var lastHeard: Int64
+    /// When the peer last sent any message.
+    private(set) var lastMessageAt: Int64
     private var random: SplitMix64
-    private var uwb = UWB.idle
-    private var exchange: Exchange?
     /// UWB sessions that failed to start in a row, and when the next attempt may be made.
     private var uwbFailures = 0
     private var uwbRetryAt: Int64 = 0
-    /// Parameters we proposed as controller, until the peer accepts them, and when they last went out.
-    private var pendingParameters: PeerMessage.RangingParameters?
-    private var parametersSentAt: Int64 = 0
-    /// When our outgoing connection attempt began.
-    private var connectStartedAt: Int64 = 0
-    /// The one-to-many session we reserved a place in as this peer's controller, until ranging ends.
-    private var sharedSession: UInt32?
     /// The last profile drop that ended with this peer and whether it produced a bump: the answer
     /// to a retransmitted card. The next gesture uses the id after it.
-    private var lastDrop: (bumpID: UInt32, completed: Bool)?
-    private var lastBumpID: UInt32 { lastDrop?.bumpID ?? 0 }
-    /// When the peer last sent any message.
-    private var lastMessageAt: Int64
+    var lastDrop: (bumpID: UInt32, completed: Bool)?
+    var lastBumpID: UInt32 { lastDrop?.bumpID ?? 0 }
     /// Whether the registry's scheduler gives this peer one of the radio's ranging sessions.
     /// Without one the peer is still tracked, with rough proximity from its adverts.
     private(set) var granted: Bool
@@ -182,11 +58,8 @@ struct PeerMachine: Sendable {
     /// close since (its adverts got as strong as the scheduler's `closeRSSI`). Both sides hear
     /// about the same signal strength, so both let it through about the same time.
     private var retry: (at: Int64, wasClose: Bool)?
-
     /// The time of the input being handled.
-    private var now: Int64 = 0
-    /// What the input being handled asks for.
-    private var actions: [PeerAction] = []
+    private(set) var now: Int64
 
     /// `name` is the one `peer.found` reported (the advert's; empty for a v2 peer).
     init(
@@ -206,92 +79,79 @@ struct PeerMachine: Sendable {
         self.now = now
     }
 
-    private var isInitiator: Bool { identity.peerID < peer }
-    /// The side that decides each profile drop: the UWB controller.
-    private var decides: Bool { isInitiator }
-    private var isClose: Bool { (rough.rssi ?? -.infinity) >= RangingScheduler.closeRSSI }
-
-    var link: LinkID? {
-        switch stage {
-        case .discovered: nil
-        case .connecting(let link), .negotiating(let link), .ranging(let link): link
+    var stage: Stage {
+        switch state {
+        case .discovered: .discovered
+        case .connecting(let connecting): .connecting(connecting.link)
+        case .negotiating(let negotiating): .negotiating(negotiating.link.id)
+        case .ranging(let ranging): .ranging(ranging.link.id)
         }
     }
+
+    var link: LinkID? {
+        switch state {
+        case .discovered: nil
+        case .connecting(let connecting): connecting.link
+        case .negotiating(let negotiating): negotiating.link.id
+        case .ranging(let ranging): ranging.link.id
+        }
+    }
+
+    private var isInitiator: Bool { identity.peerID < peer }
+    /// The side that decides each profile drop: the UWB controller.
+    var decides: Bool { isInitiator }
+    private var isClose: Bool { (rough.rssi ?? -.infinity) >= RangingScheduler.closeRSSI }
 
     /// Handles one input at time `now` and returns what it asks for, in order.
     mutating func receive(_ input: PeerInput, now: Int64) -> [PeerAction] {
         self.now = now
-        actions = []
+        var actions: [PeerAction] = []
         switch input {
-        case .heard(let advert, let name, let address, let rssi): heard(advert, name: name, address: address, rssi: rssi)
-        case .connectStarted(let link):
-            stage = .connecting(link)
-            connectStartedAt = now
-            actions.append(.bindLink(link))
-        case .connectFailed(let error): log(.warning, "connect failed", ["error": "\(error)"])
-        case .outgoingLinkOpened(let link, let secret): outgoingLinkOpened(link, rangingSecret: secret)
+        case .heard(let advert, let name, let address, let rssi):
+            heard(advert, name: name, address: address, rssi: rssi).append(to: &actions)
+        case .connectStarted(let link): connectStarted(link).append(to: &actions)
+        case .connectFailed(let error): LogLine(.warning, "connect failed", ["error": "\(error)"]).append(to: &actions)
+        case .outgoingLinkOpened(let link, let secret): outgoingLinkOpened(link, rangingSecret: secret).append(to: &actions)
         case .incomingHello(let link, let hello, let retryAfter, let secret):
-            incomingHello(link, hello, retryAfter: retryAfter, rangingSecret: secret)
-        case .message(let message, let link, let proximity): receive(message, on: link, proximity: proximity)
-        case .linkClosed(let link):
-            if self.link == link { linkClosed() }
-        case .sharedPlaceReserved(let parameters): sharedPlaceReserved(parameters)
-        case .granted:
-            granted = true
-            connectIfInitiator()
-        case .revoked(let retryAfter): revoke(retryAfter: retryAfter)
-        case .contact(let distance): contactDetected(distance: distance)
-        case .uwbStarted(let sessionID, let token): uwbStarted(sessionID: sessionID, token: token)
-        case .uwbFailed(let sessionID, let error): uwbFailed(sessionID: sessionID, error: error)
-        case .uwbSessionEnded(let reason): uwbSessionEnded(reason: reason)
-        case .uwbLost:
-            // The board's sessions are gone; nothing to stop. Ranging resumes when it is back; a
-            // session being opened fails and is handled as any failure.
-            if case .running(let request, _) = uwb {
-                uwb = .opening(request)
-                actions.append(.route(nil))
-            }
-        case .uwbBack:
-            // A board that was reset is a fresh start: starts that failed before it went away
-            // say nothing about it, so a peer backing off tries again now.
-            uwbFailures = 0
-            uwbRetryAt = now
-            resumeUWB()
-        case .tick(let proximity): tick(proximity)
-        case .close(let sayGoodbye): close(sayGoodbye: sayGoodbye)
+            incomingHello(link, hello, retryAfter: retryAfter, rangingSecret: secret).append(to: &actions)
+        case .message(let message, let link, let proximity): receive(message, on: link, proximity: proximity).append(to: &actions)
+        case .linkClosed(let link): linkClosed(link).append(to: &actions)
+        case .sharedPlaceReserved(let parameters): sharedPlaceReserved(parameters).append(to: &actions)
+        case .granted: grant().append(to: &actions)
+        case .revoked(let retryAfter): revoke(retryAfter: retryAfter).append(to: &actions)
+        case .contact(let distance): contact(distance: distance).append(to: &actions)
+        case .uwbStarted(let sessionID, let token): uwbStarted(sessionID: sessionID, token: token).append(to: &actions)
+        case .uwbFailed(let sessionID, let error): uwbFailed(sessionID: sessionID, error: error).append(to: &actions)
+        case .uwbSessionEnded(let reason): uwbSessionEnded(reason: reason).append(to: &actions)
+        case .uwbLost: uwbLost().append(to: &actions)
+        case .uwbBack: uwbBack().append(to: &actions)
+        case .tick(let proximity): tick(proximity).append(to: &actions)
+        case .close(let sayGoodbye): endLink(disconnect: true, farewell: sayGoodbye ? .goodbye : nil).append(to: &actions)
         }
         return actions
     }
 
-    private mutating func log(_ level: Logger.Level, _ message: String, _ metadata: Logger.Metadata = [:]) {
-        actions.append(.log(level, message, metadata))
-    }
-
-    private mutating func send(_ message: PeerMessage, on link: LinkID) {
-        actions.append(.send(message, on: link))
-    }
-
     // MARK: Discovery
 
-    private mutating func heard(_ advert: Advertisement, name: String?, address: BLEAddress, rssi: Int) {
+    private mutating func heard(_ advert: Advertisement, name: String?, address: BLEAddress, rssi: Int) -> [HeardAction] {
         lastHeard = now
-        self.address = address
-        advertisedUWBAddress = advert.uwbShortAddress
-        peerCapabilities = advert.capabilities
+        advertised = (address, advert.uwbShortAddress, advert.capabilities)
         if let name { self.name = name }
-        if rough.add(rssi), !granted { reportRough() }
-        connectIfInitiator()
+        var actions: [HeardAction] = []
+        if rough.add(rssi), !granted, let report = roughReport { actions.append(.rough(report)) }
+        if let address = addressToConnect { actions.append(.connect(address)) }
+        return actions
     }
 
-    private mutating func reportRough() {
-        guard let rssi = rough.rssi, let band = rough.band else { return }
+    private var roughReport: Event.Rough? {
+        guard let rssi = rough.rssi, let band = rough.band else { return nil }
         let eventBand: Event.Rough.Band =
             switch band {
             case .near: .near
             case .medium: .medium
             case .far: .far
             }
-        actions.append(.emit(.rough(.init(peer: peer.description, rssi: Int(rssi.rounded()), band: eventBand))))
+        return .init(peer: peer.description, rssi: Int(rssi.rounded()), band: eventBand)
     }
 
     /// Whether a `busy` still holds us back: until its time, unless the peer came close since.
@@ -300,23 +160,38 @@ struct PeerMachine: Sendable {
         return now >= retry.at || (isClose && !retry.wasClose)
     }
 
-    /// Starts the connection if this side is the initiator, holds a ranging session and nothing
-    /// is under way.
-    private mutating func connectIfInitiator() {
-        guard isInitiator, granted, mayRange, stage == .discovered, let address else { return }
-        actions.append(.connect(address))
+    /// Where to connect, if this side is the initiator, holds a ranging session and nothing is
+    /// under way.
+    private var addressToConnect: BLEAddress? {
+        guard isInitiator, granted, mayRange, case .discovered = state else { return nil }
+        return advertised?.address
     }
+
+    private mutating func grant() -> GrantedAction? {
+        granted = true
+        return addressToConnect.map(GrantedAction.connect)
+    }
+
+    /// The adapter took our `.connect`, which is only asked with nothing under way.
+    private mutating func connectStarted(_ link: LinkID) -> ConnectStartedAction {
+        guard case .discovered = state else { return .refuse(link) }
+        state = .connecting(Connecting(link: link, since: now))
+        return .bind(link)
+    }
+
+    // MARK: Link set-up
 
     /// Our outgoing link is up: introduce ourselves and propose the ranging parameters. A link
     /// we gave up on (see `connectTimeoutMilliseconds`) that opens after all is being closed.
-    private mutating func outgoingLinkOpened(_ link: LinkID, rangingSecret: [UInt8]?) {
-        guard stage == .connecting(link), let advertisedUWBAddress else { return }
-        stage = .negotiating(link)
-        self.rangingSecret = rangingSecret
-        provisionedSTS = rangingSecret != nil && !sharesSession && boardRunsProvisionedSTS && peerCapabilities.contains(.provisionedSTS)
-        if sharesSession {
-            actions.append(.reserveSharedPlace(controlee: advertisedUWBAddress))
-            return
+    private mutating func outgoingLinkOpened(_ link: LinkID, rangingSecret: [UInt8]?) -> OutgoingLinkOpenedAction? {
+        guard case .connecting(let connecting) = state, connecting.link == link, let advertised else { return nil }
+        let shares = controlsSharedSessions && advertised.capabilities.contains(.oneToMany)
+        let open = OpenLink(
+            id: link, rangingSecret: rangingSecret,
+            provisionedSTS: rangingSecret != nil && !shares && boardRunsProvisionedSTS && advertised.capabilities.contains(.provisionedSTS))
+        if shares {
+            state = .negotiating(Negotiating(link: open, step: .awaitingPlace))
+            return .reservePlace(controlee: advertised.uwbAddress)
         }
         let sessionID = UInt32.random(in: 1...UInt32.max, using: &random)
         let parameters = PeerMessage.RangingParameters(
@@ -324,19 +199,15 @@ struct PeerMachine: Sendable {
             channel: config.uwb.channel,
             preambleCodeIndex: config.uwb.preambleCodeIndex,
             controllerAddress: identity.uwbShortAddress,
-            controleeAddress: advertisedUWBAddress,
+            controleeAddress: advertised.uwbAddress,
             vendorID: UInt16.random(in: 1...UInt16.max, using: &random),
             staticSTSIV: (0..<6).map { _ in UInt8.random(in: 0...255, using: &random) },
             rangingIntervalMilliseconds: config.uwb.rangingIntervalMilliseconds)
-        pendingParameters = rangingSecret.map { Self.withDerivedSTS(parameters, $0) } ?? parameters
-        proposeParameters(on: link)
+        return .propose(propose(rangingSecret.map { Self.withDerivedSTS(parameters, $0) } ?? parameters, on: open))
     }
 
-    /// Whether this peer, as our controlee, joins one of our one-to-many sessions.
-    var sharesSession: Bool { controlsSharedSessions && peerCapabilities.contains(.oneToMany) }
-
     /// A one-to-one session's STS values as both sides derive them on a v2 link.
-    static func withDerivedSTS(_ parameters: PeerMessage.RangingParameters, _ secret: [UInt8]) -> PeerMessage.RangingParameters {
+    private static func withDerivedSTS(_ parameters: PeerMessage.RangingParameters, _ secret: [UInt8]) -> PeerMessage.RangingParameters {
         var parameters = parameters
         let keys = RangingKeys(rangingSecret: secret, sessionID: parameters.sessionID)
         parameters.vendorID = keys.vendorID
@@ -344,69 +215,53 @@ struct PeerMachine: Sendable {
         return parameters
     }
 
-    private mutating func sharedPlaceReserved(_ parameters: PeerMessage.RangingParameters) {
-        guard case .negotiating(let link) = stage else {
-            actions.append(.closeUWB)  // the link closed in between: give the place back
-            return
+    /// `.sharedPlaceReserved` answers the `.reserveSharedPlace` of `outgoingLinkOpened`, once.
+    private mutating func sharedPlaceReserved(_ parameters: PeerMessage.RangingParameters) -> SharedPlaceReservedAction {
+        guard case .negotiating(var negotiating) = state else { return .giveBack }  // the link closed in between
+        guard case .awaitingPlace = negotiating.step else {
+            preconditionFailure("a place in session \(parameters.sessionID) reserved for \(peer), which asked for none")
         }
-        sharedSession = parameters.sessionID
-        pendingParameters = parameters
-        proposeParameters(on: link)
+        negotiating.link.sharedSession = parameters.sessionID
+        return .propose(propose(parameters, on: negotiating.link))
     }
 
-    /// Sends `hello` and the pending parameters; repeated from `tick` until they are accepted, so
-    /// a lost message delays ranging instead of stopping it.
-    private mutating func proposeParameters(on link: LinkID) {
-        guard let parameters = pendingParameters else { return }
-        parametersSentAt = now
-        send(.hello(hello), on: link)
-        send(.rangingParameters(parameters), on: link)
+    /// Makes `parameters` the proposal on `link` and sends it; `tick` repeats it until accepted,
+    /// so a lost message delays ranging instead of stopping it.
+    private mutating func propose(_ parameters: PeerMessage.RangingParameters, on link: OpenLink) -> Proposal {
+        state = .negotiating(Negotiating(link: link, step: .proposing(parameters, sentAt: now)))
+        return Proposal(link: link.id, hello: hello(on: link), parameters: parameters)
     }
 
     /// A peer connected to us and introduced itself. Without a ranging session for it now, it
     /// is told `busy` and the link is closed.
-    private mutating func incomingHello(_ link: LinkID, _ hello: PeerMessage.Hello, retryAfter: Int64, rangingSecret: [UInt8]?) {
-        if self.link != nil { close(sayGoodbye: false) }
+    private mutating func incomingHello(
+        _ link: LinkID, _ hello: PeerMessage.Hello, retryAfter: Int64, rangingSecret: [UInt8]?
+    ) -> [IncomingHelloAction] {
+        var actions: [IncomingHelloAction] = []
+        if let replaced = endLink(disconnect: true) { actions.append(.replace(replaced)) }
         lastHeard = now
-        learnName(hello.name)
-        self.rangingSecret = rangingSecret
-        provisionedSTS = rangingSecret != nil && hello.capabilities.contains(.provisionedSTS)
+        if let named = learnName(hello.name) { actions.append(.named(named)) }
+        let provisionedSTS = rangingSecret != nil && hello.capabilities.contains(.provisionedSTS)
         if provisionedSTS, !boardRunsProvisionedSTS {
-            log(.warning, "the controller asks for provisioned STS, which this board does not run; ranging will fail")
+            let warning = "the controller asks for provisioned STS, which this board does not run; ranging will fail"
+            actions.append(.log(LogLine(.warning, warning)))
         }
         guard granted else {
-            refuse(link, retryAfter: retryAfter)
-            return
+            actions.append(.refuse(link, retryAfter: refuse(retryAfter: retryAfter)))
+            return actions
         }
         retry = nil
-        stage = .negotiating(link)
-        actions.append(.bindLink(link))
-        send(.hello(self.hello), on: link)
+        let open = OpenLink(id: link, rangingSecret: rangingSecret, provisionedSTS: provisionedSTS)
+        state = .negotiating(Negotiating(link: open, step: .awaitingParameters))
+        actions.append(.accept(link, hello: self.hello(on: open)))
+        return actions
     }
 
-    /// Tells the peer we have no session for it and closes the link.
-    private mutating func refuse(_ link: LinkID, retryAfter: Int64) {
+    /// Waits out the `busy` we are about to send; returns its retry after.
+    private mutating func refuse(retryAfter: Int64) -> UInt16 {
         let retryAfter = retryDelay(retryAfter, margin: 6)
         retry = (now + retryAfter, isClose)
-        send(.busy(retryAfterMilliseconds: UInt16(clamping: retryAfter)), on: link)
-        actions.append(.disconnect(link))
-    }
-
-    // MARK: Ranging schedule
-
-    /// The scheduler takes the session away (rotation): the UWB session ends and the link closes;
-    /// the initiator is asked to wait `retryAfter` before coming back.
-    private mutating func revoke(retryAfter: Int64) {
-        granted = false
-        reportRough()
-        guard let link else { return }
-        if isInitiator {
-            retry = (now + retryDelay(retryAfter), isClose)
-            actions.append(.disconnect(link))
-        } else {
-            refuse(link, retryAfter: retryAfter)
-        }
-        linkClosed()
+        return UInt16(clamping: retryAfter)
     }
 
     /// A close peer may bump any moment: it comes back within a second, and the scheduler's
@@ -418,127 +273,230 @@ struct PeerMachine: Sendable {
     }
 
     /// The name from the peer's `hello`, reported when it is news: a v2 peer's advert has none.
-    private mutating func learnName(_ helloName: String) {
-        guard helloName != name else { return }
+    private mutating func learnName(_ helloName: String) -> Event.PeerNamed? {
+        guard helloName != name else { return nil }
         name = helloName
-        if !name.isEmpty { actions.append(.emit(.peerNamed(.init(peer: peer.description, name: name)))) }
+        return name.isEmpty ? nil : .init(peer: peer.description, name: name)
     }
 
-    private var hello: PeerMessage.Hello {
+    private func hello(on link: OpenLink) -> PeerMessage.Hello {
         .init(
             peerID: identity.peerID, group: identity.group, name: identity.name, versions: 0b11,
-            capabilities: isInitiator && provisionedSTS ? [.oneToMany, .provisionedSTS] : [.oneToMany])
+            capabilities: isInitiator && link.provisionedSTS ? [.oneToMany, .provisionedSTS] : [.oneToMany])
     }
 
     /// How a one-to-one session on this link keys its STS: provisioned with the session key both
     /// sides derive, when the controller said so; otherwise static with the parameters' values.
-    private func sts(for parameters: PeerMessage.RangingParameters) -> SessionSTS {
-        guard provisionedSTS, parameters.oneToManySlots == nil, let rangingSecret else { return .fromParameters }
+    private func sts(for parameters: PeerMessage.RangingParameters, on link: OpenLink) -> SessionSTS {
+        guard link.provisionedSTS, parameters.oneToManySlots == nil, let rangingSecret = link.rangingSecret else { return .fromParameters }
         return .provisioned(sessionKey: RangingKeys(rangingSecret: rangingSecret, sessionID: parameters.sessionID).sessionKey)
     }
 
     // MARK: Peer messages
 
-    private mutating func receive(_ message: PeerMessage, on link: LinkID, proximity: ProximityView) {
+    private mutating func receive(_ message: PeerMessage, on link: LinkID, proximity: ProximityView) -> [MessageAction] {
         lastHeard = now
         lastMessageAt = now
-        guard link == self.link else { return violation("message on a link this peer no longer uses", on: link) }
+        guard link == self.link else {
+            return [.violation(reason: "message on a link this peer no longer uses", LinkEnd(link: link, disconnect: true))]
+        }
+        guard var open = openLink else { return violation("a message before the link is up") }
         switch message {
         case .hello(let hello):
-            learnName(hello.name)
+            return learnName(hello.name).map { [.named($0)] } ?? []
         case .rangingParameters(var parameters):
-            if let rangingSecret, parameters.oneToManySlots == nil { parameters = Self.withDerivedSTS(parameters, rangingSecret) }
-            guard !isInitiator else { return violation("the controller sent ranging parameters to the controller", on: link) }
+            if let secret = open.rangingSecret, parameters.oneToManySlots == nil { parameters = Self.withDerivedSTS(parameters, secret) }
+            guard !isInitiator else { return violation("the controller sent ranging parameters to the controller") }
             guard parameters.controleeAddress == identity.uwbShortAddress else {
-                return violation(
-                    "parameters name UWB address \(parameters.controleeAddress), ours is \(identity.uwbShortAddress)", on: link)
+                return violation("parameters name UWB address \(parameters.controleeAddress), ours is \(identity.uwbShortAddress)")
             }
-            switch uwb {
-            case .running(let request, _) where request.parameters.sessionID == parameters.sessionID:
-                // A repeat: our acceptance was lost. Answer again.
-                send(.parametersAccepted(sessionID: parameters.sessionID), on: link)
-            case .opening(let request) where request.parameters.sessionID == parameters.sessionID:
-                break  // accepted once the session runs
-            case _ where now < uwbRetryAt:
-                break  // backing off after failed starts: a later repeat is accepted
-            default:
-                // A new proposal replaces the session.
-                stopUWB()
-                openUWB(UWBSessionRequest(parameters: parameters, asController: false, shared: false, sts: sts(for: parameters)))
-            }
+            return proposed(parameters)
         case .parametersAccepted(let accepted):
-            if uwb.sessionID == accepted { return }  // a repeated acceptance
-            guard let parameters = pendingParameters, parameters.sessionID == accepted, case .negotiating = stage else {
-                return violation("acceptance of unknown session \(accepted)", on: link)
-            }
-            pendingParameters = nil
-            openUWB(
-                UWBSessionRequest(parameters: parameters, asController: true, shared: sharedSession != nil, sts: sts(for: parameters)))
-        case .card(let bumpID, let cardJSON):
-            receivedCard(bumpID: bumpID, json: cardJSON, on: link, proximity: proximity)
+            return parametersAccepted(accepted)
+        case .card(let bumpID, let json):
+            let actions = receivedCard(bumpID: bumpID, json: json, proximity: proximity, on: &open)
+            store(open)
+            return actions.map(MessageAction.drop)
         case .cardAck(let bumpID):
-            if exchange?.bumpID == bumpID {
-                exchange?.ownCardAcked = true
-                completeExchangeIfDone(on: link)
-            }
+            let actions = receivedCardAck(bumpID: bumpID, on: &open)
+            store(open)
+            return actions.map(MessageAction.drop)
         case .cardDecline(let bumpID):
-            if let current = exchange, current.bumpID == bumpID {
-                endExchange(current, reason: "the peer declined it")
-            } else if bumpID > lastBumpID {
-                // A drop we never joined: keep bump ids in step.
-                lastDrop = (bumpID, false)
-            }
+            let actions = receivedCardDecline(bumpID: bumpID, on: &open)
+            store(open)
+            return actions.map(MessageAction.drop)
         case .goodbye:
-            actions.append(.end(.peerEnded))
+            return [.peerEnded]
         case .busy(let retryAfter):
             retry = (now + retryDelay(Int64(retryAfter)), isClose)
-            actions.append(.disconnect(link))
-            linkClosed()
+            return endLink(disconnect: true).map { [.leave($0)] } ?? []
         }
     }
 
-    /// Closes a link whose peer broke the protocol; the peer keeps its registry entry.
-    private mutating func violation(_ reason: String, on link: LinkID) {
-        log(.warning, "closing link", ["link": "\(link)", "reason": "\(reason)"])
-        actions.append(.disconnect(link))
-        if link == self.link { linkClosed() } else { actions.append(.unbindLink(link)) }
+    /// Closes our link, whose peer broke the protocol; the peer keeps its registry entry.
+    private mutating func violation(_ reason: String) -> [MessageAction] {
+        endLink(disconnect: true).map { [.violation(reason: reason, $0)] } ?? []
     }
 
-    private mutating func linkClosed() {
-        if let link { actions.append(.unbindLink(link)) }
-        stage = .discovered
-        rangingSecret = nil
-        if let current = exchange { endExchange(current, reason: "the link closed") }
-        pendingParameters = nil
-        stopUWB()
+    /// The controller's parameters reach the controlee: a new session replaces whatever ran.
+    private mutating func proposed(_ parameters: PeerMessage.RangingParameters) -> [MessageAction] {
+        func request(_ link: OpenLink) -> UWBSessionRequest {
+            UWBSessionRequest(parameters: parameters, asController: false, shared: false, sts: sts(for: parameters, on: link))
+        }
+        switch state {
+        case .ranging(var ranging):
+            if ranging.session.parameters.sessionID == parameters.sessionID {
+                // A repeat: our acceptance was lost. Answer again once the session runs.
+                return ranging.token == nil ? [] : [.acceptAgain(sessionID: parameters.sessionID, on: ranging.link.id)]
+            }
+            guard now >= uwbRetryAt else { return [] }  // backing off after failed starts: a later repeat is accepted
+            let release = MessageAction.releaseSession(unroute: ranging.token != nil)
+            ranging.link.sharedSession = nil
+            ranging.session = request(ranging.link)
+            ranging.token = nil
+            state = .ranging(ranging)
+            return [release, .startSession(ranging.session)]
+        case .negotiating(var negotiating):
+            if negotiating.starting?.parameters.sessionID == parameters.sessionID { return [] }  // accepted once the session runs
+            guard now >= uwbRetryAt else { return [] }
+            let holds = negotiating.starting != nil || negotiating.link.sharedSession != nil
+            negotiating.link.sharedSession = nil
+            let started = request(negotiating.link)
+            negotiating.step = .accepting(started)
+            state = .negotiating(negotiating)
+            return (holds ? [.releaseSession(unroute: false)] : []) + [.startSession(started)]
+        case .discovered, .connecting:
+            preconditionFailure("parameters handled without an open link")
+        }
+    }
+
+    private mutating func parametersAccepted(_ accepted: UInt32) -> [MessageAction] {
+        if sessionID == accepted { return [] }  // a repeated acceptance
+        guard case .negotiating(var negotiating) = state, case .proposing(let parameters, let sentAt) = negotiating.step,
+            parameters.sessionID == accepted
+        else { return violation("acceptance of unknown session \(accepted)") }
+        let request = UWBSessionRequest(
+            parameters: parameters, asController: true, shared: negotiating.link.sharedSession != nil,
+            sts: sts(for: parameters, on: negotiating.link))
+        negotiating.step = .starting(request, proposedAt: sentAt)
+        state = .negotiating(negotiating)
+        return [.startSession(request)]
+    }
+
+    // MARK: Links
+
+    /// The open link's data, when there is one.
+    private var openLink: OpenLink? {
+        switch state {
+        case .negotiating(let negotiating): negotiating.link
+        case .ranging(let ranging): ranging.link
+        case .discovered, .connecting: nil
+        }
+    }
+
+    /// Puts back the open link's data, taken out with `openLink` to be changed.
+    private mutating func store(_ open: OpenLink) {
+        switch state {
+        case .negotiating(var negotiating) where negotiating.link.id == open.id:
+            negotiating.link = open
+            state = .negotiating(negotiating)
+        case .ranging(var ranging) where ranging.link.id == open.id:
+            ranging.link = open
+            state = .ranging(ranging)
+        default:
+            preconditionFailure("link \(open.id)'s data stored in \(stage)")
+        }
+    }
+
+    private mutating func linkClosed(_ link: LinkID) -> LinkEnd? {
+        guard link == self.link else { return nil }
+        return endLink(disconnect: false)
+    }
+
+    /// Ends our link, if any, and everything on it: back to discovered. `sessionGone`: the board
+    /// already dropped the session, so there is none to stop.
+    private mutating func endLink(disconnect: Bool, farewell: PeerMessage? = nil, sessionGone: Bool = false) -> LinkEnd? {
+        let open: OpenLink
+        var end: LinkEnd
+        switch state {
+        case .discovered:
+            return nil
+        case .connecting(let connecting):
+            state = .discovered
+            return LinkEnd(link: connecting.link, farewell: farewell, disconnect: disconnect)
+        case .negotiating(let negotiating):
+            open = negotiating.link
+            end = LinkEnd(
+                link: open.id, farewell: farewell, disconnect: disconnect, releaseUWB: !sessionGone && negotiating.starting != nil)
+        case .ranging(let ranging):
+            open = ranging.link
+            end = LinkEnd(
+                link: open.id, farewell: farewell, disconnect: disconnect, unroute: !sessionGone && ranging.token != nil,
+                releaseUWB: !sessionGone)
+        }
+        state = .discovered
+        if let exchange = open.exchange {
+            end.abandonedDrop = exchange.bumpID
+            lastDrop = (exchange.bumpID, false)
+        }
+        if open.sharedSession != nil { end.releaseUWB = true }
+        return end
+    }
+
+    // MARK: Ranging schedule
+
+    /// The scheduler takes the session away (rotation): the UWB session ends and the link closes;
+    /// the initiator is asked to wait `retryAfter` before coming back.
+    private mutating func revoke(retryAfter: Int64) -> [RevokedAction] {
+        granted = false
+        var actions = roughReport.map { [RevokedAction.rough($0)] } ?? []
+        guard link != nil else { return actions }
+        let farewell: PeerMessage?
+        if isInitiator {
+            retry = (now + retryDelay(retryAfter), isClose)
+            farewell = nil
+        } else {
+            farewell = .busy(retryAfterMilliseconds: refuse(retryAfter: retryAfter))
+        }
+        if let end = endLink(disconnect: true, farewell: farewell) { actions.append(.leave(end)) }
+        return actions
     }
 
     // MARK: UWB
 
-    private mutating func openUWB(_ request: UWBSessionRequest) {
-        uwb = .opening(request)
-        actions.append(.openUWB(request))
+    /// The session asked for or running on this link.
+    private var sessionID: UInt32? {
+        switch state {
+        case .negotiating(let negotiating): negotiating.starting?.parameters.sessionID
+        case .ranging(let ranging): ranging.session.parameters.sessionID
+        case .discovered, .connecting: nil
+        }
     }
 
-    private mutating func stopUWB() {
-        guard uwb != .idle || sharedSession != nil else { return }
-        if case .running = uwb { actions.append(.route(nil)) }
-        uwb = .idle
-        sharedSession = nil
-        actions.append(.closeUWB)
-    }
-
-    private mutating func uwbStarted(sessionID: UInt32, token: UInt32) {
-        guard case .opening(let request) = uwb, request.parameters.sessionID == sessionID else { return }  // given up since
-        uwb = .running(request, token: token)
+    private mutating func uwbStarted(sessionID: UInt32, token: UInt32) -> [UWBStartedAction] {
+        let request: UWBSessionRequest
+        var accept: UWBStartedAction?
+        switch state {
+        case .negotiating(let negotiating):
+            guard let starting = negotiating.starting, starting.parameters.sessionID == sessionID else { return [] }  // given up since
+            request = starting
+            state = .ranging(Ranging(link: negotiating.link, session: request, token: token))
+            if !request.asController { accept = .accept(sessionID: sessionID, on: negotiating.link.id) }
+        case .ranging(var ranging):
+            // Resumed after the board came back, or a new session the controller proposed.
+            guard ranging.token == nil, ranging.session.parameters.sessionID == sessionID else { return [] }
+            request = ranging.session
+            ranging.token = token
+            state = .ranging(ranging)
+        case .discovered, .connecting:
+            return []
+        }
         uwbFailures = 0
         let parameters = request.parameters
-        actions.append(
-            .route(UWBRoute(token: token, peerAddress: request.asController ? parameters.controleeAddress : parameters.controllerAddress)))
-        log(.info, "ranging", ["role": "\(request.asController ? "controller" : "controlee")", "session": "\(sessionID)"])
-        guard case .negotiating(let link) = stage else { return }  // resumed after the board came back
-        stage = .ranging(link)
-        if !request.asController { send(.parametersAccepted(sessionID: sessionID), on: link) }
+        let route = UWBRoute(token: token, peerAddress: request.asController ? parameters.controleeAddress : parameters.controllerAddress)
+        let role = request.asController ? "controller" : "controlee"
+        return [.route(route), .log(LogLine(.info, "ranging", ["role": "\(role)", "session": "\(sessionID)"]))]
+            + (accept.map { [$0] } ?? [])
     }
 
     /// How long to wait after `failures` failed starts in a row before trying again: 1 s, then
@@ -548,167 +506,101 @@ struct PeerMachine: Sendable {
         min(30_000, 1_000 << min(max(failures - 1, 0), 5))
     }
 
-    private mutating func uwbFailed(sessionID: UInt32, error: String) {
-        guard case .opening(let request) = uwb, request.parameters.sessionID == sessionID else { return }
-        uwbFailures += 1
-        uwbRetryAt = now + Self.uwbRetryDelay(afterFailures: uwbFailures)
-        log(.error, "could not start the UWB session", ["error": "\(error)", "retry in ms": "\(uwbRetryAt - now)"])
-        uwb = .idle
-        switch stage {
-        case .negotiating where request.asController:
-            // Propose again once the back-off allows: the controlee's answer restarts the attempt.
-            pendingParameters = request.parameters
-        case .negotiating:
-            break  // the controller repeats its proposal until we accept
-        case .ranging(let link):
+    private mutating func uwbFailed(sessionID: UInt32, error: String) -> [UWBEndedAction] {
+        switch state {
+        case .negotiating(var negotiating):
+            switch negotiating.step {
+            case .starting(let request, let proposedAt) where request.parameters.sessionID == sessionID:
+                // Propose again once the back-off allows: the controlee's answer restarts the attempt.
+                negotiating.step = .proposing(request.parameters, sentAt: proposedAt)
+            case .accepting(let request) where request.parameters.sessionID == sessionID:
+                negotiating.step = .awaitingParameters  // the controller repeats its proposal until we accept
+            case .awaitingPlace, .proposing, .starting, .awaitingParameters, .accepting:
+                return []  // given up since
+            }
+            state = .negotiating(negotiating)
+            return [.log(backOff(error))]
+        case .ranging(let ranging):
+            guard ranging.token == nil, ranging.session.parameters.sessionID == sessionID else { return [] }
             // Ranging could not resume on a board that came back: start over with a new session.
-            actions.append(.disconnect(link))
-            linkClosed()
+            let log = backOff(error)
+            return [.log(log)] + (endLink(disconnect: true, sessionGone: true).map { [.leave($0)] } ?? [])
         case .discovered, .connecting:
-            break
+            return []
         }
     }
 
-    /// The board is back: restart the session of a peer we were ranging with. The peer kept its
-    /// side running, so ranging resumes without a new negotiation.
-    private mutating func resumeUWB() {
-        guard case .ranging = stage, case .opening(let request) = uwb else { return }
-        actions.append(.openUWB(request))
+    private mutating func backOff(_ error: String) -> LogLine {
+        uwbFailures += 1
+        uwbRetryAt = now + Self.uwbRetryDelay(afterFailures: uwbFailures)
+        return LogLine(.error, "could not start the UWB session", ["error": "\(error)", "retry in ms": "\(uwbRetryAt - now)"])
     }
 
     /// The UWBS ended our session on its own: start over from discovery.
-    private mutating func uwbSessionEnded(reason: ReasonCode) {
-        log(.warning, "UWB session ended by the device", ["reason": "\(reason)"])
-        if let link { actions.append(.disconnect(link)) }
-        linkClosed()
+    private mutating func uwbSessionEnded(reason: ReasonCode) -> [UWBEndedAction] {
+        let log = LogLine(.warning, "UWB session ended by the device", ["reason": "\(reason)"])
+        return [.log(log)] + (endLink(disconnect: true).map { [.leave($0)] } ?? [])
     }
 
-    // MARK: Profile drop
-    //
-    // Exactly one bump on each side per gesture, or none on either, over a link that loses
-    // messages (docs/PROTOCOL.md). The UWB controller decides every drop: it acknowledges the
-    // controlee's card only once it holds the ack of its own (then it reports the bump), or
-    // declines the drop when its deadline passes. The controlee never gives up on its own while
-    // the controller can still be heard; it repeats its card until the decision reaches it. Every
-    // message may arrive twice, so every answer is idempotent.
+    /// The board's sessions are gone; nothing to stop. Ranging resumes when it is back; a
+    /// session being opened fails and is handled as any failure.
+    private mutating func uwbLost() -> UWBLostAction? {
+        guard case .ranging(var ranging) = state, ranging.token != nil else { return nil }
+        ranging.token = nil
+        state = .ranging(ranging)
+        return .unroute
+    }
+
+    /// A board that was reset is a fresh start: starts that failed before it went away say
+    /// nothing about it, so a peer backing off tries again now. A peer we were ranging with kept
+    /// its side running, so ranging resumes without a new negotiation.
+    private mutating func uwbBack() -> UWBBackAction? {
+        uwbFailures = 0
+        uwbRetryAt = now
+        guard case .ranging(let ranging) = state, ranging.token == nil else { return nil }
+        return .reopen(ranging.session)
+    }
+
+    // MARK: Time and proximity
 
     /// Proximity saw a contact in this peer's ranges: start a profile drop, unless one is under way.
-    private mutating func contactDetected(distance: Double) {
-        guard exchange == nil, case .ranging(let link) = stage else { return }
-        let bumpID = lastBumpID &+ 1
-        log(.info, "profile drop started", ["bump": "\(bumpID)"])
-        exchange = Exchange(bumpID: bumpID, startedAt: now, distance: distance, cardSentAt: now)
-        send(.card(bumpID: bumpID, cardJSON: identity.card.json), on: link)
+    private mutating func contact(distance: Double) -> [DropAction] {
+        guard case .ranging(var ranging) = state else { return [] }
+        let actions = startDrop(distance: distance, on: &ranging.link)
+        state = .ranging(ranging)
+        return actions
     }
-
-    private mutating func receivedCard(bumpID: UInt32, json: String, on link: LinkID, proximity: ProximityView) {
-        if let last = lastDrop, bumpID <= last.bumpID {
-            // The peer repeats a drop that has ended here: our answer was lost. Answer again.
-            if bumpID == last.bumpID {
-                send(last.completed ? .cardAck(bumpID: bumpID) : .cardDecline(bumpID: bumpID), on: link)
-            }
-            return
-        }
-        if let current = exchange, bumpID < current.bumpID { return }  // the peer will follow our higher id
-        let card: ProfileCard
-        do {
-            card = try ProfileCard(json: json)
-        } catch {
-            // A card we could not show ends the drop on both sides without a bump, at once: the
-            // decline tells the peer, which would otherwise repeat it until its timer gives up.
-            log(.warning, "declining a profile drop with an invalid card", ["bump": "\(bumpID)", "error": "\(error)"])
-            exchange = nil
-            lastDrop = (bumpID, false)
-            send(.cardDecline(bumpID: bumpID), on: link)
-            return
-        }
-        if var current = exchange {
-            if bumpID > current.bumpID {
-                // Both started; the higher id wins and both converge on it.
-                current = Exchange(bumpID: bumpID, startedAt: current.startedAt, distance: current.distance, cardSentAt: now)
-                send(.card(bumpID: bumpID, cardJSON: identity.card.json), on: link)
-            }
-            current.peerCard = card.json
-            exchange = current
-        } else {
-            // The peer saw the contact first. Join, unless this gesture already had its bump.
-            guard proximity.contactArmed else {
-                log(.info, "declining a second profile drop in one gesture", ["bump": "\(bumpID)"])
-                lastDrop = (bumpID, false)
-                send(.cardDecline(bumpID: bumpID), on: link)
-                return
-            }
-            actions.append(.consumeContact)
-            log(.info, "profile drop joined", ["bump": "\(bumpID)"])
-            exchange = Exchange(bumpID: bumpID, startedAt: now, peerCard: card.json, distance: proximity.filtered, cardSentAt: now)
-            send(.card(bumpID: bumpID, cardJSON: identity.card.json), on: link)
-        }
-        // The controlee acknowledges at once: the controller learns that we hold its card. The
-        // controller's acknowledgement is its decision, sent when the drop completes.
-        if !decides { send(.cardAck(bumpID: bumpID), on: link) }
-        completeExchangeIfDone(on: link)
-    }
-
-    private mutating func completeExchangeIfDone(on link: LinkID) {
-        guard let current = exchange, let card = current.peerCard, current.ownCardAcked else { return }
-        exchange = nil
-        lastDrop = (current.bumpID, true)
-        actions.append(.emit(.bump(.init(peer: peer.description, bumpID: current.bumpID, distance: current.distance, cardJSON: card))))
-        if decides { send(.cardAck(bumpID: current.bumpID), on: link) }
-    }
-
-    private mutating func endExchange(_ current: Exchange, reason: String) {
-        log(.warning, "profile drop ended without a bump", ["bump": "\(current.bumpID)", "reason": "\(reason)"])
-        exchange = nil
-        lastDrop = (current.bumpID, false)
-    }
-
-    // MARK: Time
 
     /// Repeats unanswered messages and applies the deadlines, and reports what the scheduler
     /// needs, including whether the peer has been silent for longer than the peer timeout.
-    private mutating func tick(_ proximity: ProximityView) {
+    private mutating func tick(_ proximity: ProximityView) -> [TickAction] {
         if let measured = proximity.lastMeasuredAt { lastHeard = max(lastHeard, measured) }
-        if case .connecting(let link) = stage, now - connectStartedAt >= config.connectTimeoutMilliseconds {
-            log(.warning, "connection attempt timed out; trying again at the next advert", ["link": "\(link)"])
-            stage = .discovered
-            actions.append(.disconnect(link))
-            actions.append(.unbindLink(link))
-        }
-        if case .negotiating(let link) = stage, pendingParameters != nil, now - parametersSentAt >= config.retransmitMilliseconds,
-            now >= uwbRetryAt
-        {
-            proposeParameters(on: link)
-        }
-        if let current = exchange, let link {
-            if decides, now - current.startedAt > config.exchangeTimeoutMilliseconds {
-                endExchange(current, reason: "no answer before the deadline")
-                send(.cardDecline(bumpID: current.bumpID), on: link)
-            } else if !decides, now - max(lastMessageAt, current.startedAt) > 4 * config.exchangeTimeoutMilliseconds {
-                // The controller decides within its deadline and answers every card after it; this
-                // long a silence means the link is gone. Tell it, in case it still can hear us.
-                endExchange(current, reason: "the peer fell silent")
-                send(.cardDecline(bumpID: current.bumpID), on: link)
-            } else if !decides || !current.ownCardAcked, now - current.cardSentAt >= config.retransmitMilliseconds {
-                exchange?.cardSentAt = now
-                send(.card(bumpID: current.bumpID, cardJSON: identity.card.json), on: link)
+        var actions: [TickAction] = []
+        switch state {
+        case .connecting(let connecting) where now - connecting.since >= config.connectTimeoutMilliseconds:
+            actions.append(
+                .log(LogLine(.warning, "connection attempt timed out; trying again at the next advert", ["link": "\(connecting.link)"])))
+            if let end = endLink(disconnect: true) { actions.append(.abandon(end)) }
+        case .negotiating(let negotiating):
+            if case .proposing(let parameters, let sentAt) = negotiating.step, now - sentAt >= config.retransmitMilliseconds,
+                now >= uwbRetryAt
+            {
+                actions.append(.propose(propose(parameters, on: negotiating.link)))
             }
+        case .discovered, .connecting, .ranging:
+            break
         }
-        let isRanging = if case .ranging = stage { true } else { false }
+        if var open = openLink {
+            actions += dropTimers(on: &open).map(TickAction.drop)
+            store(open)
+        }
+        let isRanging = if case .ranging = state { true } else { false }
         actions.append(
             .report(
                 SessionReport(
                     timedOut: now - lastHeard > config.peerTimeoutMilliseconds,
-                    holdsPriority: proximity.isNear || exchange != nil, rssi: rough.rssi, isRanging: isRanging,
-                    available: mayRange, lastHeard: lastHeard, sharedSession: sharedSession)))
-    }
-
-    /// Ends everything with this peer; best effort, since the peer may have left the air already.
-    private mutating func close(sayGoodbye: Bool) {
-        if let link {
-            if sayGoodbye { send(.goodbye, on: link) }
-            actions.append(.disconnect(link))
-        }
-        linkClosed()
+                    holdsPriority: proximity.isNear || openLink?.exchange != nil, rssi: rough.rssi, isRanging: isRanging,
+                    available: mayRange, lastHeard: lastHeard, sharedSession: openLink?.sharedSession)))
+        return actions
     }
 }

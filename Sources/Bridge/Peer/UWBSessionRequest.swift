@@ -1,0 +1,10 @@
+import PeerProtocol
+
+/// A UWB session the machine wants on the board.
+struct UWBSessionRequest: Sendable, Equatable {
+    var parameters: PeerMessage.RangingParameters
+    var asController: Bool
+    /// As controller of a one-to-many session: join the place reserved for this peer.
+    var shared: Bool
+    var sts: SessionSTS = .fromParameters
+}
