@@ -58,11 +58,11 @@ enum Fixtures {
 /// Writes lines to /dev/null through the CLI's own stdout output (real `write` calls: stdout's
 /// cost without a terminal), then hands each line to an observer.
 final class NullOutput: EventOutput {
-    private let output: StandardOutputEvents
+    private let output: StandardOutput
     private let observe: @Sendable (String) -> Void
 
     init(observe: @escaping @Sendable (String) -> Void) {
-        output = StandardOutputEvents(fileDescriptor: open("/dev/null", O_WRONLY | O_CLOEXEC))
+        output = StandardOutput(fileDescriptor: open("/dev/null", O_WRONLY | O_CLOEXEC))
         self.observe = observe
     }
 
