@@ -132,6 +132,8 @@ final class CorePair {
         /// The acceptor's name for the link, once it opened there.
         var toLink: LinkID?
         var state: ConnectionState
+        /// The side whose adapter closed it: frames still on their way to it are not read.
+        var closedBy: Side? = nil
 
         func link(_ side: Side) -> LinkID? { side == from ? fromLink : side == to ? toLink : nil }
     }
@@ -495,6 +497,9 @@ final class CorePair {
     private func drain() {
         while !pending.isEmpty {
             let (side, input) = pending.removeFirst()
+            if case .ble(.linkData(let link, _)) = input, connections.contains(where: { $0.closedBy == side && $0.link(side) == link }) {
+                continue  // its socket is closed: what was on its way is not read
+            }
             apply(side, input)
         }
     }
@@ -538,6 +543,7 @@ final class CorePair {
         case .disconnect(let link):
             guard let index = connections.firstIndex(where: { $0.link(side) == link && $0.state != .closed }) else { return }
             connections[index].state = .closed
+            connections[index].closedBy = side
             for end in Side.allCases { if let link = connections[index].link(end) { pending.append((end, .ble(.linkClosed(link)))) } }
         case .openUWB(let request, let peer):
             uwbRequests[side].append(request)

@@ -90,7 +90,7 @@ extension CorePair {
             #expect(pair.bumps(.c).map(\.bumpID) == [id] && pair.bumps(.r).map(\.bumpID) == [id])
             // The receiver's contact was taken: its own rounds of this touch start nothing.
             let after = pair.mark
-            pair.touch([receiver], apartFirst: false, expectContact: false)
+            pair.hold([receiver], centimetres: 0, rounds: 10)
             #expect(pair.sent(receiver, .card, since: after).isEmpty)
         } else {
             #expect(answer.first == .send(Self.frame(.cardDecline(bumpID: id)), on: link))

@@ -67,15 +67,17 @@ import Testing
     ) {
         let pair = Self.lossyRun(pattern.copies, bothSeeContact: bothSeeContact)
         Self.expectAgreement(pair)
-        #expect(pair.contactAt != nil, "the gesture was seen")
+        // Every second frame lost takes each of C's repeated proposals (C sends hello and
+        // parameters in pairs, R nothing in between): C never ranges, so never sees the gesture.
+        if pattern != .everySecondMessage { #expect(pair.contactAt != nil, "the gesture was seen") }
         let bumped = !pair.bumps(.c).isEmpty
         switch pattern {
         case .controleeSilentAfterContact, .controllerSilentForever, .controllerSilentForFiveSeconds:
             #expect(!bumped, "C cannot complete without hearing R in time")
         case .everySecondMessage:
-            // R answers each card of C's with its own card and an ack back to back, so a loss that
-            // takes exactly every second message can take every ack: both sides then agree on no
-            // bump (checked above), which is all the protocol promises.
+            // (See above: C never ranges, so no drop completes; and once ranging, R's card and
+            // ack back to back can lose every ack.) Both sides agree on no bump (checked
+            // above), which is all the protocol promises.
             break
         default:
             #expect(bumped, "the loss was recoverable")

@@ -59,8 +59,8 @@ import UCI
     }
 
     /// A peer whose adverts became close after the `busy` is tried again at once, not after
-    /// retryAfter. R, which hears C come close at the same adverts, gives C a session at its next
-    /// tick: the first return, in the same moment, is turned away once more, for a second only.
+    /// retryAfter. (R, which hears C's strong adverts too, has given C its session by then: the
+    /// scheduler ranks a close peer above a far one.)
     @Test func aPeerThatCameCloseIsTriedAgainSooner() {
         let pair = Self.busyPair()
         pair.heard(.c)  // at -80 dBm: far
@@ -69,9 +69,8 @@ import UCI
         let mark = pair.mark
         pair.run(2_000, adverts: true)
         // The smoothed RSSI crosses closeRSSI at the second strong advert (-72.5, then -66.9).
-        #expect(pair.connects(since: mark).first == Pair.start + 200)
-        #expect(pair.sent(.r, .busy, since: mark).map(\.message) == [.busy(retryAfterMilliseconds: 1_000)])
-        #expect(pair.connects(since: mark) == [Pair.start + 200, Pair.start + 1_200])
+        #expect(pair.connects(since: mark) == [Pair.start + 200])
+        #expect(pair.sent(.r, .busy, since: mark).isEmpty)
         #expect(pair.isRanging(.c) && pair.isRanging(.r))
     }
 

@@ -106,7 +106,7 @@ import UCIHost
         let pair = Pair()
         pair.uwbOutcome.c = .fails
         pair.heard(.c)
-        pair.run(120_000, step: 100)
+        pair.run(120_000, step: 100, adverts: true)  // adverts: the peers stay found
         let attempts = pair.records.filter { $0.side == .c && { if case .openUWB = $0 { true } else { false } }($0.effect) }.map(\.at)
         let gaps = zip(attempts.dropFirst(), attempts).map { $0 - $1 }
         #expect(attempts.count == 8, "\(attempts)")
@@ -114,7 +114,7 @@ import UCIHost
             #expect(gap >= delay && gap < delay + 2 * Self.retransmit, "gaps \(gaps)")
         }
         pair.uwbOutcome.c = .starts
-        pair.run(31_000, step: 100)
+        pair.run(31_000, step: 100, adverts: true)
         #expect(pair.isRanging(.c) && pair.isRanging(.r))
     }
 
@@ -124,11 +124,11 @@ import UCIHost
         let pair = Pair()
         pair.uwbOutcome.c = .fails
         pair.heard(.c)
-        pair.run(40_000, step: 100)  // six failures: the next attempt is 30 s away
+        pair.run(40_000, step: 100, adverts: true)  // six failures: the next attempt is 30 s away
         pair.uwbOutcome.c = .starts
         #expect(pair.feed(.c, .uwb(.closed(.closed))).radio == [.forgetBoardSessions])
         pair.feed(.c, .uwbSessions(.boardReady(Pair.board(provisionedSTS: false))))
-        pair.run(1_000, step: 100)
+        pair.run(1_000, step: 100, adverts: true)
         #expect(pair.isRanging(.c) && pair.isRanging(.r))
     }
 
