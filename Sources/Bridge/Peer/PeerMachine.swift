@@ -88,6 +88,10 @@ struct PeerMachine: Sendable {
         }
     }
 
+    // Never inlined: Swift 6.3.1's optimizer (CopyPropagation) ends the borrow of `state` too early
+    // where this switch is inlined into the handlers, and the compiler stops on its own
+    // ownership check ("found outside of lifetime use") in release builds.
+    @inline(never)
     var link: LinkID? {
         switch state {
         case .discovered: nil
