@@ -3,10 +3,11 @@ import Synchronization
 /// The UCI host's one timer, on the host's clock (an injected one in tests): it calls `fire` once
 /// the earliest deadline asked for has passed, with at most one task asleep at a time.
 ///
-/// Why not a task per command attempt: on Linux a cancelled `Task.sleep` leaves its Dispatch
-/// timer armed until the deadline, so a timeout task per attempt left hundreds armed while a
-/// node set up its sessions. Why not a timer on the node's `EventLoop`: that runs on the
-/// monotonic wall clock, and the tests (and the simulation) move the host's clock by hand.
+/// Why not a task per command attempt: on Linux a cancelled sleep on the system clock leaves
+/// its Dispatch timer armed until the deadline, so a timeout task per attempt left hundreds
+/// armed while a node set up its sessions. Why not a timer on the node's `EventLoop`: that runs
+/// on the monotonic system clock, and the tests (and the simulation) move the host's clock by
+/// hand; and hosts without a loop (`doctor`, `devices`) would need a second way anyway.
 ///
 /// A later deadline than the one slept for needs no wake-up: the sleeping task finds it when it
 /// wakes, and sleeps on. Commands' deadlines only ever move later (one command at a time, one

@@ -22,7 +22,7 @@ private final class Passed: Sendable {
                     released.add(i)
                 })
         }
-        while outstanding.waiting < 3 { await Task.yield() }
+        while outstanding.waiting < 3 { try? await Task.sleep(for: .milliseconds(1)) }
         outstanding.update { $0 -= 1 }
         #expect(released.all.isEmpty)
         outstanding.update { $0 -= 1 }
@@ -42,7 +42,7 @@ private final class Passed: Sendable {
                     await busy.wait { $0 = true }
                     order.add(i)
                 })
-            while busy.waiting < i + 1 { await Task.yield() }
+            while busy.waiting < i + 1 { try? await Task.sleep(for: .milliseconds(1)) }
         }
         for expected in 0..<3 {
             busy.update { $0 = false }
@@ -51,20 +51,18 @@ private final class Passed: Sendable {
             #expect(busy.waiting == 2 - expected)  // the others still wait: the slot is taken
         }
     }
-}
 
-@Suite struct ReplySlotTests {
-    @Test func theFirstResultWinsBeforeOrAfterTheWaiterComes() async {
-        let early = ReplySlot<Int, Never>()
-        #expect(early.resume(with: .success(1)))
-        #expect(!early.resume(with: .success(2)))
-        #expect(await early.result.get() == 1)
-
-        let late = ReplySlot<Int, Never>()
-        let waiter = Task { await late.result.get() }
-        await Task.yield()
-        #expect(late.resume(with: .success(3)))
-        #expect(!late.resume(with: .success(4)))
-        #expect(await waiter.value == 3)
+    /// What a waiter claims is its own: each of two consumers takes one batch, in order.
+    @Test func aClaimHandsTheWaiterWhatItTook() async {
+        let queue = WaiterList([Int]()) { !$0.isEmpty }
+        let first = Task { await queue.wait { items in defer { items = [] }; return items } }
+        while queue.waiting < 1 { try? await Task.sleep(for: .milliseconds(1)) }
+        let second = Task { await queue.wait { items in defer { items = [] }; return items } }
+        while queue.waiting < 2 { try? await Task.sleep(for: .milliseconds(1)) }
+        queue.update { $0 = [1, 2] }
+        #expect(await first.value == [1, 2])
+        #expect(queue.waiting == 1)
+        queue.update { $0 = [3] }
+        #expect(await second.value == [3])
     }
 }

@@ -53,7 +53,7 @@ final class CountingClock: Clock, Sendable {
 
     /// Returns once `count` sleepers wait.
     func untilSleeping(_ count: Int = 1) async {
-        while sleeping < count { await Task.yield() }
+        while sleeping < count { try? await Task.sleep(for: .milliseconds(1)) }
     }
 }
 
@@ -115,7 +115,7 @@ final class CountingClock: Clock, Sendable {
         try await device.send([0x41, 0x07, 0x00, 0x01, 0x00])
         while !done.load(ordering: .acquiring) {
             clock.advance(by: .milliseconds(100))
-            await Task.yield()
+            try await Task.sleep(for: .milliseconds(1))
         }
         try await update.value
         #expect(clock.now.offset >= .seconds(2))
