@@ -108,6 +108,11 @@ final class LinkSocket: Sendable {
     /// Waits (blocking) until what was sent has left the socket, or until `deadline`: the
     /// channel's close would otherwise drop a frame sent just before it (a `goodbye` at
     /// shutdown, a `busy`) while it still waits for credits or the controller.
+    ///
+    /// Polled, because nothing else tells: POLLOUT means room in the send buffer (half of it
+    /// free), not an empty one; an LE credit-based channel's shutdown waits for no
+    /// acknowledgement (only ERTM's does), and SO_LINGER waits for the disconnection, not for
+    /// the queue. Every 5 ms is far below the time a frame waits for credits.
     func waitUntilSent(deadline: ContinuousClock.Instant) {
         while ContinuousClock.now < deadline, unsentBytes() > 0 { usleep(5_000) }
     }

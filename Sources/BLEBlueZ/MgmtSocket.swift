@@ -4,6 +4,7 @@ import CBlueZ
 import Glibc
 import StreamIO
 import Synchronization
+import SystemPackage
 
 /// Why the BlueZ backend failed. Each case says what happened; what to do about it is
 /// `Doctor.remedy(for:)`'s business, which switches on these cases.
@@ -40,22 +41,33 @@ package enum BlueZError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 /// The kernel's Bluetooth management channel (HCI_CHANNEL_CONTROL): the interface bluetoothd
-/// itself uses, shared by any number of clients. One thread reads every packet; replies resolve
-/// the waiting command and events go to the handler, so no event is dropped while a command is
-/// in flight.
+/// itself uses, shared by any number of clients. Its own `EventLoop` reads every packet; replies
+/// resolve the waiting command and events go to the handler, so no event is dropped while a
+/// command is in flight. The same loop times commands out: one thread, as a reader alone was.
 final class MgmtSocket: Sendable {
+    private typealias Reply = ReplySlot<(MgmtStatus, [UInt8]), BlueZError>
+
     private struct Pending {
         var opcode: UInt16
         var index: UInt16
-        var continuation: CheckedContinuation<(MgmtStatus, [UInt8]), any Error>
+        var reply: Reply
     }
 
-    private let fd: Int32
-    private let pending = Mutex<[Pending]>([])
-    private let commandSlot = CommandSlot()
+    private struct State {
+        var pending: Pending?
+        /// Why the reading stopped (closed, or the socket failed): later commands fail at once.
+        var stopped: BlueZError?
+    }
+
+    private let descriptor: ClosableDescriptor
+    private let loop: EventLoop
+    private let state = Mutex(State())
+    /// One mgmt command at a time from this process: replies carry only the opcode and index, so
+    /// two identical commands in flight could not be told apart.
+    private let commandSlot = WaiterList(false) { inFlight in !inFlight }
     private let handler = CallbackSlot<(UInt16, MgmtEvent)>()
 
-    init() throws(BlueZError) {
+    convenience init() throws(BlueZError) {
         let fd = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_HCI)
         guard fd >= 0 else { throw .noKernelSupport(errno: errno) }
         var address = sockaddr_hci()
@@ -70,8 +82,31 @@ final class MgmtSocket: Sendable {
             Glibc.close(fd)
             throw .socket(call: "bind(HCI_CHANNEL_CONTROL)", errno: code)
         }
-        self.fd = fd
-        startReading()
+        self.init(FileDescriptor(rawValue: fd))
+    }
+
+    /// Takes over `fd`: a bound management socket, or a datagram socket standing in for one.
+    init(_ fd: FileDescriptor) {
+        descriptor = ClosableDescriptor(fd)
+        loop = EventLoop(name: "bt-mgmt")
+        // The reader's use, given back when the watch ends: `close` never closes the descriptor
+        // under the loop.
+        guard descriptor.acquire() else {
+            var code = EBADF
+            if case .system(_, let failure, _) = descriptor.failure { code = failure }
+            stop(with: .socket(call: "eventfd", errno: code))
+            return
+        }
+        let reading = Mutex<BlueZError?>(nil)
+        loop.watch(
+            fd.rawValue, endSignal: descriptor.wake.rawValue,
+            readable: { [self] in
+                reading.withLock { readAvailable(failure: &$0) } ? .keep : .end
+            },
+            ended: { [self] in
+                descriptor.release()
+                stop(with: reading.withLock { $0 } ?? .socket(call: "read(mgmt)", errno: EBADF))
+            })
     }
 
     func onEvent(_ handler: @escaping @Sendable (UInt16, MgmtEvent) -> Void) {
@@ -80,102 +115,90 @@ final class MgmtSocket: Sendable {
 
     /// Sends `command` to controller `index` and returns its reply's return parameters.
     func send(_ command: MgmtCommand, index: UInt16, timeout: Duration = .seconds(5)) async throws(BlueZError) -> [UInt8] {
-        await commandSlot.acquire()
-        defer { commandSlot.release() }
+        await commandSlot.wait { $0 = true }
+        defer { commandSlot.update { $0 = false } }
+        // Installed before writing: the reply may be read before the write returns.
+        let reply = Reply()
+        let stopped = state.withLock { s -> BlueZError? in
+            if s.stopped == nil { s.pending = Pending(opcode: command.opcode, index: index, reply: reply) }
+            return s.stopped
+        }
+        if let stopped { throw stopped }
+        let timer = loop.schedule(at: ContinuousClock.now + timeout) { reply.resume(with: .failure(.timeout(command.code))) }
         let bytes = command.packet(index: index).encoded()
-        let reply: (MgmtStatus, [UInt8])
-        do {
-            reply = try await withThrowingTaskGroup(of: (MgmtStatus, [UInt8]).self) { group in
-                group.addTask {
-                    try await withCheckedThrowingContinuation { continuation in
-                        self.pending.withLock { $0.append(Pending(opcode: command.opcode, index: index, continuation: continuation)) }
-                        if write(self.fd, bytes, bytes.count) != bytes.count {
-                            let code = errno
-                            self.resolve(opcode: command.opcode, index: index, with: .failure(BlueZError.socket(call: "write(mgmt)", errno: code)))
-                        }
-                    }
-                }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    self.resolve(opcode: command.opcode, index: index, with: .failure(BlueZError.timeout(command.code)))
-                    throw BlueZError.timeout(command.code)
-                }
-                let first = try await group.next()!
-                group.cancelAll()
-                return first
-            }
-        } catch let error as BlueZError {
-            throw error
-        } catch {
-            throw .timeout(command.code)
+        if let error = write(bytes) { reply.resume(with: .failure(error)) }
+        let result = await reply.result
+        loop.cancel(timer)
+        state.withLock { s in if s.pending?.reply === reply { s.pending = nil } }
+        let (status, parameters) = try result.get()
+        guard status == .success else { throw .command(command.code, status) }
+        return parameters
+    }
+
+    private func write(_ bytes: [UInt8]) -> BlueZError? {
+        guard descriptor.acquire() else { return .socket(call: "write(mgmt)", errno: EBADF) }
+        defer { descriptor.release() }
+        let written = bytes.withUnsafeBytes { Glibc.write(descriptor.fd.rawValue, $0.baseAddress, $0.count) }
+        return written == bytes.count ? nil : .socket(call: "write(mgmt)", errno: written < 0 ? errno : EMSGSIZE)
+    }
+
+    /// Reading stopped: the command waiting fails with `error`, and so does every later one.
+    private func stop(with error: BlueZError) {
+        let waiting = state.withLock { s in
+            if s.stopped == nil { s.stopped = error }
+            defer { s.pending = nil }
+            return s.pending
         }
-        guard reply.0 == .success else { throw .command(command.code, reply.0) }
-        return reply.1
+        waiting?.reply.resume(with: .failure(error))
+        loop.shutdown()
     }
 
-    private func resolve(opcode: UInt16, index: UInt16, with result: Result<(MgmtStatus, [UInt8]), any Error>) {
-        let waiter = pending.withLock { list -> Pending? in
-            guard let i = list.firstIndex(where: { $0.opcode == opcode && $0.index == index }) else { return nil }
-            return list.remove(at: i)
+    private func resolve(opcode: UInt16, index: UInt16, with result: (MgmtStatus, [UInt8])) {
+        let waiting = state.withLock { s -> Pending? in
+            guard let pending = s.pending, pending.opcode == opcode, pending.index == index else { return nil }
+            s.pending = nil
+            return pending
         }
-        waiter?.continuation.resume(with: result)
+        waiting?.reply.resume(with: .success(result))
     }
 
-    private func startReading() {
-        IOThread.detach(name: "bt-mgmt") { [self] in readLoop() }
-    }
-
-    private func readLoop() {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return }
-            guard let packet = try? MgmtPacket(datagram: Array(buffer[0..<count])), let event = try? MgmtEvent(packet) else { continue }
-            switch event {
-            case .commandComplete(let opcode, let status, let parameters):
-                resolve(opcode: opcode, index: packet.index, with: .success((status, parameters)))
-            case .commandStatus(let opcode, let status):
-                resolve(opcode: opcode, index: packet.index, with: .success((status, [])))
-            default:
-                handler((packet.index, event))
+    /// Handles every datagram waiting (the descriptor stays blocking for writes; reads don't
+    /// wait); false when the socket ended or failed, with why in `failure`.
+    private func readAvailable(failure: inout BlueZError?) -> Bool {
+        withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 1) { buffer in
+            while true {
+                let count = recv(descriptor.fd.rawValue, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    if errno == EAGAIN || errno == EWOULDBLOCK { return true }
+                    failure = .socket(call: "read(mgmt)", errno: errno)
+                    return false
+                }
+                guard count > 0 else {
+                    failure = .socket(call: "read(mgmt)", errno: ECONNRESET)
+                    return false
+                }
+                handle(Array(buffer[0..<count]))
             }
         }
     }
 
+    private func handle(_ datagram: [UInt8]) {
+        guard let packet = try? MgmtPacket(datagram: datagram), let event = try? MgmtEvent(packet) else { return }
+        switch event {
+        case .commandComplete(let opcode, let status, let parameters):
+            resolve(opcode: opcode, index: packet.index, with: (status, parameters))
+        case .commandStatus(let opcode, let status):
+            resolve(opcode: opcode, index: packet.index, with: (status, []))
+        default:
+            handler((packet.index, event))
+        }
+    }
+
+    /// Ends the reading (the loop lets the descriptor go, which closes it) and the loop's thread;
+    /// a command waiting fails.
     func close() {
-        shutdown(fd, Int32(SHUT_RDWR))
-        Glibc.close(fd)
-    }
-}
-
-/// One mgmt command at a time from this process: replies carry only the opcode and index, so
-/// two identical commands in flight could not be told apart.
-final class CommandSlot: Sendable {
-    private let state = Mutex<(busy: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func acquire() async {
-        await withCheckedContinuation { continuation in
-            let granted = state.withLock { s in
-                if !s.busy {
-                    s.busy = true
-                    return true
-                }
-                s.waiters.append(continuation)
-                return false
-            }
-            if granted { continuation.resume() }
-        }
-    }
-
-    func release() {
-        let next = state.withLock { s -> CheckedContinuation<Void, Never>? in
-            if s.waiters.isEmpty {
-                s.busy = false
-                return nil
-            }
-            return s.waiters.removeFirst()
-        }
-        next?.resume()
+        descriptor.close()
+        loop.shutdown()
     }
 }

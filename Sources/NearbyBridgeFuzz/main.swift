@@ -111,8 +111,8 @@ func fuzzUCIStream(_ data: [UInt8]) {
     precondition(messages <= data.count / 4 + 1, "more messages than 4-byte headers")
 }
 
-/// A clock whose sleepers wait until `open`, then every sleep returns at once: the board's
-/// bytes all arrive before any timeout, then every timeout fires (stall watches included).
+/// A clock that stands still until `open`, then jumps to each sleep's deadline at once: the
+/// board's bytes all arrive before any timeout, then every timeout fires (stall watches included).
 final class GateClock: Clock, @unchecked Sendable {
     struct Instant: InstantProtocol {
         var offset: Duration
@@ -122,19 +122,25 @@ final class GateClock: Clock, @unchecked Sendable {
     }
     private let lock = NSLock()
     private var isOpen = false
-    private var sleepers: [CheckedContinuation<Void, Never>] = []
+    private var time = Instant(offset: .zero)
+    private var sleepers: [(deadline: Instant, continuation: CheckedContinuation<Void, Never>)] = []
 
-    var now: Instant { Instant(offset: .zero) }
+    var now: Instant {
+        lock.lock()
+        defer { lock.unlock() }
+        return time
+    }
     var minimumResolution: Duration { .zero }
 
     func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         await withCheckedContinuation { continuation in
             lock.lock()
             if isOpen {
+                time = max(time, deadline)
                 lock.unlock()
                 continuation.resume()
             } else {
-                sleepers.append(continuation)
+                sleepers.append((deadline, continuation))
                 lock.unlock()
             }
         }
@@ -146,8 +152,9 @@ final class GateClock: Clock, @unchecked Sendable {
         isOpen = true
         let waiting = sleepers
         sleepers = []
+        time = waiting.map(\.deadline).reduce(time, max)
         lock.unlock()
-        waiting.forEach { $0.resume() }
+        waiting.forEach { $0.continuation.resume() }
     }
 }
 

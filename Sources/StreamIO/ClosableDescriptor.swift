@@ -11,10 +11,10 @@ import SystemPackage
 /// the descriptor under a blocked thread (which on Linux does not wake a `read` on a tty, and lets
 /// a newly opened file take the same number while the old user still holds it). The descriptor
 /// and the eventfd are closed by whoever lets go last, `close` itself when nobody holds a use.
-final class ClosableDescriptor: Sendable {
-    let fd: FileDescriptor
+package final class ClosableDescriptor: Sendable {
+    package let fd: FileDescriptor
     /// Signalled by `close`: what a waiting user polls beside `fd`.
-    let wake: FileDescriptor
+    package let wake: FileDescriptor
     private struct State {
         var users = 0
         var closing = false
@@ -23,10 +23,10 @@ final class ClosableDescriptor: Sendable {
 
     /// Why the descriptor could not be set up (no eventfd); then it is closed already, and
     /// `acquire` always fails.
-    let failure: TransportError?
+    package let failure: TransportError?
 
     /// Takes ownership of `fd`.
-    init(_ fd: FileDescriptor) {
+    package init(_ fd: FileDescriptor) {
         let wake = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
         self.fd = fd
         self.wake = FileDescriptor(rawValue: wake)
@@ -40,7 +40,7 @@ final class ClosableDescriptor: Sendable {
     }
 
     /// Takes a use of the descriptor; false once closing was asked for.
-    func acquire() -> Bool {
+    package func acquire() -> Bool {
         state.withLock { s in
             guard !s.closing else { return false }
             s.users += 1
@@ -49,7 +49,7 @@ final class ClosableDescriptor: Sendable {
     }
 
     /// Gives a use back; the last one out after `close` closes the descriptor.
-    func release() {
+    package func release() {
         let last = state.withLock { s in
             s.users -= 1
             return s.closing && s.users == 0
@@ -58,7 +58,7 @@ final class ClosableDescriptor: Sendable {
     }
 
     /// Asks every user to stop, and closes the descriptor now if nobody holds it. Idempotent.
-    func close() {
+    package func close() {
         let now = state.withLock { s -> Bool in
             guard !s.closing else { return false }
             s.closing = true

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Logging
+import StreamIO
 import Synchronization
 import UCI
 
@@ -58,10 +59,21 @@ package enum UCIHostEvent: Sendable, Equatable {
 /// read straight to the decoder there (`UCITransport.deliverReads`): on a node's `EventLoop`,
 /// bytes go from `read(2)` to the node's inbox with no task hop.
 package actor UCIHost {
+    private typealias Reply = ReplySlot<UCIResponse, UCIHostError>
+
     private struct Pending {
         var id: UInt64
         var command: UCICommand
-        var reply: ResponsePromise
+        var reply: Reply
+        /// Set once the command is written: the attempt times out then.
+        var deadline: Duration?
+    }
+
+    /// `updateMulticastList` waiting for the session's notification.
+    private struct MulticastWaiter {
+        var session: UInt32
+        var reply: ReplySlot<MulticastListUpdate?, Never>
+        var deadline: Duration
     }
 
     /// What the reading side owns.
@@ -76,20 +88,43 @@ package actor UCIHost {
         /// The last SESSION_UPDATE_CONTROLLER_MULTICAST_LIST_NTF per session, for a list update
         /// whose response had no per-controlee statuses (UCI 1.x) to read the outcome from.
         var multicastUpdates: [UInt32: MulticastListUpdate] = [:]
-        /// The stream offset of the incomplete packet a stall watch runs for.
-        var watchedOffset: Int?
+        var multicastWaiter: MulticastWaiter?
+        /// The incomplete packet being watched (its stream offset) and when it is given up.
+        var stall: (offset: Int, deadline: Duration)?
 
-        /// Where an incomplete packet starts that no stall watch runs for yet (marked watched).
-        mutating func unwatchedStall() -> Int? {
-            guard decoder.pendingByteCount > 0, watchedOffset != decoder.streamOffset else { return nil }
-            watchedOffset = decoder.streamOffset
-            return decoder.streamOffset
+        /// Starts watching an incomplete packet no watch runs for yet; its deadline if so.
+        mutating func watchStall(now: () -> Duration) -> Duration? {
+            guard decoder.pendingByteCount > 0 else {
+                stall = nil
+                return nil
+            }
+            guard stall?.offset != decoder.streamOffset else { return nil }
+            stall = (decoder.streamOffset, now() + UCIHost.packetAssemblyLimit)
+            return stall?.deadline
+        }
+
+        /// The earliest of the deadlines this holds.
+        var nextDeadline: Duration? {
+            [pending?.deadline, multicastWaiter?.deadline, stall?.deadline].compactMap { $0 }.min()
+        }
+
+        /// Everyone waiting fails with `error`; used when the link is dropped.
+        mutating func failWaiters(_ error: UCIHostError, into outcome: inout Outcome) {
+            if let current = pending {
+                pending = nil
+                outcome.replies.append((current.reply, .failure(error)))
+            }
+            if let waiter = multicastWaiter {
+                multicastWaiter = nil
+                outcome.multicast.append((waiter.reply, nil))
+            }
         }
     }
 
     /// What one read led to, acted on once the lock is released.
     private struct Outcome {
-        var replies: [(ResponsePromise, Result<UCIResponse, UCIHostError>)] = []
+        var replies: [(Reply, Result<UCIResponse, UCIHostError>)] = []
+        var multicast: [(ReplySlot<MulticastListUpdate?, Never>, MulticastListUpdate?)] = []
         var events: [UCIHostEvent] = []
         var logs: [(Logger.Level, Logger.Message, Logger.Metadata)] = []
     }
@@ -101,7 +136,9 @@ package actor UCIHost {
     /// Commands that went unanswered however often they were sent: a session manager asks
     /// whether the board is still there when this grows (never reset, unlike `link`).
     private let unanswered = Atomic<Int>(0)
-    private let clock: any Clock<Duration>
+    /// Every deadline of the host (the command's, a multicast notification's, a stalled packet's)
+    /// on the host's clock.
+    private let timer: DeadlineTimer
     private let logger: Logger
     private let events: @Sendable ([UCIHostEvent]) -> Void
     /// Where a reader task runs, for transports that cannot deliver their reads: a node's event
@@ -109,8 +146,8 @@ package actor UCIHost {
     /// global pool.
     private let executor: (any TaskExecutor)?
 
-    private var commandInFlight = false
-    private var waitingSenders: [CheckedContinuation<Void, Never>] = []
+    /// Whether a command is in flight (UCI allows one); senders queue for it in order.
+    private let commandSlot = WaiterList(false) { inFlight in !inFlight }
     private var nextCommandID: UInt64 = 0
     private var started = false
 
@@ -136,7 +173,7 @@ package actor UCIHost {
         self.transport = transport
         self.commandTimeout = commandTimeout
         self.commandAttempts = max(1, commandAttempts)
-        self.clock = clock
+        timer = DeadlineTimer(clock: clock, executor: executor)
         self.logger = logger
         self.events = events
     }
@@ -153,10 +190,13 @@ package actor UCIHost {
     package func attach(_ transport: any UCITransport) {
         self.transport.close()
         self.transport = transport
+        var outcome = Outcome()
         let generation = link.withLock { l in
+            l.failWaiters(.closed, into: &outcome)
             l = Link(generation: l.generation + 1)
             return l.generation
         }
+        act(on: outcome)
         startReading(transport, generation: generation)
     }
 
@@ -185,8 +225,8 @@ package actor UCIHost {
     /// Sends `command` and waits for its response (queued behind any command in flight), sending
     /// it again while it goes unanswered, up to `commandAttempts` times.
     package func send(_ command: UCICommand) async throws(UCIHostError) -> UCIResponse {
-        await acquireCommandSlot()
-        defer { releaseCommandSlot() }
+        await commandSlot.wait { $0 = true }
+        defer { commandSlot.update { $0 = false } }
         var attempt = 1
         while true {
             let started = ContinuousClock.now
@@ -232,7 +272,7 @@ package actor UCIHost {
         let id = nextCommandID
         // Registered before writing: the actor is free during the write, and a fast device's
         // response may be read before the write call returns.
-        let reply = ResponsePromise()
+        let reply = Reply()
         let failure = link.withLock { l -> UCIHostError? in
             if l.failure == nil { l.pending = Pending(id: id, command: command, reply: reply) }
             return l.failure
@@ -244,14 +284,14 @@ package actor UCIHost {
             link.withLock { l in if l.pending?.id == id { l.pending = nil } }
             return .failure(.transport(TransportFailure(error)))
         }
-        let timeout = Task { [clock, commandTimeout] in
-            do {
-                try await clock.sleep(for: commandTimeout)
-                self.expire(id)
-            } catch {}  // cancelled: the response came first
+        let deadline = timer.now() + commandTimeout
+        let waiting = link.withLock { l in
+            guard l.pending?.id == id else { return false }  // answered already
+            l.pending?.deadline = deadline
+            return true
         }
-        defer { timeout.cancel() }
-        return await reply.value
+        if waiting { timer.wake(at: deadline, expireDue) }
+        return await reply.result
     }
 
     /// DEVICE_RESET; the UWBS then reports READY through a device status notification.
@@ -319,15 +359,20 @@ package actor UCIHost {
         }
     }
 
-    /// The session's multicast-list notification once it has come, checked every 5 ms for one
-    /// command timeout (it normally follows the response at once); nil if none came.
+    /// The session's multicast-list notification once it has come (it normally follows the
+    /// response at once); nil if none came within one command timeout, or the transport ended.
     private func multicastNotification(for session: UInt32) async -> MulticastListUpdate? {
-        let step = Duration.milliseconds(5)
-        for _ in 0...Int(commandTimeout / step) {
-            if let update = link.withLock({ $0.multicastUpdates.removeValue(forKey: session) }) { return update }
-            guard (try? await clock.sleep(for: step)) != nil else { return nil }
+        let reply = ReplySlot<MulticastListUpdate?, Never>()
+        let deadline = timer.now() + commandTimeout
+        let ready = link.withLock { l -> MulticastListUpdate?? in
+            if let update = l.multicastUpdates.removeValue(forKey: session) { return .some(update) }
+            guard l.failure == nil else { return .some(nil) }
+            l.multicastWaiter = MulticastWaiter(session: session, reply: reply, deadline: deadline)
+            return .none
         }
-        return nil
+        if let ready { return ready }
+        timer.wake(at: deadline, expireDue)
+        return await reply.result.get()
     }
 
     package func startRanging(session: UInt32) async throws(UCIHostError) {
@@ -352,32 +397,42 @@ package actor UCIHost {
         guard response.status == .ok else { throw .commandFailed(command: name, status: response.status) }
     }
 
-    // MARK: Flow control
+    // MARK: Deadlines
 
-    private func acquireCommandSlot() async {
-        guard commandInFlight else {
-            commandInFlight = true
-            return
-        }
-        await withCheckedContinuation { waitingSenders.append($0) }
+    /// What the timer calls: fails what is due at `now` (the command attempt, a multicast
+    /// notification's wait), gives up a stalled packet, and says when to come back.
+    private nonisolated var expireDue: DeadlineTimer.Fire {
+        { [weak self] now in self?.expire(at: now) }
     }
 
-    private func releaseCommandSlot() {
-        if waitingSenders.isEmpty {
-            commandInFlight = false
-        } else {
-            waitingSenders.removeFirst().resume()  // the slot passes straight to the next sender
+    private nonisolated func expire(at now: Duration) -> Duration? {
+        var outcome = Outcome()
+        let next = link.withLock { l -> Duration? in
+            if let current = l.pending, let deadline = current.deadline, deadline <= now {
+                l.pending = nil
+                outcome.replies.append((current.reply, .failure(.timeout(command: Self.name(current.command)))))
+            }
+            if let waiter = l.multicastWaiter, waiter.deadline <= now {
+                l.multicastWaiter = nil
+                outcome.multicast.append((waiter.reply, nil))
+            }
+            if let stall = l.stall, stall.deadline <= now {
+                l.stall = nil
+                // Its packet was completed or dropped meanwhile: nothing to give up.
+                if l.decoder.streamOffset == stall.offset, l.decoder.pendingByteCount > 0 {
+                    // A header most likely corrupted (a length too large): drop the packet and
+                    // look for the next one.
+                    outcome.logs.append(
+                        (.warning, "UCI packet incomplete, resynchronising", ["waited": "\(Self.packetAssemblyLimit)", "bytes": "\(l.decoder.pendingByteCount)"]))
+                    l.decoder.skipStalledPacket()
+                    Self.drain(&l, into: &outcome)
+                }
+                _ = l.watchStall { now }
+            }
+            return l.nextDeadline
         }
-    }
-
-    private func expire(_ id: UInt64) {
-        let expired = link.withLock { l -> Pending? in
-            guard let current = l.pending, current.id == id else { return nil }
-            l.pending = nil
-            return current
-        }
-        guard let current = expired else { return }
-        current.reply.fulfil(.failure(.timeout(command: Self.name(current.command))))
+        act(on: outcome)
+        return next
     }
 
     // MARK: Reading
@@ -399,40 +454,21 @@ package actor UCIHost {
     @discardableResult
     private nonisolated func receive(_ chunk: UnsafeRawBufferPointer, generation: Int) -> Bool {
         var outcome = Outcome()
-        let (current, stalledAt) = link.withLock { l -> (Bool, Int?) in
+        let (current, stallDeadline) = link.withLock { l -> (Bool, Duration?) in
             guard l.generation == generation else { return (false, nil) }
             l.decoder.append(chunk)
             Self.drain(&l, into: &outcome)
             // Whole packets leave nothing behind; a part waits for its rest, but not for ever.
-            return (true, l.unwatchedStall())
+            return (true, l.watchStall(now: timer.now))
         }
         act(on: outcome)
-        if let stalledAt { watchForStall(at: stalledAt, generation: generation) }
+        if let stallDeadline { timer.wake(at: stallDeadline, expireDue) }
         return current
     }
 
     /// How long the rest of a packet may take once its first bytes came: a 255-byte packet
-    /// takes 22 ms at 115 200 baud, far less over USB or TCP.
+    /// takes 22 ms at 115 200 baud, far less over USB or TCP. After that, the packet is dropped.
     static let packetAssemblyLimit = Duration.milliseconds(250)
-
-    /// If the packet at `offset` is still incomplete after `packetAssemblyLimit`, its header was
-    /// most likely corrupted (a length too large): drop it and look for the next packet.
-    private nonisolated func watchForStall(at offset: Int, generation: Int) {
-        Task { [clock] in
-            try? await clock.sleep(for: Self.packetAssemblyLimit)
-            var outcome = Outcome()
-            let stillStalled = link.withLock { l -> Int? in
-                guard l.generation == generation, l.decoder.streamOffset == offset, l.decoder.pendingByteCount > 0 else { return nil }
-                outcome.logs.append(
-                    (.warning, "UCI packet incomplete, resynchronising", ["waited": "\(Self.packetAssemblyLimit)", "bytes": "\(l.decoder.pendingByteCount)"]))
-                l.decoder.skipStalledPacket()
-                Self.drain(&l, into: &outcome)
-                return l.unwatchedStall()
-            }
-            act(on: outcome)
-            if let stillStalled { watchForStall(at: stillStalled, generation: generation) }
-        }
-    }
 
     /// The transport ended: the pending command and every later one fail with `error`.
     private nonisolated func end(_ error: UCIHostError, generation: Int) {
@@ -440,10 +476,7 @@ package actor UCIHost {
         link.withLock { l in
             guard l.generation == generation, l.failure == nil else { return }
             l.failure = error
-            if let current = l.pending {
-                l.pending = nil
-                outcome.replies.append((current.reply, .failure(error)))
-            }
+            l.failWaiters(error, into: &outcome)
             outcome.events.append(.closed(error))
         }
         act(on: outcome)
@@ -451,7 +484,8 @@ package actor UCIHost {
 
     private nonisolated func act(on outcome: Outcome) {
         for (level, message, metadata) in outcome.logs { logger.log(level: level, message, metadata: metadata) }
-        for (reply, result) in outcome.replies { reply.fulfil(result) }
+        for (reply, result) in outcome.replies { reply.resume(with: result) }
+        for (reply, update) in outcome.multicast { reply.resume(with: .success(update)) }
         if !outcome.events.isEmpty { events(outcome.events) }
     }
 
@@ -495,6 +529,11 @@ package actor UCIHost {
             do {
                 let notification = try UCINotification(message)
                 track(notification, &link)
+                if case .multicastListUpdate(let update) = notification, let waiter = link.multicastWaiter, waiter.session == update.session {
+                    link.multicastWaiter = nil
+                    link.multicastUpdates[update.session] = nil
+                    outcome.multicast.append((waiter.reply, update))
+                }
                 // The UWBS received the command damaged and asks for it again.
                 if case .genericError(.commandRetry) = notification, let current = link.pending {
                     link.pending = nil
@@ -538,38 +577,6 @@ package actor UCIHost {
         case .sessionStart: "SESSION_START"
         case .sessionStop: "SESSION_STOP"
         case .androidSetCountryCode: "ANDROID_SET_COUNTRY_CODE"
-        }
-    }
-}
-
-/// A one-shot result that may be fulfilled before or after someone waits for it.
-final class ResponsePromise: Sendable {
-    private struct State {
-        var result: Result<UCIResponse, UCIHostError>?
-        var waiter: CheckedContinuation<Result<UCIResponse, UCIHostError>, Never>?
-    }
-    private let state = Mutex(State())
-
-    func fulfil(_ result: Result<UCIResponse, UCIHostError>) {
-        let waiter: CheckedContinuation<Result<UCIResponse, UCIHostError>, Never>? = state.withLock { s in
-            guard s.result == nil else { return nil }
-            s.result = result
-            defer { s.waiter = nil }
-            return s.waiter
-        }
-        waiter?.resume(returning: result)
-    }
-
-    var value: Result<UCIResponse, UCIHostError> {
-        get async {
-            await withCheckedContinuation { continuation in
-                let ready: Result<UCIResponse, UCIHostError>? = state.withLock { s in
-                    if let result = s.result { return result }
-                    s.waiter = continuation
-                    return nil
-                }
-                if let ready { continuation.resume(returning: ready) }
-            }
         }
     }
 }

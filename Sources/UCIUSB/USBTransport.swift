@@ -1,4 +1,5 @@
 import CLibUSB
+import Dispatch
 import Glibc
 import Synchronization
 import StreamIO
@@ -25,6 +26,8 @@ package final class USBTransport: UCITransport, @unchecked Sendable {
     private let detached: [UInt8]
     private let incoming = ByteQueue()
     private let state = Mutex(State())
+    /// Signalled by the last read transfer retired after `close` cancelled them.
+    private let retired = DispatchSemaphore(value: 0)
     package let board: USBBoard
     package let description: String
 
@@ -142,7 +145,11 @@ package final class USBTransport: UCITransport, @unchecked Sendable {
                 message: String(cString: libusb_error_name(resubmit)))
         }
         if let failure, !closing { incoming.finish(failure: failure) }
-        state.withLock { $0.inFlight -= 1 }
+        let last = state.withLock { s in
+            s.inFlight -= 1
+            return s.closing && s.inFlight == 0
+        }
+        if last { retired.signal() }
     }
 
     /// Bytes go from libusb's event thread straight into the UCI host's decoder.
@@ -157,55 +164,57 @@ package final class USBTransport: UCITransport, @unchecked Sendable {
 
     // MARK: Writing
 
-    private final class WriteCompletion: Sendable {
-        let continuation: CheckedContinuation<Void, any Error>
-        init(_ continuation: CheckedContinuation<Void, any Error>) { self.continuation = continuation }
-    }
+    /// A write's outcome, resumed by its transfer's callback on the libusb event thread.
+    private typealias WriteCompletion = ReplySlot<Void, USBError>
 
     package func write(_ bytes: [UInt8]) async throws {
         guard !state.withLock({ $0.closing }) else { throw TransportError.closed }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            guard let transfer = libusb_alloc_transfer(0) else {
-                continuation.resume(throwing: USBError("libusb_alloc_transfer", LIBUSB_ERROR_NO_MEM.rawValue))
-                return
-            }
-            let buffer = malloc(max(bytes.count, 1)).assumingMemoryBound(to: UInt8.self)
-            bytes.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: bytes.count) }
-            transfer.pointee.dev_handle = handle
-            transfer.pointee.endpoint = interfaces.bulkOut
-            transfer.pointee.type = UInt8(LIBUSB_TRANSFER_TYPE_BULK.rawValue)
-            transfer.pointee.timeout = Self.writeTimeoutMilliseconds
-            transfer.pointee.buffer = buffer
-            transfer.pointee.length = Int32(bytes.count)
-            transfer.pointee.flags = UInt8(LIBUSB_TRANSFER_FREE_BUFFER.rawValue | LIBUSB_TRANSFER_FREE_TRANSFER.rawValue)
-            transfer.pointee.user_data = Unmanaged.passRetained(WriteCompletion(continuation)).toOpaque()
-            transfer.pointee.callback = { transfer in
-                guard let transfer else { return }
-                let completion = Unmanaged<WriteCompletion>.fromOpaque(transfer.pointee.user_data).takeRetainedValue()
-                switch transfer.pointee.status {
-                case LIBUSB_TRANSFER_COMPLETED where transfer.pointee.actual_length == transfer.pointee.length:
-                    completion.continuation.resume()
-                case LIBUSB_TRANSFER_NO_DEVICE:
-                    completion.continuation.resume(throwing: USBError("bulk OUT", LIBUSB_ERROR_NO_DEVICE.rawValue))
-                case LIBUSB_TRANSFER_TIMED_OUT:
-                    completion.continuation.resume(throwing: USBError("bulk OUT", LIBUSB_ERROR_TIMEOUT.rawValue))
-                default:
-                    completion.continuation.resume(throwing: USBError("bulk OUT", LIBUSB_ERROR_IO.rawValue))
-                }
-            }
-            let status = libusb_submit_transfer(transfer)
-            if status != 0 {
-                Unmanaged<WriteCompletion>.fromOpaque(transfer.pointee.user_data).release()
-                libusb_free_transfer(transfer)
-                continuation.resume(throwing: USBError("submit bulk OUT transfer", status))
+        try await submitWrite(bytes).result.get()
+    }
+
+    private func submitWrite(_ bytes: [UInt8]) -> WriteCompletion {
+        let completion = WriteCompletion()
+        guard let transfer = libusb_alloc_transfer(0) else {
+            completion.resume(with: .failure(USBError("libusb_alloc_transfer", LIBUSB_ERROR_NO_MEM.rawValue)))
+            return completion
+        }
+        let buffer = malloc(max(bytes.count, 1)).assumingMemoryBound(to: UInt8.self)
+        bytes.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: bytes.count) }
+        transfer.pointee.dev_handle = handle
+        transfer.pointee.endpoint = interfaces.bulkOut
+        transfer.pointee.type = UInt8(LIBUSB_TRANSFER_TYPE_BULK.rawValue)
+        transfer.pointee.timeout = Self.writeTimeoutMilliseconds
+        transfer.pointee.buffer = buffer
+        transfer.pointee.length = Int32(bytes.count)
+        transfer.pointee.flags = UInt8(LIBUSB_TRANSFER_FREE_BUFFER.rawValue | LIBUSB_TRANSFER_FREE_TRANSFER.rawValue)
+        transfer.pointee.user_data = Unmanaged.passRetained(completion).toOpaque()
+        transfer.pointee.callback = { transfer in
+            guard let transfer else { return }
+            let completion = Unmanaged<WriteCompletion>.fromOpaque(transfer.pointee.user_data).takeRetainedValue()
+            switch transfer.pointee.status {
+            case LIBUSB_TRANSFER_COMPLETED where transfer.pointee.actual_length == transfer.pointee.length:
+                completion.resume(with: .success(()))
+            case LIBUSB_TRANSFER_NO_DEVICE:
+                completion.resume(with: .failure(USBError("bulk OUT", LIBUSB_ERROR_NO_DEVICE.rawValue)))
+            case LIBUSB_TRANSFER_TIMED_OUT:
+                completion.resume(with: .failure(USBError("bulk OUT", LIBUSB_ERROR_TIMEOUT.rawValue)))
+            default:
+                completion.resume(with: .failure(USBError("bulk OUT", LIBUSB_ERROR_IO.rawValue)))
             }
         }
+        let status = libusb_submit_transfer(transfer)
+        if status != 0 {
+            Unmanaged<WriteCompletion>.fromOpaque(transfer.pointee.user_data).release()
+            libusb_free_transfer(transfer)
+            completion.resume(with: .failure(USBError("submit bulk OUT transfer", status)))
+        }
+        return completion
     }
 
     // MARK: Closing
 
-    /// Cancels the reads, waits (at most a second) for libusb to hand the transfers back on its
-    /// event thread, releases the interfaces and gives them back to the kernel driver, so
+    /// Cancels the reads, waits (at most a second, on the monotonic clock) for libusb to hand the
+    /// transfers back on its event thread, releases the interfaces and gives them back to the kernel driver, so
     /// /dev/ttyACM* reappears. Synchronous, so a process exiting right after `close` leaves the
     /// board as it found it.
     package func close() {
@@ -217,7 +226,7 @@ package final class USBTransport: UCITransport, @unchecked Sendable {
         incoming.finish()
         // Transfers that already finished answer LIBUSB_ERROR_NOT_FOUND, which is fine.
         for transfer in reads { libusb_cancel_transfer(transfer) }
-        for _ in 0..<1000 where state.withLock({ $0.inFlight }) > 0 { usleep(1000) }
+        if state.withLock({ $0.inFlight }) > 0 { _ = retired.wait(timeout: .now() + .seconds(1)) }
         if state.withLock({ $0.inFlight }) == 0 {
             for transfer in reads { libusb_free_transfer(transfer) }
         }  // else libusb still owns them: leaking two transfers beats freeing memory in use.

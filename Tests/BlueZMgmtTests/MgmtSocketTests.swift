@@ -1,0 +1,108 @@
+import BlueZMgmt
+import Foundation
+import Glibc
+import Synchronization
+import SystemPackage
+import Testing
+
+@testable import BLEBlueZ
+
+/// The management socket against a stand-in kernel: an AF_UNIX SOCK_SEQPACKET pair keeps the
+/// mgmt channel's one-packet-per-datagram semantics, no Bluetooth needed.
+@Suite(.timeLimit(.minutes(1))) struct MgmtSocketTests {
+    /// The kernel's end of the pair.
+    struct Kernel {
+        let fd: Int32
+
+        /// The next command packet the socket wrote, read on a thread of its own: a blocking
+        /// read on the test's would hold up the tasks that write it.
+        func nextCommand() async throws -> MgmtPacket {
+            let fd = self.fd
+            let datagram = await withCheckedContinuation { continuation in
+                Thread.detachNewThread {
+                    var buffer = [UInt8](repeating: 0, count: 512)
+                    let count = recv(fd, &buffer, buffer.count, 0)
+                    continuation.resume(returning: Array(buffer[0..<max(count, 0)]))
+                }
+            }
+            return try MgmtPacket(datagram: datagram)
+        }
+
+        func send(_ packet: MgmtPacket) {
+            let bytes = packet.encoded()
+            #expect(Glibc.send(fd, bytes, bytes.count, 0) == bytes.count)
+        }
+
+        /// MGMT_EV_CMD_COMPLETE for `opcode` on controller `index`.
+        func complete(_ opcode: MgmtOpcode, index: UInt16 = 0, status: MgmtStatus = .success, _ parameters: [UInt8] = []) {
+            send(MgmtPacket(code: 0x0001, index: index, parameters: [UInt8(opcode.rawValue & 0xFF), UInt8(opcode.rawValue >> 8), status.rawValue] + parameters))
+        }
+
+        /// Whether the socket's end is closed: recv sees the end of the stream.
+        var peerClosed: Bool {
+            var byte: UInt8 = 0
+            return recv(fd, &byte, 1, Int32(MSG_DONTWAIT)) == 0
+        }
+    }
+
+    static func socket() throws -> (MgmtSocket, Kernel) {
+        var pair: [Int32] = [-1, -1]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
+        return (MgmtSocket(FileDescriptor(rawValue: pair[0])), Kernel(fd: pair[1]))
+    }
+
+    /// A command gets its own reply; an event arriving while it waits goes to the handler.
+    @Test func aCommandGetsItsReplyAndEventsGoToTheHandler() async throws {
+        let (socket, kernel) = try Self.socket()
+        defer { socket.close(); Glibc.close(kernel.fd) }
+        let events = Mutex<[MgmtEvent]>([])
+        socket.onEvent { _, event in events.withLock { $0.append(event) } }
+        async let version = socket.send(.readVersion, index: MgmtPacket.noController)
+        let command = try await kernel.nextCommand()
+        #expect(command.code == MgmtOpcode.readVersion.rawValue)
+        #expect(command.index == MgmtPacket.noController)
+        kernel.send(MgmtPacket(code: 0x0013, index: 0, parameters: [0x06, 0x00]))  // discovering, off
+        kernel.complete(.readVersion, index: MgmtPacket.noController, [0x01, 0x16, 0x00])
+        #expect(try await version == [0x01, 0x16, 0x00])
+        #expect(events.withLock { $0 } == [.discovering(addressTypes: 6, active: false)])
+    }
+
+    /// A refusal is the command's error.
+    @Test func aRefusalIsTheCommandsError() async throws {
+        let (socket, kernel) = try Self.socket()
+        defer { socket.close(); Glibc.close(kernel.fd) }
+        let powered = Task { try await socket.send(.setPowered(true), index: 0) }
+        _ = try await kernel.nextCommand()
+        kernel.complete(.setPowered, status: .rfkilled)
+        await #expect(throws: BlueZError.command(.setPowered, .rfkilled)) { try await powered.value }
+    }
+
+    /// Unanswered, a command times out on the socket's deadline; its late reply answers nothing,
+    /// and the next command gets its own.
+    @Test func anUnansweredCommandTimesOutAndItsLateReplyAnswersNothing() async throws {
+        let (socket, kernel) = try Self.socket()
+        defer { socket.close(); Glibc.close(kernel.fd) }
+        await #expect(throws: BlueZError.timeout(.setPowered)) {
+            try await socket.send(.setPowered(true), index: 0, timeout: .milliseconds(20))
+        }
+        _ = try await kernel.nextCommand()
+        kernel.complete(.setPowered, [0xAA])  // late
+        async let powered = socket.send(.setPowered(true), index: 0)
+        _ = try await kernel.nextCommand()
+        kernel.complete(.setPowered, [0xBB])
+        #expect(try await powered == [0xBB])
+    }
+
+    /// Closing fails the command waiting at once (no waiting out its timeout), closes the
+    /// descriptor once the reader let go of it, and fails later commands.
+    @Test func closingFailsTheWaitingCommandAndClosesTheDescriptor() async throws {
+        let (socket, kernel) = try Self.socket()
+        defer { Glibc.close(kernel.fd) }
+        let waiting = Task { try await socket.send(.setPowered(true), index: 0, timeout: .seconds(3600)) }
+        _ = try await kernel.nextCommand()
+        socket.close()
+        await #expect(throws: BlueZError.socket(call: "read(mgmt)", errno: EBADF)) { try await waiting.value }
+        #expect(kernel.peerClosed)
+        await #expect(throws: BlueZError.self) { try await socket.send(.readVersion, index: 0) }
+    }
+}

@@ -1,0 +1,140 @@
+import Logging
+import Synchronization
+import StreamIO
+import Testing
+import UCI
+
+@testable import UCIHost
+
+/// A clock the test moves by hand, which counts the sleeps begun on it: with the system clock,
+/// each is a Dispatch timer that stays armed until its deadline, even once cancelled.
+final class CountingClock: Clock, Sendable {
+    struct Instant: InstantProtocol {
+        var offset: Duration
+        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        func duration(to other: Instant) -> Duration { other.offset - offset }
+        static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
+    }
+
+    private struct State {
+        var now = Instant(offset: .zero)
+        var sleepsBegun = 0
+        var sleepers: [(deadline: Instant, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+    private let state = Mutex(State())
+
+    var now: Instant { state.withLock { $0.now } }
+    var minimumResolution: Duration { .zero }
+    var sleepsBegun: Int { state.withLock { $0.sleepsBegun } }
+    var sleeping: Int { state.withLock { $0.sleepers.count } }
+
+    /// Not cancellable: the host under test never cancels a sleep.
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        await withCheckedContinuation { continuation in
+            let due = state.withLock { s in
+                s.sleepsBegun += 1
+                guard deadline > s.now else { return true }
+                s.sleepers.append((deadline, continuation))
+                return false
+            }
+            if due { continuation.resume() }
+        }
+    }
+
+    func advance(by duration: Duration) {
+        let due = state.withLock { s in
+            s.now = s.now.advanced(by: duration)
+            let now = s.now
+            defer { s.sleepers.removeAll { $0.deadline <= now } }
+            return s.sleepers.filter { $0.deadline <= now }.map(\.continuation)
+        }
+        due.forEach { $0.resume() }
+    }
+
+    /// Returns once `count` sleepers wait.
+    func untilSleeping(_ count: Int = 1) async {
+        while sleeping < count { try? await Task.sleep(for: .milliseconds(1)) }
+    }
+}
+
+@Suite struct CommandDeadlineTests {
+    static func host(_ clock: CountingClock, attempts: Int = 1) async -> (UCIHost, ScriptedDevice) {
+        let (hostEnd, deviceEnd) = MemoryTransport.pair()
+        let host = UCIHost(transport: hostEnd, commandTimeout: .seconds(2), commandAttempts: attempts, clock: clock, logger: Logger(label: "test")) { _ in }
+        await host.start()
+        return (host, ScriptedDevice(transport: deviceEnd))
+    }
+
+    /// 100 commands answered at once: one sleep on the host's clock for all of them, not one per
+    /// command (each was a Dispatch timer left armed for the whole timeout).
+    @Test func aHundredAnsweredCommandsBeginOneSleep() async throws {
+        let clock = CountingClock()
+        let (host, scripted) = await Self.host(clock)
+        var device = scripted
+        for _ in 0..<100 {
+            async let stop: Void = host.stopRanging(session: 1)
+            _ = try await device.nextCommand()
+            try await device.send([0x42, 0x01, 0x00, 0x01, 0x00])
+            try await stop
+        }
+        #expect(clock.sleepsBegun <= 1)
+    }
+
+    /// Unanswered, a command waits exactly its timeout on the host's clock, each attempt, and
+    /// the host's one sleeper moves on to the next attempt's deadline.
+    @Test func anUnansweredCommandTimesOutOnTheHostsClock() async throws {
+        let clock = CountingClock()
+        let (host, scripted) = await Self.host(clock, attempts: 2)
+        var device = scripted
+        let reset = Task { try await host.reset() }
+        _ = try await device.nextCommand()
+        await clock.untilSleeping()
+        clock.advance(by: .milliseconds(1_999))
+        #expect(clock.sleeping == 1)  // not yet
+        clock.advance(by: .milliseconds(1))
+        _ = try await device.nextCommand()  // the second attempt
+        await clock.untilSleeping()
+        clock.advance(by: .seconds(2))
+        await #expect(throws: UCIHostError.timeout(command: "CORE_DEVICE_RESET")) { try await reset.value }
+        #expect(host.unansweredCommands == 1)
+    }
+
+    /// A UCI 1.x multicast-list response whose notification never comes: the update counts as
+    /// done once the host's clock has passed one command timeout (it used to poll every 5 ms),
+    /// and not before.
+    @Test func aMissingMulticastNotificationIsWaitedForOneTimeout() async throws {
+        let clock = CountingClock()
+        let (host, scripted) = await Self.host(clock)
+        var device = scripted
+        let done = Atomic<Bool>(false)
+        let update = Task {
+            try await host.updateMulticastList(session: 42, .add, [Controlee(shortAddress: 0x0B0A, subSessionID: 0)])
+            done.store(true, ordering: .releasing)
+        }
+        _ = try await device.nextCommand()
+        try await device.send([0x41, 0x07, 0x00, 0x01, 0x00])
+        while !done.load(ordering: .acquiring) {
+            clock.advance(by: .milliseconds(100))
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        try await update.value
+        #expect(clock.now.offset >= .seconds(2))
+    }
+
+    /// A packet whose rest never comes is given up after `packetAssemblyLimit` on the host's
+    /// clock, well before the command's timeout, and the response behind it answers.
+    @Test func aStalledPacketIsGivenUpOnTheHostsClock() async throws {
+        let clock = CountingClock()
+        let (host, scripted) = await Self.host(clock)
+        var device = scripted
+        async let start: Void = host.startRanging(session: 7)
+        _ = try await device.nextCommand()
+        await clock.untilSleeping()
+        // A notification header claiming 200 bytes, then the response.
+        try await device.send([0x60, 0x01, 0x00, 0xC8, 0x42, 0x00, 0x00, 0x01, 0x00])
+        await clock.untilSleeping(2)  // the stall's deadline is earlier: a second sleeper
+        clock.advance(by: UCIHost.packetAssemblyLimit)
+        try await start
+        #expect(clock.sleepsBegun == 2)
+    }
+}
