@@ -42,13 +42,6 @@ package enum UCIHostError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// What the host reports besides command responses, in arrival order.
-package enum UCIHostEvent: Sendable, Equatable {
-    case notification(UCINotification)
-    /// The transport ended; every later command fails with this error.
-    case closed(UCIHostError)
-}
-
 /// Drives one UWBS over any `UCITransport`: one outstanding command at a time (FiRa UCI flow
 /// control), response timeouts with bounded resending, session-state tracking, and notifications handed to `events`
 /// in the order the device sent them: everything decoded from one transport read in one call,
