@@ -39,7 +39,7 @@ package final class BridgeNode: Sendable {
     /// Set by `stop`, so the radios closing on purpose is not reported as a device loss.
     private let stopping = Atomic<Bool>(false)
     /// Resumed by `run` once the graceful stop is done.
-    private let stopWaiters = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let stopped = WaiterList(false) { $0 }
     /// Opens the UWB board again after it went away; nil where a lost board cannot come back.
     private let reconnectUWB: (@Sendable () async throws -> any UCITransport)?
     private let reconnecting = Atomic<Bool>(false)
@@ -222,12 +222,7 @@ package final class BridgeNode: Sendable {
     package func run() async {
         guard var core = core.withLock({ $0.take() }) else { return }
         await withTaskExecutorPreference(loop) { await loopOverInputs(with: &core) }
-        let waiters = stopWaiters.withLock { s in
-            s.done = true
-            defer { s.waiters = [] }
-            return s.waiters
-        }
-        waiters.forEach { $0.resume() }
+        stopped.update { $0 = true }
     }
 
     /// Owns the core: handing it an input is a plain call, not an actor hop (on an `EventLoop`, a
@@ -396,14 +391,7 @@ package final class BridgeNode: Sendable {
     package func stop() async {
         stopping.store(true, ordering: .releasing)
         inbox.post(.stop)
-        await withCheckedContinuation { continuation in
-            let done = stopWaiters.withLock { s in
-                if s.done { return true }
-                s.waiters.append(continuation)
-                return false
-            }
-            if done { continuation.resume() }
-        }
+        await stopped.wait()
     }
 
     private func shutDown() async {
