@@ -19,7 +19,7 @@ package final class RemoteAirAdapter: BLEAdapter {
     }
 
     package func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws {
-        try connection.writeNow(AirFrame.hello(body: body).encoded())
+        try connection.writeBlocking(AirFrame.hello(body: body).encoded())
         let welcome = try await nextReply()
         guard case .welcome = welcome else { throw BLEAdapterError.unavailable("world answered \(welcome)") }
         Task { [connection, self] in
@@ -32,7 +32,7 @@ package final class RemoteAirAdapter: BLEAdapter {
                         case .event(let event): events(self.links.withLock { $0.local(event) })
                         case .connected(let remote):
                             guard let close = self.links.withLock({ $0.connected(remote) }) else { continue }
-                            try? connection.writeNow(AirFrame.disconnect(close).encoded())
+                            try? connection.writeBlocking(AirFrame.disconnect(close).encoded())
                         default: break
                         }
                     }
@@ -59,11 +59,11 @@ package final class RemoteAirAdapter: BLEAdapter {
     }
 
     package func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {
-        try connection.writeNow(AirFrame.advertise(data + scanResponse).encoded())
+        try connection.writeBlocking(AirFrame.advertise(data + scanResponse).encoded())
     }
 
     package func startScanning() async throws {
-        try connection.writeNow(AirFrame.scan.encoded())
+        try connection.writeBlocking(AirFrame.scan.encoded())
     }
 
     /// Names the link at once and asks the world for it; the world's name for it arrives later
@@ -71,7 +71,7 @@ package final class RemoteAirAdapter: BLEAdapter {
     package func connect(to peer: BLEAddress) throws -> LinkID {
         let link = links.withLock { $0.startConnecting() }
         do {
-            try connection.writeNow(AirFrame.connect(peer).encoded())
+            try connection.writeBlocking(AirFrame.connect(peer).encoded())
         } catch {
             links.withLock { $0.abandon(link) }
             throw error
@@ -82,12 +82,12 @@ package final class RemoteAirAdapter: BLEAdapter {
     /// Writes to the world server on this machine; waits only while its socket buffer is full.
     package func send(_ sdu: [UInt8], on link: LinkID) throws {
         guard let remote = links.withLock({ $0.remote(link) }) else { throw BLEAdapterError.unknownLink(link) }
-        try connection.writeNow(AirFrame.send(remote, sdu).encoded())
+        try connection.writeBlocking(AirFrame.send(remote, sdu).encoded())
     }
 
     package func disconnect(_ link: LinkID) {
         guard let remote = links.withLock({ $0.disconnect(link) }) else { return }
-        try? connection.writeNow(AirFrame.disconnect(remote).encoded())
+        try? connection.writeBlocking(AirFrame.disconnect(remote).encoded())
     }
 
     package func stop() async {

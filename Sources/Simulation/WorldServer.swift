@@ -63,7 +63,7 @@ package final class WorldServer: Sendable {
     ) {
         logger.info("UWB host connected", metadata: ["body": "\(world.scenario.nodes[body].name)"])
         connections.replace(body, with: connection)?.close()
-        world.attachDevice(body: body) { bytes in try? connection.writeNow(bytes) }
+        world.attachDevice(body: body) { bytes in try? connection.writeBlocking(bytes) }
         Task {
             while let bytes = try? await connection.read() { world.deviceInput(body: body, bytes: bytes) }
             logger.info("UWB host disconnected", metadata: ["body": "\(world.scenario.nodes[body].name)"])
@@ -86,12 +86,12 @@ package final class WorldServer: Sendable {
                             world.scenario.nodes[index].external == true
                         {
                             body = index
-                            world.attachEndpoint(body: index) { event in try? connection.writeNow(AirFrame.event(event).encoded()) }
-                            try connection.writeNow(AirFrame.welcome(World.address(ofBody: index)).encoded())
+                            world.attachEndpoint(body: index) { event in try? connection.writeBlocking(AirFrame.event(event).encoded()) }
+                            try connection.writeBlocking(AirFrame.welcome(World.address(ofBody: index)).encoded())
                             logger.info("air client joined", metadata: ["body": "\(name)"])
                         } else {
                             let external = world.scenario.nodes.filter { $0.external == true }.map(\.name)
-                            try connection.writeNow(
+                            try connection.writeBlocking(
                                 AirFrame.failure("say hello with an external body name first: \(external.joined(separator: ", "))").encoded())
                             connection.close()
                             return
@@ -110,7 +110,7 @@ package final class WorldServer: Sendable {
         switch frame {
         case .advertise(let data): world.advertise(body: body, data: data)
         case .scan: world.startScanning(body: body)
-        case .connect(let address): try connection.writeNow(AirFrame.connected(world.connect(from: body, to: address)).encoded())
+        case .connect(let address): try connection.writeBlocking(AirFrame.connected(world.connect(from: body, to: address)).encoded())
         case .send(let link, let sdu): try? world.send(sdu, on: link, from: body)
         case .disconnect(let link): world.disconnect(link, from: body)
         case .hello, .welcome, .connected, .event, .failure: break

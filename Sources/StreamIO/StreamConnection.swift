@@ -152,13 +152,17 @@ package final class StreamConnection: Sendable, CustomStringConvertible {
         return self
     }
 
+    /// `UCITransport`'s write: a UCI command is a few dozen bytes that a board's tty or socket
+    /// takes at once, so this is `writeBlocking` and blocks its thread only while the board does
+    /// not read (then the command's deadline fails it).
     package func write(_ bytes: [UInt8]) async throws {
-        try writeNow(bytes)
+        try writeBlocking(bytes)
     }
 
-    /// Synchronous write, for callers outside async code (the world's device threads). Waits
-    /// while the peer does not take the bytes; `close` ends the wait with `TransportError.closed`.
-    package func writeNow(_ bytes: [UInt8]) throws {
+    /// Writes all of `bytes`, blocking the calling thread while the peer does not take them
+    /// (a full socket buffer); `close` ends the wait with `TransportError.closed`. For the world's
+    /// device threads and adapters to a world server on this machine.
+    package func writeBlocking(_ bytes: [UInt8]) throws {
         guard descriptor.acquire() else { throw TransportError.closed }
         defer { descriptor.release() }
         let fd = descriptor.fd

@@ -69,14 +69,14 @@ import Testing
         defer { Glibc.close(peer) }
         let connection = StreamConnection(fd: FileDescriptor(rawValue: fd), description: "socketpair")
         let reading = Task { try await connection.read() }
-        let writing = Task { try connection.writeNow([UInt8](repeating: 0x55, count: 8 << 20)) }
+        let writing = Task { try connection.writeBlocking([UInt8](repeating: 0x55, count: 8 << 20)) }
         try await Task.sleep(for: .milliseconds(100))  // far more than the socket buffers hold
         connection.close()
         let outcome = try await Self.within(.seconds(30)) { await writing.result }
         #expect(throws: TransportError.closed) { try outcome.get() }
         #expect(try await Self.within(.seconds(30)) { try await reading.value } == nil)
         #expect(!Self.isOpen(fd))
-        #expect(throws: TransportError.closed) { try connection.writeNow([1]) }
+        #expect(throws: TransportError.closed) { try connection.writeBlocking([1]) }
     }
 
     @Test func closingAListenerEndsItsAcceptLoop() async throws {
