@@ -153,8 +153,9 @@ package final class StreamConnection: Sendable, CustomStringConvertible {
     }
 
     /// `UCITransport`'s write: a UCI command is a few dozen bytes that a board's tty or socket
-    /// takes at once, so this is `writeBlocking` and blocks its thread only while the board does
-    /// not read (then the command's deadline fails it).
+    /// takes at once, so this is `writeBlocking`: it blocks its thread only while the board does
+    /// not read; the command's deadline fails the command meanwhile, and the thread waits until
+    /// the board reads or the transport is closed.
     package func write(_ bytes: [UInt8]) async throws {
         try writeBlocking(bytes)
     }
