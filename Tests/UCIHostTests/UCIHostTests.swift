@@ -20,7 +20,8 @@ import UCI
     }
 
     @Test func oneCommandAtATime() async throws {
-        let (host, scripted, _) = await makeHost()
+        // Not about timeouts: no deadline may pass while a slow machine (TSan, a loaded CI) runs it.
+        let (host, scripted, _) = await makeHost(timeout: .seconds(600))
         var device = scripted
         async let first = host.send(.sessionStart(session: 1))
         async let second = host.send(.sessionStop(session: 1))
@@ -183,7 +184,8 @@ import UCI
     /// controlee is in the notification (session id, remaining list size, count, then address,
     /// sub-session id, status). A refusal there fails the update; an accepted one completes it.
     @Test func uci1xMulticastOutcomeComesFromTheNotification() async throws {
-        let (host, scripted, _) = await makeHost()
+        // Not about timeouts: no deadline may pass while a slow machine (TSan, a loaded CI) runs it.
+        let (host, scripted, _) = await makeHost(timeout: .seconds(600))
         var device = scripted
         let controlee = Controlee(shortAddress: 0x0B0A, subSessionID: 0)
         let refused = Task { try await host.updateMulticastList(session: 42, .add, [controlee]) }
