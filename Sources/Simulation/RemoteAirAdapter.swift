@@ -99,7 +99,9 @@ package final class RemoteAirAdapter: BLEAdapter {
 /// open gets a name of ours at once (`connect` must not wait for the world's answer), from a
 /// range the world's names never reach, and is translated once the world names it.
 private struct LinkNames {
-    private var next: LinkID = 0x8000_0000
+    /// Where our names start: the world numbers its links from 1 and never gets this far.
+    private static let firstOwn: LinkID = 0x8000_0000
+    private var next = firstOwn
     /// Our links the world has not named yet, in the order we asked for them (it answers in order).
     private var pending: [LinkID] = []
     /// Those of them closed before the world named them: closed as soon as it does.
@@ -108,7 +110,7 @@ private struct LinkNames {
     private var localOf: [LinkID: LinkID] = [:]
 
     mutating func startConnecting() -> LinkID {
-        defer { next = next == .max ? 0x8000_0000 : next + 1 }
+        defer { next = next == .max ? Self.firstOwn : next + 1 }
         pending.append(next)
         return next
     }
@@ -132,7 +134,7 @@ private struct LinkNames {
     }
 
     func remote(_ local: LinkID) -> LinkID? {
-        local < 0x8000_0000 ? local : remoteOf[local]
+        local < Self.firstOwn ? local : remoteOf[local]
     }
 
     /// The world's name of a link to close now, or nil (unknown, or closed once named).

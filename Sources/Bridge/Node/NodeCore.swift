@@ -94,8 +94,6 @@ struct NodeCore {
         self.now = now
     }
 
-    var peerCount: Int { peers.count }
-
     /// Handles one input at `now` and returns what it asks for, in order: its events first, then
     /// the radio effects.
     mutating func handle(_ input: NodeInput, now: Int64) -> [NodeEffect] {
