@@ -16,6 +16,8 @@ extension PeerMachine {
         let link: LinkID
         /// For the connect timeout.
         let since: Int64
+        /// Where to: a link that opens proves the address, one that does not counts against it.
+        let address: BLEAddress
     }
 
     /// A link that is up (the peer's `hello` had or ours sent): what its handshake settled and

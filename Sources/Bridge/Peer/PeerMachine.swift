@@ -34,10 +34,14 @@ struct PeerMachine: Sendable {
     private let boardRunsProvisionedSTS: Bool
     private var state = State.discovered
     private(set) var name = ""
-    /// What the peer's last advert said: where to connect, and what we propose as controller.
-    /// Ranges are matched against the agreed session's address instead, because a controlee may
-    /// never have heard its controller's advert (it learns of it from the controller's `hello`).
-    private var advertised: (address: BLEAddress, uwbAddress: UInt16, capabilities: Advertisement.Capabilities)?
+    /// What the peer's last advert said: what we propose as controller. Ranges are matched
+    /// against the agreed session's address instead, because a controlee may never have heard
+    /// its controller's advert (it learns of it from the controller's `hello`).
+    private var advertised: (uwbAddress: UInt16, capabilities: Advertisement.Capabilities)?
+    /// Where the adverts came from, and which address proved itself: where to connect.
+    private var addresses = PeerAddresses()
+    /// The address of the `.connect` last asked for, until the adapter takes or refuses it.
+    private var askedToConnect: BLEAddress?
     /// When the peer was last heard by BLE, or (as of the last tick) measured by UWB.
     private var lastHeard: Int64
     /// When the peer last sent any message.
@@ -114,7 +118,7 @@ struct PeerMachine: Sendable {
         case .heard(let advert, let name, let address, let rssi):
             heard(advert, name: name, address: address, rssi: rssi).append(to: &actions)
         case .connectStarted(let link): connectStarted(link).append(to: &actions)
-        case .connectFailed(let error): LogLine(.warning, "connect failed", ["error": "\(error)"]).append(to: &actions)
+        case .connectFailed(let error): connectFailed(error).append(to: &actions)
         case .outgoingLinkOpened(let link, let secret): outgoingLinkOpened(link, rangingSecret: secret).append(to: &actions)
         case .incomingHello(let link, let hello, let retryAfter, let secret):
             incomingHello(link, hello, retryAfter: retryAfter, rangingSecret: secret).append(to: &actions)
@@ -138,12 +142,13 @@ struct PeerMachine: Sendable {
     // MARK: Discovery
 
     private mutating func heard(_ advert: Advertisement, name: String?, address: BLEAddress, rssi: Int) -> [HeardAction] {
+        addresses.heard(address, at: now)
         lastHeard = now
-        advertised = (address, advert.uwbShortAddress, advert.capabilities)
+        advertised = (advert.uwbShortAddress, advert.capabilities)
         if let name { self.name = name }
         var actions: [HeardAction] = []
         if rough.add(rssi), !granted, let report = roughReport { actions.append(.rough(report)) }
-        if let address = addressToConnect { actions.append(.connect(address)) }
+        if let address = connectIfDue() { actions.append(.connect(address)) }
         return actions
     }
 
@@ -165,22 +170,32 @@ struct PeerMachine: Sendable {
     }
 
     /// Where to connect, if this side is the initiator, holds a ranging session and nothing is
-    /// under way.
-    private var addressToConnect: BLEAddress? {
-        guard isInitiator, granted, mayRange, case .discovered = state else { return nil }
-        return advertised?.address
+    /// under way; the address is kept for the adapter's answer.
+    private mutating func connectIfDue() -> BLEAddress? {
+        guard isInitiator, granted, mayRange, case .discovered = state,
+            let address = addresses.best(at: now, window: config.peerTimeoutMilliseconds)
+        else { return nil }
+        askedToConnect = address
+        return address
     }
 
     private mutating func grant() -> GrantedAction? {
         granted = true
-        return addressToConnect.map(GrantedAction.connect)
+        return connectIfDue().map(GrantedAction.connect)
     }
 
     /// The adapter took our `.connect`, which is only asked with nothing under way.
     private mutating func connectStarted(_ link: LinkID) -> ConnectStartedAction {
-        guard case .discovered = state else { return .refuse(link) }
-        state = .connecting(Connecting(link: link, since: now))
+        guard case .discovered = state, let address = askedToConnect else { return .refuse(link) }
+        askedToConnect = nil
+        state = .connecting(Connecting(link: link, since: now, address: address))
         return .bind(link)
+    }
+
+    private mutating func connectFailed(_ error: String) -> LogLine {
+        if let address = askedToConnect { addresses.failed(address) }
+        askedToConnect = nil
+        return LogLine(.warning, "connect failed", ["error": "\(error)"])
     }
 
     // MARK: Link set-up
@@ -189,6 +204,7 @@ struct PeerMachine: Sendable {
     /// we gave up on (see `connectTimeoutMilliseconds`) that opens after all is being closed.
     private mutating func outgoingLinkOpened(_ link: LinkID, rangingSecret: [UInt8]?) -> OutgoingLinkOpenedAction? {
         guard case .connecting(let connecting) = state, connecting.link == link, let advertised else { return nil }
+        addresses.proved(connecting.address)
         let shares = controlsSharedSessions && advertised.capabilities.contains(.oneToMany)
         let open = OpenLink(
             id: link, rangingSecret: rangingSecret,
@@ -414,7 +430,14 @@ struct PeerMachine: Sendable {
 
     private mutating func linkClosed(_ link: LinkID) -> LinkEnd? {
         guard link == self.link else { return nil }
+        // Closed before it opened (refused, or a handshake that failed): counts against the address.
+        if case .connecting(let connecting) = state { attemptFailed(connecting) }
         return endLink(disconnect: false)
+    }
+
+    /// An attempt ended before its link opened: its address goes behind the others.
+    private mutating func attemptFailed(_ connecting: Connecting) {
+        addresses.failed(connecting.address)
     }
 
     /// Ends our link, if any, and everything on it: back to discovered. `sessionGone`: the board
@@ -583,7 +606,11 @@ struct PeerMachine: Sendable {
         switch state {
         case .connecting(let connecting) where now - connecting.since >= config.connectTimeoutMilliseconds:
             actions.append(
-                .log(LogLine(.warning, "connection attempt timed out; trying again at the next advert", ["link": "\(connecting.link)"])))
+                .log(
+                    LogLine(
+                        .warning, "connection attempt timed out; trying again at the next advert",
+                        ["link": "\(connecting.link)", "address": "\(connecting.address)"])))
+            attemptFailed(connecting)
             if let end = endLink(disconnect: true) { actions.append(.abandon(end)) }
         case .negotiating(let negotiating):
             if case .proposing(let parameters, let sentAt) = negotiating.step, now - sentAt >= config.retransmitMilliseconds,

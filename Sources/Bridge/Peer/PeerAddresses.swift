@@ -1,0 +1,60 @@
+import BLE
+
+/// Where a peer may be reached: every address its adverts came from lately, not only the last.
+///
+/// An advert proves nothing about who sent it: a replayed private advert opens as well from an
+/// attacker's address as from the peer's. So an address earns trust only when a link to it
+/// opens (on a v2 link, after the handshake that proves the event key), and an address whose
+/// attempt failed (timed out, or closed before it opened) goes behind those that have not
+/// failed as often. A replayer's address then costs one attempt and is not tried again while
+/// the peer's own address is heard, and can never displace the address that proved itself.
+struct PeerAddresses: Sendable {
+    struct Entry: Equatable, Sendable {
+        var firstHeard: Int64
+        var lastHeard: Int64
+        var failures = 0
+    }
+
+    /// Addresses kept per peer: a peer's own (one, or two while its private address rotates) and
+    /// a few replayers'. Beyond it the least recently heard address that never proved itself goes,
+    /// so a flood of replays from new addresses costs no memory.
+    static let capacity = 4
+
+    private(set) var entries: [BLEAddress: Entry] = [:]
+    /// The address whose link last opened.
+    private(set) var proven: BLEAddress?
+
+    /// An advert came from `address`.
+    mutating func heard(_ address: BLEAddress, at now: Int64) {
+        if entries[address] == nil, entries.count >= Self.capacity,
+            let oldest = entries.filter({ $0.key != proven }).min(by: { $0.value.lastHeard < $1.value.lastHeard })
+        {
+            entries[oldest.key] = nil
+        }
+        entries[address, default: Entry(firstHeard: now, lastHeard: now)].lastHeard = now
+    }
+
+    /// Where to connect now, among the addresses heard within `window`: the proven one, else the
+    /// one that failed least often, else the one heard first (a replayer can only copy an advert
+    /// after the peer sent it).
+    func best(at now: Int64, window: Int64) -> BLEAddress? {
+        entries.filter { now - $0.value.lastHeard <= window }
+            .min { a, b in
+                if (a.key == proven) != (b.key == proven) { return a.key == proven }
+                if a.value.failures != b.value.failures { return a.value.failures < b.value.failures }
+                if a.value.firstHeard != b.value.firstHeard { return a.value.firstHeard < b.value.firstHeard }
+                return a.key.description < b.key.description
+            }?.key
+    }
+
+    /// An attempt to `address` ended before its link opened.
+    mutating func failed(_ address: BLEAddress) {
+        entries[address]?.failures += 1
+    }
+
+    /// A link to `address` opened: it is the peer's, until another proves itself.
+    mutating func proved(_ address: BLEAddress) {
+        proven = address
+        entries[address]?.failures = 0
+    }
+}

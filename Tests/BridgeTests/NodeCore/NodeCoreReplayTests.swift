@@ -1,0 +1,92 @@
+import BLE
+@testable import Bridge
+import Events
+import Testing
+
+// Issue 35: a keyless node that replays a peer's captured private advert from its own address.
+// The advert opens with the event key like the real one; only a link that opens (the v2
+// handshake) tells the two addresses apart.
+@Suite struct NodeCoreReplayTests {
+    typealias Pair = CorePair
+    static let connectTimeout = BridgeConfig().connectTimeoutMilliseconds
+    /// The replayer's own address: it never completes a connection.
+    static let replayer = BLEAddress(bytes: [0x0B, 0xAD, 0, 0, 0, 0xEE])
+
+    /// R's advert, byte for byte, heard by C from the replayer.
+    static func replay(_ pair: Pair) {
+        pair.feed(.c, .ble(.advertisement(replayer, rssi: -60, data: pair.advertisingData(of: .r))))
+    }
+
+    static func connects(_ pair: Pair, to address: BLEAddress, since mark: Int = 0) -> Int {
+        pair.radio(.c, since: mark).count { if case .connect(address, _) = $0 { true } else { false } }
+    }
+
+    /// Heard first, the replay takes C's first attempt (nothing tells the two apart yet). Once
+    /// that attempt times out, the replayer is not tried again while R is heard, even though its
+    /// copy is the last advert C heard: C reaches R. Before issue 35 C connected to whichever
+    /// address it heard last, and a replayer heard last every time stopped every bump.
+    @Test func aReplayerCostsOneAttemptThenThePeersOwnAddressIsUsed() {
+        let pair = Pair(secure: true)
+        Self.replay(pair)
+        #expect(Self.connects(pair, to: Self.replayer) == 1)
+        pair.advance(Self.connectTimeout - 1)
+        pair.heard(.c)  // R's own advert, while that attempt hangs
+        pair.advance(1)
+        pair.tick([.c])
+        #expect(!pair.isRanging(.c))
+        Self.replay(pair)  // the replayer is heard last again
+        #expect(pair.isRanging(.c) && pair.isRanging(.r))
+        #expect(Self.connects(pair, to: Self.replayer) == 1)
+    }
+
+    /// An address a link proved stays first: after the link breaks, C goes back to it however
+    /// often the replayer is heard, and first.
+    @Test func aProvenAddressIsNeverDisplacedByAReplay() {
+        let pair = Pair(secure: true)
+        pair.heard(.c)
+        #expect(pair.isRanging(.c) && pair.isRanging(.r))
+        for _ in 0..<3 {
+            pair.breakLink()
+            pair.advance(100)
+            let mark = pair.mark
+            Self.replay(pair)
+            #expect(Self.connects(pair, to: Self.replayer, since: mark) == 0)
+            #expect(pair.connects(since: mark) == [pair.now])
+            #expect(pair.isRanging(.c) && pair.isRanging(.r))
+        }
+    }
+
+    /// A peer's own address is still tried when it alone is heard, however often it failed: the
+    /// order only matters between addresses.
+    @Test func aLoneAddressIsTriedAgainAfterEveryFailure() {
+        let pair = Pair(secure: true)
+        pair.connectOutcome = .hangs
+        for attempt in 1...3 {
+            let mark = pair.mark
+            pair.heard(.c)
+            #expect(pair.connects(since: mark).count == 1, "attempt \(attempt)")
+            pair.advance(Self.connectTimeout)
+            pair.tick([.c])
+        }
+        pair.connectOutcome = .opens
+        pair.heard(.c)
+        #expect(pair.isRanging(.c) && pair.isRanging(.r))
+    }
+
+    /// A flood of replays from ever new addresses keeps at most `PeerAddresses.capacity`
+    /// addresses per peer, and the proven one among them.
+    @Test func replaysFromManyAddressesKeepTheProvenOneAndNoMore() {
+        var addresses = PeerAddresses()
+        let own = Pair.bleAddress(.r)
+        addresses.heard(own, at: 0)
+        addresses.proved(own)
+        for index in 1...1_000 {
+            addresses.heard(BLEAddress(bytes: [UInt8(index & 0xFF), UInt8(index >> 8), 0, 0, 0xBA, 0xD0]), at: Int64(index))
+        }
+        #expect(addresses.entries.count == PeerAddresses.capacity)
+        #expect(addresses.entries[own] != nil)
+        #expect(addresses.best(at: 1_000, window: 6_000) == own)
+        // Not heard within the window, the proven address is not where to connect.
+        #expect(addresses.best(at: 7_000, window: 6_000) != own)
+    }
+}
