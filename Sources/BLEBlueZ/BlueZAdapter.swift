@@ -480,17 +480,33 @@ package final class BlueZAdapter: BLEAdapter {
         }
         let listener = LinkSocket(FileDescriptor(rawValue: fd))
         state.withLock { $0.listener = listener }
+        let logger = self.logger
         IOThread.detach(name: "l2cap-accept") { [weak self] in
-            while let (fd, peer) = L2CAPSocket.accept(listener.ownerDescriptor.rawValue) {
-                let socket = LinkSocket(FileDescriptor(rawValue: fd))
-                guard let self else {
-                    socket.close()
-                    break
-                }
-                let link = self.register(socket)
-                self.emit(.linkOpened(link, peer: peer, initiatedLocally: false))
-                self.readLoop(link: link, socket: socket)
-            }
+            AcceptLoop.run(
+                next: { () -> AcceptOutcome<(Int32, BLEAddress)> in
+                    guard self != nil, !listener.wasShutDown else { return .stopped }
+                    switch L2CAPSocket.accept(listener.ownerDescriptor.rawValue) {
+                    case .success(let accepted): return .accepted(accepted)
+                    case .failure(let error): return listener.wasShutDown ? .stopped : .failed(error)
+                    }
+                },
+                report: { error, inARow, pausing in
+                    // The 1st, 10th, 100th, … in a row: a flood must not flood the log too.
+                    var power = inARow
+                    while power % 10 == 0 { power /= 10 }
+                    guard power == 1 else { return }
+                    logger.warning(
+                        "accepting an L2CAP connection failed; accepting goes on",
+                        metadata: ["error": "\(error)", "in a row": "\(inARow)", "pausing": "\(pausing)"])
+                },
+                accepted: { (accepted: (fd: Int32, peer: BLEAddress)) in
+                    let (fd, peer) = accepted
+                    let socket = LinkSocket(FileDescriptor(rawValue: fd))
+                    guard let self else { return socket.close() }
+                    let link = self.register(socket)
+                    self.emit(.linkOpened(link, peer: peer, initiatedLocally: false))
+                    self.readLoop(link: link, socket: socket)
+                })
             listener.close()
         }
     }

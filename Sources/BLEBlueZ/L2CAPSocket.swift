@@ -2,6 +2,7 @@ import BLE
 import BlueZMgmt
 import CBlueZ
 import Glibc
+import SystemPackage
 
 /// Kernel L2CAP LE credit-based channels (SOCK_SEQPACKET): one read or write is one SDU, so the
 /// peer protocol's frames need no extra framing here. Security level LOW: the card exchange
@@ -44,16 +45,16 @@ enum L2CAPSocket {
         return withSockaddr(&address) { Glibc.connect(fd, $0, $1) }
     }
 
-    /// Accepts one connection; returns the socket and the peer's address.
-    static func accept(_ listener: Int32) -> (Int32, BLEAddress)? {
+    /// Accepts one connection: the socket and the peer's address, or why not.
+    static func accept(_ listener: Int32) -> Result<(Int32, BLEAddress), Errno> {
         var address = sockaddr_l2()
         var length = socklen_t(MemoryLayout<sockaddr_l2>.size)
         let fd = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(listener, $0, &length) }
         }
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { return .failure(Errno(rawValue: errno)) }
         let b = address.l2_bdaddr.b
-        return (fd, BLEAddress(bytes: [b.0, b.1, b.2, b.3, b.4, b.5]))
+        return .success((fd, BLEAddress(bytes: [b.0, b.1, b.2, b.3, b.4, b.5])))
     }
 
     static func bdaddr(_ bytes: [UInt8]) -> bdaddr_t {

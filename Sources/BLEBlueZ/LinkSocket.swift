@@ -19,6 +19,7 @@ final class LinkSocket: Sendable {
         var fd: FileDescriptor?
         var connecting: Bool
         var giveUp = false
+        var shutDown = false
     }
     private let state: Mutex<State>
     /// For the owner's own calls (connect, reads), which it makes before it closes.
@@ -97,6 +98,7 @@ final class LinkSocket: Sendable {
     /// up; the owner then closes.
     func shutdown() {
         state.withLock { s in
+            s.shutDown = true
             if s.connecting {
                 s.giveUp = true
             } else if let fd = s.fd {
@@ -104,6 +106,9 @@ final class LinkSocket: Sendable {
             }
         }
     }
+
+    /// `shutdown` was called: a listener's failed `accept` means it is over, not an error.
+    var wasShutDown: Bool { state.withLock { $0.shutDown } }
 
     /// Waits (blocking) until what was sent has left the socket, or until `deadline`: the
     /// channel's close would otherwise drop a frame sent just before it (a `goodbye` at

@@ -3,6 +3,7 @@ import Bridge
 import Logging
 import Synchronization
 import StreamIO
+import SystemPackage
 import UCIHost
 
 /// Serves a running world's external bodies over TCP: each external body's virtual UWBS on its
@@ -33,7 +34,10 @@ package final class WorldServer: Sendable {
             let listener = try TCPListener(host: host, port: port)
             listeners.append(listener)
             endpoints.append(Endpoint(body: node.name, uwbPort: listener.port))
-            listener.acceptLoop { [world, logger, deviceConnections] connection in
+            let failed: @Sendable (Errno) -> Void = { [logger] in
+                logger.warning("accepting a board connection failed; accepting goes on", metadata: ["error": "\($0)"])
+            }
+            listener.acceptLoop(failed: failed) { [world, logger, deviceConnections] connection in
                 Self.serveDevice(connection, body: body, world: world, logger: logger, connections: deviceConnections)
             }
         }
@@ -41,7 +45,10 @@ package final class WorldServer: Sendable {
         self.endpoints = endpoints
         airListener = try TCPListener(host: host, port: airPort)
         self.airPort = airListener.port
-        airListener.acceptLoop { [world, logger] connection in
+        let failed: @Sendable (Errno) -> Void = { [logger] in
+            logger.warning("accepting an air connection failed; accepting goes on", metadata: ["error": "\($0)"])
+        }
+        airListener.acceptLoop(failed: failed) { [world, logger] connection in
             Self.serveAir(connection, world: world, logger: logger)
         }
     }

@@ -41,20 +41,23 @@ package final class TCPListener: Sendable {
         self.port = UInt16(bigEndian: actual.sin_port)
     }
 
-    /// Calls `handler` on the accept thread for every new connection, until `close`.
-    package func acceptLoop(_ handler: @escaping @Sendable (StreamConnection) -> Void) {
+    /// Calls `handler` on the accept thread for every new connection, until `close`; `failed`
+    /// hears of the first of each run of `accept` errors (the loop goes on, see `AcceptLoop`).
+    package func acceptLoop(failed: @escaping @Sendable (Errno) -> Void = { _ in }, _ handler: @escaping @Sendable (StreamConnection) -> Void) {
         let port = self.port
         guard descriptor.acquire() else { return }
         IOThread.detach(name: "tcp-accept") { [descriptor] in
-            while descriptor.wait(for: Int16(POLLIN)) {
-                let client = accept(descriptor.fd.rawValue, nil, nil)
-                if client >= 0 {
+            AcceptLoop.run(
+                next: { () -> AcceptOutcome<Int32> in
+                    guard descriptor.wait(for: Int16(POLLIN)) else { return .stopped }
+                    let client = accept(descriptor.fd.rawValue, nil, nil)
+                    return client >= 0 ? .accepted(client) : .failed(Errno(rawValue: errno))
+                },
+                report: { error, inARow, _ in if inARow == 1 { failed(error) } },
+                accepted: { (client: Int32) in
                     _ = fcntl(client, F_SETFD, FD_CLOEXEC)
                     handler(StreamConnection(fd: FileDescriptor(rawValue: client), description: "tcp-peer:\(port)"))
-                } else if errno != EINTR, errno != ECONNABORTED, errno != EAGAIN, errno != EWOULDBLOCK {
-                    break
-                }
-            }
+                })
             descriptor.release()
         }
     }

@@ -44,8 +44,9 @@ struct NodeCore {
     /// Indexes into `peers`, kept in step with each peer's `links` and `route`.
     private var peerByLink: [LinkID: PeerID] = [:]
     private var peerByRoute: [UWBRoute: PeerID] = [:]
-    /// Links a peer opened to us, until their first message (a `hello`) names the peer.
-    private var linksAwaitingHello: Set<LinkID> = []
+    /// Links a peer opened to us, with when, until their first message (a `hello`; on a v2 link
+    /// after the handshake) names the peer. Bounded in number and time (`admitIncoming`).
+    private var linksAwaitingHello: [LinkID: Int64] = [:]
     /// Peer-channel links open now, for `nearby_ble_links` (and to tell a link that closed from a
     /// connection attempt that failed).
     private var openLinks: Set<LinkID> = []
@@ -266,10 +267,7 @@ struct NodeCore {
         case .linkOpened(let link, _, let initiatedLocally):
             openLinks.insert(link)
             Self.countLinks(openLinks.count, node: identity.peerID)
-            guard initiatedLocally else {
-                linksAwaitingHello.insert(link)
-                return
-            }
+            guard initiatedLocally else { return admitIncoming(link) }
             // A link we gave up on (connect timeout) that opened after all has no peer: close it.
             guard let peer = peerByLink[link] else { return effects.append(.disconnect(link)) }
             let version = peers[peer]?.version ?? .v1
@@ -285,7 +283,7 @@ struct NodeCore {
                 Self.countConnectFailure(node: identity.peerID)  // closed before it opened: the connection attempt failed
             }
             Self.countLinks(openLinks.count, node: identity.peerID)
-            linksAwaitingHello.remove(link)
+            linksAwaitingHello[link] = nil
             channels.close(link)
             guard let peer = peerByLink.removeValue(forKey: link) else { return }
             peers[peer]?.links.remove(link)
@@ -352,14 +350,14 @@ struct NodeCore {
                 ["link": "\(link)", "peer": "\(peerByLink[link].map { "\($0)" } ?? "-")", "first": "\(reason)"])
             return
         }
-        if linksAwaitingHello.contains(link) {
+        if linksAwaitingHello[link] != nil {
             guard case .hello(let hello) = message else { return drop(link, because: "first message was not hello") }
             let secret = channels.rangingSecret(link)
             // v1 names its group in the hello; on a v2 link the handshake proved membership.
             guard secret != nil || hello.group == identity.group, hello.peerID < identity.peerID else {
                 return drop(link, because: "hello from \(hello.peerID) breaks group or role rules")
             }
-            linksAwaitingHello.remove(link)
+            linksAwaitingHello[link] = nil
             peerFor(hello.peerID, name: hello.name, rssi: nil)
             feed(hello.peerID, .incomingHello(link, hello, retryAfter: retryAfter, rangingSecret: secret))
             return
@@ -368,10 +366,47 @@ struct NodeCore {
         feed(peer, .message(message, on: link, view(of: peer)))
     }
 
+    /// How long a link opened to us may go without its `hello`: an honest peer's handshake and
+    /// hello take a few round trips, repeated every `retransmit` when frames are lost.
+    static let helloTimeoutMilliseconds: Int64 = 5_000
+
+    /// How many links opened to us may wait for their `hello` at once: a few per ranging session.
+    private var awaitingHelloLimit: Int { max(8, 4 * scheduler.budget) }
+
+    /// A link a peer opened to us waits for its `hello`, within limits (issue 35): a flood of
+    /// connections that stay silent, fail the handshake or replay one holds at most
+    /// `awaitingHelloLimit` links, each at most `helloTimeoutMilliseconds`. At the limit the
+    /// link that waited longest goes: an honest peer's new link always gets its turn.
+    private mutating func admitIncoming(_ link: LinkID) {
+        if linksAwaitingHello.count >= awaitingHelloLimit, let oldest = linksAwaitingHello.min(by: { ($0.value, $0.key) < ($1.value, $1.key) }) {
+            ignoreOnce(
+                "awaiting-hello-limit", "too many links waiting for their hello (a connection flood?): closing the one that waited longest",
+                ["limit": "\(awaitingHelloLimit)"])
+            closeUnnamed(oldest.key)
+        }
+        linksAwaitingHello[link] = now
+    }
+
+    /// Closes the links opened to us that went without a `hello` for too long.
+    private mutating func expireLinksAwaitingHello() {
+        let expired = linksAwaitingHello.filter { now - $0.value >= Self.helloTimeoutMilliseconds }.keys.sorted()
+        for link in expired {
+            logger.debug("closing link", metadata: ["link": "\(link)", "reason": "no hello within \(Self.helloTimeoutMilliseconds) ms"])
+            closeUnnamed(link)
+        }
+    }
+
+    /// Closes a link no peer owns yet, without a warning each (a flood would write thousands).
+    private mutating func closeUnnamed(_ link: LinkID) {
+        linksAwaitingHello[link] = nil
+        channels.close(link)
+        effects.append(.disconnect(link))
+    }
+
     /// Closes a link whose peer broke the protocol before any machine owned it.
     private mutating func drop(_ link: LinkID, because reason: String) {
         logger.warning("closing link", metadata: ["link": "\(link)", "reason": "\(reason)"])
-        linksAwaitingHello.remove(link)
+        linksAwaitingHello[link] = nil
         channels.close(link)
         if let peer = peerByLink[link] {
             feed(peer, .linkClosed(link))
@@ -480,6 +515,7 @@ struct NodeCore {
     }
 
     private mutating func tick() {
+        expireLinksAwaitingHello()
         for (link, frame) in channels.repeats(now: now, interval: config.retransmitMilliseconds) {
             effects.append(.send(frame, on: link))
         }

@@ -1,0 +1,58 @@
+import BLE
+@testable import Bridge
+import Testing
+
+// Issue 35: connections opened to a rig that never say `hello` (silent, keyless, a replayed
+// handshake) are bounded in number and time, and an honest peer still gets in.
+@Suite struct NodeCoreFloodTests {
+    typealias Pair = CorePair
+    /// Two ranging sessions: at most eight links (four per session) wait for their hello.
+    static let limit = 8
+    static var config: BridgeConfig {
+        var config = BridgeConfig()
+        config.rangingSessions = 2
+        return config
+    }
+
+    /// `count` links opened to R by an attacker's adapter, none of which ever sends anything.
+    static func flood(_ pair: Pair, count: Int, from first: LinkID = 10_000) -> [LinkID] {
+        (0..<count).map { index in
+            let link = first + LinkID(index)
+            pair.feed(.r, .ble(.linkOpened(link, peer: BLEAddress(bytes: [0x0F, 0x10, 0x0D, 0, UInt8(index >> 8), UInt8(index & 0xFF)]), initiatedLocally: false)))
+            return link
+        }
+    }
+
+    /// A hundred silent links: R closes all but the newest eight at once, oldest first; C's
+    /// honest link then still opens, gets its hello through and ranges; and once the hello
+    /// timeout has passed the silent ones left are closed too, the honest one is not. Before
+    /// issue 35 every one of them stayed open for as long as the attacker liked.
+    @Test func silentLinksAreCappedAndTimedOutAndAnHonestPeerStillGetsIn() {
+        let pair = Pair(config: .init(both: Self.config), secure: true)
+        let links = Self.flood(pair, count: 100)
+        #expect(pair.disconnects(.r) == Array(links.prefix(100 - Self.limit)))
+        pair.heard(.c)
+        #expect(pair.isRanging(.c) && pair.isRanging(.r))
+        let honest = pair.link(.r)
+        // The honest link took the place of the oldest silent one still waiting.
+        #expect(pair.disconnects(.r).last == links[100 - Self.limit])
+        let mark = pair.mark
+        pair.advance(NodeCore.helloTimeoutMilliseconds)
+        pair.tick([.r])
+        #expect(Set(pair.disconnects(.r, since: mark)) == Set(links.suffix(Self.limit - 1)))
+        #expect(!pair.disconnects(.r, since: mark).contains { $0 == honest })
+        #expect(pair.isRanging(.c) && pair.isRanging(.r))
+    }
+
+    /// A link that says nothing is closed once the hello timeout has passed, not before.
+    @Test func aLinkWithoutHelloIsClosedAfterTheHelloTimeout() {
+        let pair = Pair(config: .init(both: Self.config))
+        let link = Self.flood(pair, count: 1)[0]
+        pair.advance(NodeCore.helloTimeoutMilliseconds - 1)
+        pair.tick([.r])
+        #expect(pair.disconnects(.r) == [])
+        pair.advance(1)
+        pair.tick([.r])
+        #expect(pair.disconnects(.r) == [link])
+    }
+}
