@@ -1,14 +1,6 @@
 import Glibc
 import SystemPackage
 
-/// What one `accept(2)` gave.
-package enum AcceptOutcome<Connection> {
-    case accepted(Connection)
-    case failed(Errno)
-    /// The listener was closed or shut down: the loop ends.
-    case stopped
-}
-
 /// An accept loop that lasts as long as its listener. Before issue 35 the L2CAP accept loop
 /// ended for good on its first error, so one EMFILE during a connection flood would have stopped
 /// every incoming connection until a restart. Here an error is reported and the loop goes on;
