@@ -44,9 +44,10 @@ struct NodeCore {
     /// Indexes into `peers`, kept in step with each peer's `links` and `route`.
     private var peerByLink: [LinkID: PeerID] = [:]
     private var peerByRoute: [UWBRoute: PeerID] = [:]
-    /// Links a peer opened to us, with when, until their first message (a `hello`; on a v2 link
-    /// after the handshake) names the peer. Bounded in number and time (`admitIncoming`).
-    private var linksAwaitingHello: [LinkID: Int64] = [:]
+    /// Links a peer opened to us, with when and from where, until their first message (a `hello`;
+    /// on a v2 link after the handshake) names the peer. Bounded in number and time (`admitIncoming`).
+    private var linksAwaitingHello: [LinkID: (since: Int64, address: BLEAddress)] = [:]
+    private var handshakeAdmission: HandshakeAdmission
     /// Peer-channel links open now, for `nearby_ble_links` (and to tell a link that closed from a
     /// connection attempt that failed).
     private var openLinks: Set<LinkID> = []
@@ -91,6 +92,7 @@ struct NodeCore {
         self.nearest = NearestTracker(config: environment.config.proximity)
         self.scheduler = RangingScheduler(budget: environment.config.rangingSessions ?? BridgeConfig.defaultRangingSessions)
         if environment.config.controleesPerSession > 1 { scheduler.controleesPerSession = environment.config.controleesPerSession }
+        self.handshakeAdmission = HandshakeAdmission(perSecond: Self.strangersAdmittedPerSecond, now: now)
         self.lastStatsAt = now
         self.now = now
     }
@@ -264,10 +266,10 @@ struct NodeCore {
         switch event {
         case .advertisement(let address, let rssi, let data):
             advertisement(from: address, rssi: rssi, data: data)
-        case .linkOpened(let link, _, let initiatedLocally):
+        case .linkOpened(let link, let address, let initiatedLocally):
             openLinks.insert(link)
             Self.countLinks(openLinks.count, node: identity.peerID)
-            guard initiatedLocally else { return admitIncoming(link) }
+            guard initiatedLocally else { return admitIncoming(link, from: address) }
             // A link we gave up on (connect timeout) that opened after all has no peer: close it.
             guard let peer = peerByLink[link] else { return effects.append(.disconnect(link)) }
             let version = peers[peer]?.version ?? .v1
@@ -357,7 +359,7 @@ struct NodeCore {
             guard secret != nil || hello.group == identity.group, hello.peerID < identity.peerID else {
                 return drop(link, because: "hello from \(hello.peerID) breaks group or role rules")
             }
-            linksAwaitingHello[link] = nil
+            if let address = linksAwaitingHello.removeValue(forKey: link)?.address { handshakeAdmission.trust(address, now: now) }
             peerFor(hello.peerID, name: hello.name, rssi: nil)
             feed(hello.peerID, .incomingHello(link, hello, retryAfter: retryAfter, rangingSecret: secret))
             return
@@ -373,23 +375,36 @@ struct NodeCore {
     /// How many links opened to us may wait for their `hello` at once: a few per ranging session.
     private var awaitingHelloLimit: Int { max(8, 4 * scheduler.budget) }
 
-    /// A link a peer opened to us waits for its `hello`, within limits (issue 35): a flood of
+    /// New links from addresses not proven lately that may go on to a handshake, per second.
+    static let strangersAdmittedPerSecond = 16
+
+    /// A link a peer opened to us waits for its `hello`, within limits (issue 35): links from
+    /// strangers come in at `strangersAdmittedPerSecond` (`HandshakeAdmission`), and a flood of
     /// connections that stay silent, fail the handshake or replay one holds at most
     /// `awaitingHelloLimit` links, each at most `helloTimeoutMilliseconds`. At the limit the
     /// link that waited longest goes: an honest peer's new link always gets its turn.
-    private mutating func admitIncoming(_ link: LinkID) {
-        if linksAwaitingHello.count >= awaitingHelloLimit, let oldest = linksAwaitingHello.min(by: { ($0.value, $0.key) < ($1.value, $1.key) }) {
+    private mutating func admitIncoming(_ link: LinkID, from address: BLEAddress) {
+        guard handshakeAdmission.admit(address, now: now) else {
+            ignoreOnce(
+                "admission", "more new links than a rig takes from strangers (a connection flood?): closing them before any handshake",
+                ["per second": "\(Self.strangersAdmittedPerSecond)"])
+            channels.close(link)
+            return effects.append(.disconnect(link))
+        }
+        if linksAwaitingHello.count >= awaitingHelloLimit,
+            let oldest = linksAwaitingHello.min(by: { ($0.value.since, $0.key) < ($1.value.since, $1.key) })
+        {
             ignoreOnce(
                 "awaiting-hello-limit", "too many links waiting for their hello (a connection flood?): closing the one that waited longest",
                 ["limit": "\(awaitingHelloLimit)"])
             closeUnnamed(oldest.key)
         }
-        linksAwaitingHello[link] = now
+        linksAwaitingHello[link] = (now, address)
     }
 
     /// Closes the links opened to us that went without a `hello` for too long.
     private mutating func expireLinksAwaitingHello() {
-        let expired = linksAwaitingHello.filter { now - $0.value >= Self.helloTimeoutMilliseconds }.keys.sorted()
+        let expired = linksAwaitingHello.filter { now - $0.value.since >= Self.helloTimeoutMilliseconds }.keys.sorted()
         for link in expired {
             logger.debug("closing link", metadata: ["link": "\(link)", "reason": "no hello within \(Self.helloTimeoutMilliseconds) ms"])
             closeUnnamed(link)

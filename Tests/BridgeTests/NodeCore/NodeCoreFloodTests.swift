@@ -15,6 +15,7 @@ import Testing
     }
 
     /// `count` links opened to R by an attacker's adapter, none of which ever sends anything.
+    @discardableResult
     static func flood(_ pair: Pair, count: Int, from first: LinkID = 10_000) -> [LinkID] {
         (0..<count).map { index in
             let link = first + LinkID(index)
@@ -23,24 +24,33 @@ import Testing
         }
     }
 
-    /// A hundred silent links: R closes all but the newest eight at once, oldest first; C's
-    /// honest link then still opens, gets its hello through and ranges; and once the hello
-    /// timeout has passed the silent ones left are closed too, the honest one is not. Before
-    /// issue 35 every one of them stayed open for as long as the attacker liked.
-    @Test func silentLinksAreCappedAndTimedOutAndAnHonestPeerStillGetsIn() {
+    /// A hundred silent links at once: R takes sixteen (its rate for strangers) and closes the
+    /// rest before any handshake, and of those sixteen keeps the newest eight waiting. A second
+    /// later C's honest link opens, gets its hello through and ranges, taking the place of the
+    /// oldest silent link still waiting; once the hello timeout has passed the silent ones left
+    /// are closed too, the honest one is not. A second flood then leaves no room for strangers,
+    /// yet C, proven, gets in again at once. Before issue 35 every one of those links stayed open
+    /// for as long as the attacker liked, and each could make R compute a handshake.
+    @Test func silentLinksAreRateLimitedCappedAndTimedOutAndAnHonestPeerStillGetsIn() {
         let pair = Pair(config: .init(both: Self.config), secure: true)
         let links = Self.flood(pair, count: 100)
-        #expect(pair.disconnects(.r) == Array(links.prefix(100 - Self.limit)))
+        let admitted = NodeCore.strangersAdmittedPerSecond
+        #expect(Set(pair.disconnects(.r)) == Set(links.prefix(admitted - Self.limit) + links.suffix(100 - admitted)))
+        pair.advance(1_000)
         pair.heard(.c)
         #expect(pair.isRanging(.c) && pair.isRanging(.r))
         let honest = pair.link(.r)
-        // The honest link took the place of the oldest silent one still waiting.
-        #expect(pair.disconnects(.r).last == links[100 - Self.limit])
+        #expect(pair.disconnects(.r).last == links[admitted - Self.limit])
         let mark = pair.mark
         pair.advance(NodeCore.helloTimeoutMilliseconds)
         pair.tick([.r])
-        #expect(Set(pair.disconnects(.r, since: mark)) == Set(links.suffix(Self.limit - 1)))
+        #expect(Set(pair.disconnects(.r, since: mark)) == Set(links[(admitted - Self.limit + 1)..<admitted]))
         #expect(!pair.disconnects(.r, since: mark).contains { $0 == honest })
+        #expect(pair.isRanging(.c) && pair.isRanging(.r))
+
+        Self.flood(pair, count: 100, from: 20_000)
+        pair.breakLink()
+        pair.heard(.c)
         #expect(pair.isRanging(.c) && pair.isRanging(.r))
     }
 
