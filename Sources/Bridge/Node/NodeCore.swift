@@ -36,6 +36,8 @@ struct NodeCore {
 
     private let environment: Environment
     private var identity: NodeIdentity { environment.identity }
+    /// The `node` of every event, rendered once: building it per range event cost an allocation.
+    private let tag: String
     private var config: BridgeConfig { environment.config }
     private var logger: Logger { environment.logger }
     private var channels: PeerChannels { environment.channels }
@@ -85,6 +87,7 @@ struct NodeCore {
 
     init(environment: Environment, seed: UInt64, now: Int64) {
         self.environment = environment
+        self.tag = environment.identity.tag
         self.random = SplitMix64(seed: seed)
         self.privateAdverts = environment.config.security.groupKey.map(PrivateAdvert.init)
         self.nearest = NearestTracker(config: environment.config.proximity)
@@ -166,7 +169,7 @@ struct NodeCore {
             case .log(let level, let message, var metadata):
                 metadata["peer"] = "\(id)"
                 logger.log(level: level, "\(message)", metadata: metadata)
-            case .emit(let body): events.append(Event(node: identity.tag, body: body))
+            case .emit(let body): events.append(Event(node: tag, body: body))
             case .bindLink(let link):
                 peerByLink[link] = id
                 peers[id]?.links.insert(link)
@@ -207,7 +210,7 @@ struct NodeCore {
         peers[id] = Peer(
             machine: machine, proximity: PeerProximity(processor: RangeProcessor(peer: id.description, config: config)),
             version: version, capabilities: capabilities, since: now, lastHeard: now)
-        events.append(Event(node: identity.tag, body: .peerFound(.init(peer: id.description, name: name ?? "", rssi: rssi))))
+        events.append(Event(node: tag, body: .peerFound(.init(peer: id.description, name: name ?? "", rssi: rssi))))
     }
 
     /// Drops the least recently heard peer, preferring one without a ranging session.
@@ -238,7 +241,7 @@ struct NodeCore {
         guard let peer = peers.removeValue(forKey: id) else { return }
         for link in peer.links where peerByLink[link] == id { peerByLink[link] = nil }
         if let route = peer.route, peerByRoute[route] == id { peerByRoute[route] = nil }
-        events.append(Event(node: identity.tag, body: .peerLost(.init(peer: id.description, reason: reason))))
+        events.append(Event(node: tag, body: .peerLost(.init(peer: id.description, reason: reason))))
         nearest.remove(peer: id, now: now)
     }
 
@@ -428,7 +431,7 @@ struct NodeCore {
                 "the UWB board reports no RSSI (\(LevelWatch.readingsBeforeWarning) rounds in a row): no bias correction, bumps decided from distance alone, so hand-overs 15–25 cm apart may bump; use firmware that honours RSSI_REPORTING (UCI 2.0: UCI 1.1 range data has no RSSI; firmware-notes/rssi.md)")
         }
         if outcome.invalid { invalidReadings += 1 }
-        let node = identity.tag
+        let node = tag
         events.append(Event(node: node, body: .range(outcome.range)))
         for change in outcome.changes {
             switch change {
@@ -533,7 +536,7 @@ struct NodeCore {
         guard peers.count > scheduler.budget || shed.ranges > 0 || shed.inputs > 0 || evicted > 0 || invalidReadings > 0 else { return }
         events.append(
             Event(
-                node: identity.tag,
+                node: tag,
                 body: .stats(
                     .init(
                         peers: peers.count, ranging: ranging, budget: scheduler.budget, shedRanges: shed.ranges,
@@ -547,7 +550,7 @@ struct NodeCore {
         reportedNearest = current
         events.append(
             Event(
-                node: identity.tag,
+                node: tag,
                 body: .nearest(
                     .init(
                         peer: current?.peer.description, distance: current?.distance,
