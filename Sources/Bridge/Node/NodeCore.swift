@@ -128,11 +128,19 @@ struct NodeCore {
         return out
     }
 
-    /// Takes back the effects `handle` returned once they are performed, for their storage.
+    /// Takes back the effects `handle` returned once they are performed, for their storage and
+    /// that of the events they emitted: the next input's events go into it, so a range
+    /// notification's events cost no allocation.
     mutating func recycle(_ performed: consuming [NodeEffect]) {
         var storage = performed
+        // `handle` puts the events first.
+        var emitted: [Event] = []
+        if case .emit(let batch)? = storage.first { emitted = batch }
         storage.removeAll(keepingCapacity: true)
         if storage.capacity > spareEffects.capacity { spareEffects = storage }
+        // The batch is this array's alone now (the sinks render it and keep nothing).
+        emitted.removeAll(keepingCapacity: true)
+        if events.isEmpty, emitted.capacity > events.capacity { events = emitted }
     }
 
     /// Ranging sessions the radio allows: as many as the board says it runs at once, unless the
