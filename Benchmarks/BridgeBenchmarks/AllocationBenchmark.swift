@@ -171,5 +171,10 @@ private final class CountingOutput: EventOutput {
         lines.add(batch.count)
     }
 
+    func write(utf8 bytes: UnsafeRawBufferPointer, lineEnds: [Int]) throws {
+        try output.write(utf8: bytes, lineEnds: lineEnds)
+        lines.add(lineEnds.count)
+    }
+
     func isWritableWithoutWaiting() -> Bool { output.isWritableWithoutWaiting() }
 }
