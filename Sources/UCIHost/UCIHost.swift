@@ -496,6 +496,7 @@ package actor UCIHost {
             do {
                 guard let message = try link.decoder.next() else { return }
                 handle(message, &link, into: &outcome)
+                link.decoder.recycle(message)
             } catch {
                 // Garbage or a broken segment: the decoder has dropped it and resynchronised.
                 outcome.logs.append((.warning, "UCI stream error", ["error": "\(error)"]))
