@@ -8,7 +8,7 @@ struct JSONObjectWriter {
 
     /// A writer that appends its object to what `buffer` holds (a batch's lines go into one
     /// buffer, written as it is).
-    init(appendingTo buffer: consuming [UInt8] = []) {
+    init(appendingTo buffer: consuming [UInt8]) {
         bytes = consume buffer
         if bytes.capacity == 0 { bytes.reserveCapacity(256) }
         bytes.append(UInt8(ascii: "{"))

@@ -5,8 +5,6 @@ package struct TwoWayMeasurements: RandomAccessCollection, ExpressibleByArrayLit
     private var head: TwoWayMeasurement?
     private var tail: [TwoWayMeasurement] = []
 
-    package init() {}
-
     package init(_ measurements: [TwoWayMeasurement]) {
         head = measurements.first
         if measurements.count > 1 { tail = Array(measurements.dropFirst()) }

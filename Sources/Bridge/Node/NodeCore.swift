@@ -138,7 +138,8 @@ struct NodeCore {
         if case .emit(let batch)? = storage.first { emitted = batch }
         storage.removeAll(keepingCapacity: true)
         if storage.capacity > spareEffects.capacity { spareEffects = storage }
-        // The batch is this array's alone now (the sinks render it and keep nothing).
+        // The batch is this array's alone now: the sinks render it and keep nothing (one that
+        // kept it would make this a copy, not a fault).
         emitted.removeAll(keepingCapacity: true)
         if events.isEmpty, emitted.capacity > events.capacity { events = emitted }
     }
