@@ -84,7 +84,7 @@ struct JSONObjectWriter {
     }
 
     /// Closes the object and appends `suffix`.
-    mutating func close(suffix: StaticString = "") {
+    mutating func close(suffix: StaticString) {
         bytes.append(UInt8(ascii: "}"))
         suffix.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
