@@ -202,6 +202,8 @@ if ProcessInfo.processInfo.environment["NEARBY_BRIDGE_FUZZ"] == "1" {
 // the variable set, so that package-benchmark never enters the other builds (CI, releases).
 if ProcessInfo.processInfo.environment["NEARBY_BRIDGE_BENCHMARKS"] == "1" {
     package.dependencies.append(.package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]))
+    // Its allocation hook counts one thread's allocations (`node: allocations per range notification`).
+    package.dependencies.append(.package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.6.1"))
     package.targets.append(
         .executableTarget(
             name: "BridgeBenchmarks",
@@ -209,6 +211,7 @@ if ProcessInfo.processInfo.environment["NEARBY_BRIDGE_BENCHMARKS"] == "1" {
                 "BLE", "Bridge", "Events", "MQTTOutput", "PeerProtocol", "PeerSecurity", "Proximity", "Simulation", "StreamIO", "UCI",
                 "UCIHost", "WebView", .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],

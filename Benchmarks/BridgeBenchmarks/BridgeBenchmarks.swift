@@ -20,6 +20,7 @@ let benchmarks: @Sendable () -> Void = {
     pipelineBenchmarks()
     nodeBenchmarks()
     realTimeBenchmark()
+    allocationBenchmark()
     memoryBenchmarks()
     crowdBenchmark()
     webViewBenchmark()

@@ -10,10 +10,18 @@ package enum JSONLine {
     /// The same, building the line in `scratch`: a sink that keeps its scratch buffer renders
     /// each line with one allocation (the `String`) instead of two or three.
     package static func render(_ event: Event, seq: UInt64, timestampMilliseconds: Int64, scratch: inout [UInt8]) -> String {
+        scratch.removeAll(keepingCapacity: true)
+        append(event, seq: seq, timestampMilliseconds: timestampMilliseconds, to: &scratch)
+        return String(decoding: scratch, as: UTF8.self)
+    }
+
+    /// Appends the line to `bytes`, with no `String` at all: the buffered sink renders a batch
+    /// into one kept buffer and writes it as it is.
+    package static func append(_ event: Event, seq: UInt64, timestampMilliseconds: Int64, to bytes: inout [UInt8]) {
         var buffer: [UInt8] = []
-        swap(&buffer, &scratch)
-        var out = JSONObjectWriter(reusing: consume buffer)
-        defer { scratch = out.takeBuffer() }
+        swap(&buffer, &bytes)
+        var out = JSONObjectWriter(appendingTo: consume buffer)
+        defer { bytes = out.takeBuffer() }
         out.number("v", eventSchemaVersion)
         out.number("seq", seq)
         out.timestamp("ts", millisecondsSinceEpoch: timestampMilliseconds)
@@ -73,6 +81,6 @@ package enum JSONLine {
             // Written only when there were some: lines without it are those of schema v1 as it was.
             if stats.invalidReadings > 0 { out.number("invalid_readings", stats.invalidReadings) }
         }
-        return out.finish(suffix: "\n")
+        out.close(suffix: "\n")
     }
 }

@@ -25,10 +25,11 @@ package final class JSONLinesSink: EventSink {
         var unwritten = 0
         /// Range events shed since the node last asked, by node.
         var shed: [String: Int] = [:]
-        /// Where lines are built (see `JSONLine.render(_:seq:timestampMilliseconds:scratch:)`),
-        /// and a batch's lines gathered: both kept between batches, emptied.
+        /// Where lines are built: unbuffered, one at a time (see
+        /// `JSONLine.render(_:seq:timestampMilliseconds:scratch:)`); buffered, a batch's lines one
+        /// after another, with where each ends. Kept between batches, emptied.
         var scratch: [UInt8] = []
-        var lines: [String] = []
+        var lineEnds: [Int] = []
     }
     private let state = Mutex(State())
     private let output: any EventOutput
@@ -54,12 +55,8 @@ package final class JSONLinesSink: EventSink {
         guard !events.isEmpty else { return }
         if let buffer {
             let failure: (any Error)? = state.withLock { state in
-                var lines = state.lines
-                state.lines = []
-                defer {
-                    lines.removeAll(keepingCapacity: true)
-                    state.lines = lines
-                }
+                state.scratch.removeAll(keepingCapacity: true)
+                state.lineEnds.removeAll(keepingCapacity: true)
                 var seq = state.nextSeq
                 let pastSoftLimit = buffer.isPastSoftLimit
                 for event in events {
@@ -67,11 +64,12 @@ package final class JSONLinesSink: EventSink {
                         state.shed[event.node, default: 0] += 1
                         continue
                     }
-                    lines.append(JSONLine.render(event, seq: seq, timestampMilliseconds: timestampMilliseconds, scratch: &state.scratch))
+                    JSONLine.append(event, seq: seq, timestampMilliseconds: timestampMilliseconds, to: &state.scratch)
+                    state.lineEnds.append(state.scratch.count)
                     seq += 1
                 }
-                guard !lines.isEmpty else { return nil }
-                switch buffer.push(lines) {
+                guard !state.lineEnds.isEmpty else { return nil }
+                switch buffer.push(state.scratch, lineEnds: state.lineEnds) {
                 case .accepted:
                     state.nextSeq = seq
                     return nil

@@ -6,11 +6,11 @@ struct JSONObjectWriter {
     private var bytes: [UInt8]
     private var first = true
 
-    /// A writer whose buffer is `buffer`'s storage (emptied, at least 256 bytes).
-    init(reusing buffer: consuming [UInt8] = []) {
+    /// A writer that appends its object to what `buffer` holds (a batch's lines go into one
+    /// buffer, written as it is).
+    init(appendingTo buffer: consuming [UInt8]) {
         bytes = consume buffer
-        bytes.removeAll(keepingCapacity: true)
-        bytes.reserveCapacity(256)
+        if bytes.capacity == 0 { bytes.reserveCapacity(256) }
         bytes.append(UInt8(ascii: "{"))
     }
 
@@ -83,12 +83,10 @@ struct JSONObjectWriter {
         bytes.append(contentsOf: json.utf8)
     }
 
-    /// The object, closed, followed by `suffix`. Closes the writer's own buffer (a copy would
-    /// cost an allocation per line).
-    mutating func finish(suffix: String = "") -> String {
+    /// Closes the object and appends `suffix`.
+    mutating func close(suffix: StaticString) {
         bytes.append(UInt8(ascii: "}"))
-        bytes.append(contentsOf: suffix.utf8)
-        return String(decoding: bytes, as: UTF8.self)
+        suffix.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
     mutating func timestamp(_ name: StaticString, millisecondsSinceEpoch ms: Int64) {

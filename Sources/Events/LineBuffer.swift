@@ -86,21 +86,23 @@ final class LineBuffer: @unchecked Sendable {
 
     /// Queues lines (or writes them right away, see above), waiting while the queue is at its
     /// hard limit unless stopping (a batch goes in whole, so the queue may pass that limit by one
-    /// batch).
-    func push(_ batch: [String]) -> Pushed {
+    /// batch). The batch comes rendered: its lines one after another in `bytes`, line `i` ending
+    /// at `lineEnds[i]`; written right away, it is written as it is, and only queued lines become
+    /// `String`s.
+    func push(_ bytes: [UInt8], lineEnds: [Int]) -> Pushed {
         pthread_mutex_lock(mutex)
         while failure == nil, stopDeadline == nil, lines.count + writing >= hardLimit { waitForProgress() }
         if failure != nil || (stopDeadline != nil && lines.count + writing >= hardLimit) {
-            lost += batch.count
+            lost += lineEnds.count
             pthread_mutex_unlock(mutex)
             return .refused
         }
-        if !busy, lines.isEmpty, Self.fitsOneWrite(batch), output.isWritableWithoutWaiting() {
+        if !busy, lines.isEmpty, bytes.count <= Self.atomicBytes, output.isWritableWithoutWaiting() {
             busy = true
-            writing = batch.count
+            writing = lineEnds.count
             pthread_mutex_unlock(mutex)
             do {
-                try output.write(lines: batch)
+                try bytes.withUnsafeBytes { try output.write(utf8: $0, lineEnds: lineEnds) }
             } catch {
                 fail(error)
                 return .failed(error)
@@ -113,7 +115,11 @@ final class LineBuffer: @unchecked Sendable {
             pthread_mutex_unlock(mutex)
             return .accepted
         }
-        lines += batch
+        var start = 0
+        for end in lineEnds {
+            lines.append(String(decoding: bytes[start..<end], as: UTF8.self))
+            start = end
+        }
         if !busy, writerIdle { pthread_cond_signal(work) }
         pthread_mutex_unlock(mutex)
         return .accepted
@@ -166,15 +172,6 @@ final class LineBuffer: @unchecked Sendable {
             pthread_cond_broadcast(progress)
             pthread_cond_signal(work)
         }
-    }
-
-    private static func fitsOneWrite(_ batch: [String]) -> Bool {
-        var bytes = 0
-        for line in batch {
-            bytes += line.utf8.count
-            if bytes > atomicBytes { return false }
-        }
-        return true
     }
 
     static func now() -> timespec {

@@ -38,6 +38,11 @@ package struct StandardOutput: EventOutput {
         try bytes.withUnsafeBytes { try writeWhole($0) }
     }
 
+    /// Writes the lines with one system call where the output takes them whole.
+    package func write(utf8 bytes: UnsafeRawBufferPointer, lineEnds: [Int]) throws {
+        try writeWhole(bytes)
+    }
+
     /// Writes `text` as it is, whole: for output that is not lines (`watch`'s screen frames).
     package func write(text: String) throws {
         var text = text

@@ -13,7 +13,7 @@ package struct RangeData: Hashable, Sendable {
     package var measurementType: MeasurementType
     /// Modes 1 and 2 both mean 8-octet addresses in the measurements.
     package var macAddressMode: MacAddressMode
-    package var measurements: [TwoWayMeasurement]
+    package var measurements: TwoWayMeasurements
     package var vendorData: [UInt8]
 
     package init(
@@ -27,7 +27,7 @@ package struct RangeData: Hashable, Sendable {
         self.rangingIntervalMilliseconds = rangingIntervalMilliseconds
         self.measurementType = measurementType
         self.macAddressMode = macAddressMode
-        self.measurements = measurements
+        self.measurements = TwoWayMeasurements(measurements)
         self.vendorData = vendorData
     }
 
@@ -61,7 +61,6 @@ package struct RangeData: Hashable, Sendable {
             throw .truncated(what: "\(name) measurements", needed: needed, available: r.remaining)
         }
         measurements = []
-        measurements.reserveCapacity(count)
         for _ in 0..<count {
             measurements.append(try TwoWayMeasurement(from: &r, addressSize: mode.addressSize))
         }

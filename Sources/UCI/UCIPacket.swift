@@ -54,6 +54,13 @@ package struct UCIPacket: Hashable, Sendable {
     /// Returns nil if more bytes are needed; otherwise the packet and how many bytes it used.
     /// Throws `.invalidMessageType` as soon as the first octet shows a reserved MT (4...7).
     package static func parse(_ bytes: ArraySlice<UInt8>) throws(UCIError) -> (packet: UCIPacket, consumed: Int)? {
+        var storage: [UInt8] = []
+        return try parse(bytes, reusing: &storage)
+    }
+
+    /// The same, the payload copied into `storage`'s memory (taken, and left empty) when the
+    /// packet is whole: a decoder that keeps its messages' storage copies without allocating.
+    package static func parse(_ bytes: ArraySlice<UInt8>, reusing storage: inout [UInt8]) throws(UCIError) -> (packet: UCIPacket, consumed: Int)? {
         guard let octet0 = bytes.first else { return nil }
         guard let type = MessageType(rawValue: octet0 >> 5) else {
             throw .invalidMessageType(octet0 >> 5)
@@ -65,12 +72,16 @@ package struct UCIPacket: Hashable, Sendable {
             : Int(bytes[start + 3])
         guard bytes.count >= packetHeaderSize + length else { return nil }
         let payloadStart = start + packetHeaderSize
+        var payload: [UInt8] = []
+        swap(&payload, &storage)
+        payload.removeAll(keepingCapacity: true)
+        payload.append(contentsOf: bytes[payloadStart..<payloadStart + length])
         let packet = UCIPacket(
             messageType: type,
             isFinalSegment: octet0 & 0x10 == 0,
             groupID: octet0 & 0x0F,
             opcodeID: type == .data ? 0 : bytes[start + 1] & 0x3F,
-            payload: Array(bytes[payloadStart..<payloadStart + length]))
+            payload: payload)
         return (packet, packetHeaderSize + length)
     }
 }

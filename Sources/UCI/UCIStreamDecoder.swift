@@ -13,6 +13,9 @@ package struct UCIStreamDecoder: Sendable {
     private var head = 0
     private var reassembler: UCIReassembler
     private let maxMessageSize: Int
+    /// The storage of a payload handed back by `recycle`: the next packet's payload is copied into
+    /// it, so a caller that recycles its messages decodes without an allocation per message.
+    private var spare: [UInt8] = []
     /// Bytes dropped while resynchronising on garbage.
     package private(set) var discardedByteCount = 0
     /// Where in the stream the first unconsumed byte is: bytes consumed or dropped so far.
@@ -52,7 +55,7 @@ package struct UCIStreamDecoder: Sendable {
                 compact()
                 throw .garbage(skipped: skipped)
             case .yes:
-                guard let (packet, consumed) = try UCIPacket.parse(buffer[head...]) else {
+                guard let (packet, consumed) = try UCIPacket.parse(buffer[head...], reusing: &spare) else {
                     compact()
                     return nil
                 }
@@ -64,6 +67,15 @@ package struct UCIStreamDecoder: Sendable {
                 }
             }
         }
+    }
+
+    /// Takes back a message `next()` returned, once nothing else holds its payload, for the
+    /// payload's storage.
+    package mutating func recycle(_ message: consuming UCIMessage) {
+        var payload: [UInt8] = []
+        swap(&payload, &message.payload)
+        payload.removeAll(keepingCapacity: true)
+        if payload.capacity > spare.capacity { spare = payload }
     }
 
     /// Gives up on the packet that has been waiting for its rest: its first byte is dropped and

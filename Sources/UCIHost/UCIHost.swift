@@ -84,6 +84,9 @@ package actor UCIHost {
         var multicastWaiter: MulticastWaiter?
         /// The incomplete packet being watched (its stream offset) and when it is given up.
         var stall: (offset: Int, deadline: Duration)?
+        /// The storage of a read's notifications once `events` had them, emptied: the next read's
+        /// go into it, so a read costs no allocation for its list.
+        var spareEvents: [UCIHostEvent] = []
 
         /// Starts watching an incomplete packet no watch runs for yet; its deadline if so.
         mutating func watchStall(now: () -> Duration) -> Duration? {
@@ -449,6 +452,7 @@ package actor UCIHost {
         var outcome = Outcome()
         let (current, stallDeadline) = link.withLock { l -> (Bool, Duration?) in
             guard l.generation == generation else { return (false, nil) }
+            swap(&outcome.events, &l.spareEvents)
             l.decoder.append(chunk)
             Self.drain(&l, into: &outcome)
             // Whole packets leave nothing behind; a part waits for its rest, but not for ever.
@@ -456,7 +460,11 @@ package actor UCIHost {
         }
         act(on: outcome)
         if let stallDeadline { timer.wake(at: stallDeadline, expireDue) }
-        return current
+        guard current else { return false }
+        // `events` kept none of them: the storage is this read's alone again.
+        outcome.events.removeAll(keepingCapacity: true)
+        link.withLock { l in if l.generation == generation { swap(&outcome.events, &l.spareEvents) } }
+        return true
     }
 
     /// How long the rest of a packet may take once its first bytes came: a 255-byte packet
@@ -488,6 +496,7 @@ package actor UCIHost {
             do {
                 guard let message = try link.decoder.next() else { return }
                 handle(message, &link, into: &outcome)
+                link.decoder.recycle(message)
             } catch {
                 // Garbage or a broken segment: the decoder has dropped it and resynchronised.
                 outcome.logs.append((.warning, "UCI stream error", ["error": "\(error)"]))

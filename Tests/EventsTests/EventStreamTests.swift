@@ -139,6 +139,35 @@ import Synchronization
         close(fds[1])
         #expect(throws: OutputError(errno: EBADF)) { try output.write(line: "x\n") }
     }
+
+    /// The buffered stream hands stdout a batch's render buffer as it is: the bytes must be the
+    /// lines `JSONLine` renders one by one.
+    @Test func bufferedBatchReachesStandardOutputAsRenderedLines() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]) }
+        let stream = EventStream(output: StandardOutput(fileDescriptor: fds[1]), includesRanges: true, bufferedLines: 8)
+        let events = [
+            Event(node: "a", body: .range(.init(peer: "b", status: "OK", distance: 1.25, filtered: 1.2, rate: -0.1, nlos: false, azimuth: 3, elevation: nil))),
+            Event(node: "a", body: .peerNamed(.init(peer: "b", name: "Zoë \"z\"\n"))),
+            Event(node: "a", body: .peerLost(.init(peer: "b", reason: .timeout))),
+        ]
+        stream.emit(events, timestampMilliseconds: 1_700_000_000_123)
+        stream.emit(events[2], timestampMilliseconds: 1_700_000_000_124)
+        #expect(stream.drain().unwritten == 0)
+        close(fds[1])
+        var written: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(fds[0], &buffer, buffer.count)
+            guard count > 0 else { break }
+            written += buffer.prefix(count)
+        }
+        let expected =
+            events.enumerated().map { JSONLine.render($1, seq: UInt64($0 + 1), timestampMilliseconds: 1_700_000_000_123) }.joined()
+            + JSONLine.render(events[2], seq: 4, timestampMilliseconds: 1_700_000_000_124)
+        #expect(String(decoding: written, as: UTF8.self) == expected)
+    }
 }
 
 /// Says every third time that it would block; notices two writes at once.

@@ -96,6 +96,23 @@ struct FramingTests {
         #expect(decoder.discardedByteCount == 0)
     }
 
+    /// A recycled message lends its payload's storage to the next one: nothing of it may show in
+    /// a shorter message, nor may a copy the caller kept change.
+    @Test func recycledPayloadStorageCarriesNothingOver() throws {
+        let long = UCIMessage(messageType: .notification, groupID: 2, opcodeID: 0, payload: [UInt8](repeating: 7, count: 200))
+        let short = UCINotification.deviceStatus(.ready).message
+        var decoder = UCIStreamDecoder()
+        decoder.append(long.encoded() + short.encoded() + long.encoded())
+        let first = try #require(try decoder.next())
+        let kept = first
+        decoder.recycle(first)
+        let second = try #require(try decoder.next())
+        #expect(second == short)
+        #expect(kept == long)
+        decoder.recycle(second)
+        #expect(try decoder.next() == long)
+    }
+
     @Test func controlAndDataReassembleIndependently() throws {
         let control = UCIMessage(messageType: .notification, groupID: 2, opcodeID: 0, payload: [UInt8](repeating: 9, count: 400))
         let data = UCIMessage(messageType: .data, groupID: 2, opcodeID: 0, payload: [UInt8](repeating: 8, count: 30))

@@ -36,6 +36,8 @@ struct NodeCore {
 
     private let environment: Environment
     private var identity: NodeIdentity { environment.identity }
+    /// The `node` of every event, rendered once: building it per range event cost an allocation.
+    private let tag: String
     private var config: BridgeConfig { environment.config }
     private var logger: Logger { environment.logger }
     private var channels: PeerChannels { environment.channels }
@@ -87,6 +89,7 @@ struct NodeCore {
 
     init(environment: Environment, seed: UInt64, now: Int64) {
         self.environment = environment
+        self.tag = environment.identity.tag
         self.random = SplitMix64(seed: seed)
         self.privateAdverts = environment.config.security.groupKey.map(PrivateAdvert.init)
         self.nearest = NearestTracker(config: environment.config.proximity)
@@ -128,11 +131,20 @@ struct NodeCore {
         return out
     }
 
-    /// Takes back the effects `handle` returned once they are performed, for their storage.
+    /// Takes back the effects `handle` returned once they are performed, for their storage and
+    /// that of the events they emitted: the next input's events go into it, so a range
+    /// notification's events cost no allocation.
     mutating func recycle(_ performed: consuming [NodeEffect]) {
         var storage = performed
+        // `handle` puts the events first.
+        var emitted: [Event] = []
+        if case .emit(let batch)? = storage.first { emitted = batch }
         storage.removeAll(keepingCapacity: true)
         if storage.capacity > spareEffects.capacity { spareEffects = storage }
+        // The batch is this array's alone now: the sinks render it and keep nothing (one that
+        // kept it would make this a copy, not a fault).
+        emitted.removeAll(keepingCapacity: true)
+        if events.isEmpty, emitted.capacity > events.capacity { events = emitted }
     }
 
     /// Ranging sessions the radio allows: as many as the board says it runs at once, unless the
@@ -169,7 +181,7 @@ struct NodeCore {
             case .log(let level, let message, var metadata):
                 metadata["peer"] = "\(id)"
                 logger.log(level: level, "\(message)", metadata: metadata)
-            case .emit(let body): events.append(Event(node: identity.tag, body: body))
+            case .emit(let body): events.append(Event(node: tag, body: body))
             case .bindLink(let link):
                 peerByLink[link] = id
                 peers[id]?.links.insert(link)
@@ -210,7 +222,7 @@ struct NodeCore {
         peers[id] = Peer(
             machine: machine, proximity: PeerProximity(processor: RangeProcessor(peer: id.description, config: config)),
             version: version, capabilities: capabilities, since: now, lastHeard: now)
-        events.append(Event(node: identity.tag, body: .peerFound(.init(peer: id.description, name: name ?? "", rssi: rssi))))
+        events.append(Event(node: tag, body: .peerFound(.init(peer: id.description, name: name ?? "", rssi: rssi))))
     }
 
     /// Drops the least recently heard peer, preferring one without a ranging session.
@@ -241,7 +253,7 @@ struct NodeCore {
         guard let peer = peers.removeValue(forKey: id) else { return }
         for link in peer.links where peerByLink[link] == id { peerByLink[link] = nil }
         if let route = peer.route, peerByRoute[route] == id { peerByRoute[route] = nil }
-        events.append(Event(node: identity.tag, body: .peerLost(.init(peer: id.description, reason: reason))))
+        events.append(Event(node: tag, body: .peerLost(.init(peer: id.description, reason: reason))))
         nearest.remove(peer: id, now: now)
     }
 
@@ -478,7 +490,7 @@ struct NodeCore {
                 "the UWB board reports no RSSI (\(LevelWatch.readingsBeforeWarning) rounds in a row): no bias correction, bumps decided from distance alone, so hand-overs 15–25 cm apart may bump; use firmware that honours RSSI_REPORTING (UCI 2.0: UCI 1.1 range data has no RSSI; firmware-notes/rssi.md)")
         }
         if outcome.invalid { invalidReadings += 1 }
-        let node = identity.tag
+        let node = tag
         events.append(Event(node: node, body: .range(outcome.range)))
         for change in outcome.changes {
             switch change {
@@ -584,7 +596,7 @@ struct NodeCore {
         guard peers.count > scheduler.budget || shed.ranges > 0 || shed.inputs > 0 || evicted > 0 || invalidReadings > 0 else { return }
         events.append(
             Event(
-                node: identity.tag,
+                node: tag,
                 body: .stats(
                     .init(
                         peers: peers.count, ranging: ranging, budget: scheduler.budget, shedRanges: shed.ranges,
@@ -598,7 +610,7 @@ struct NodeCore {
         reportedNearest = current
         events.append(
             Event(
-                node: identity.tag,
+                node: tag,
                 body: .nearest(
                     .init(
                         peer: current?.peer.description, distance: current?.distance,
