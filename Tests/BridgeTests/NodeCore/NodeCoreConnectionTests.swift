@@ -206,6 +206,20 @@ extension CorePair {
         #expect(pair.heard(.c).radio.first == .connect(Pair.bleAddress(.r), for: Pair.id(.r)))
         #expect(pair.isRanging(.c) && pair.isRanging(.r))
     }
+
+    /// The adapter refuses a connection at once (`.connectFailed`, e.g. the controller is out of
+    /// connections): no link was named, nothing is under way, and the next advert tries again.
+    @Test func aRefusedConnectionIsTriedAgainAtTheNextAdvert() {
+        let pair = Pair()
+        pair.connectOutcome = .fails
+        #expect(pair.heard(.c).radio == [.connect(Pair.bleAddress(.r), for: Pair.id(.r))])
+        #expect(pair.lastAttempt(.c) == nil)
+        #expect(pair.feed(.c, .tick).radio == [])
+        pair.connectOutcome = .opens
+        pair.advance(100)
+        #expect(pair.heard(.c).radio.first == .connect(Pair.bleAddress(.r), for: Pair.id(.r)))
+        #expect(pair.isRanging(.c) && pair.isRanging(.r))
+    }
 }
 
 extension NodeEffect {
