@@ -13,22 +13,24 @@ import BLE
 struct HandshakeAdmission: Sendable {
     /// Links from strangers admitted per second, and at most at once after a quiet while.
     let perSecond: Int
+    let burst: Int
     private var tokens: Double
     private var refilledAt: Int64
     /// Addresses proven lately, with when; at most `trustedCapacity`, the least recent going first.
     private var trusted: [BLEAddress: Int64] = [:]
     static let trustedCapacity = 64
 
-    init(perSecond: Int, now: Int64) {
+    init(perSecond: Int, burst: Int, now: Int64) {
         self.perSecond = perSecond
-        tokens = Double(perSecond)
+        self.burst = burst
+        tokens = Double(burst)
         refilledAt = now
     }
 
     /// Whether a link just opened to us from `address` may go on.
     mutating func admit(_ address: BLEAddress, now: Int64) -> Bool {
         if trusted[address] != nil { return true }
-        tokens = min(Double(perSecond), tokens + Double(max(0, now - refilledAt)) * Double(perSecond) / 1_000)
+        tokens = min(Double(burst), tokens + Double(max(0, now - refilledAt)) * Double(perSecond) / 1_000)
         refilledAt = now
         guard tokens >= 1 else { return false }
         tokens -= 1

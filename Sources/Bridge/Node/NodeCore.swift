@@ -95,7 +95,7 @@ struct NodeCore {
         self.nearest = NearestTracker(config: environment.config.proximity)
         self.scheduler = RangingScheduler(budget: environment.config.rangingSessions ?? BridgeConfig.defaultRangingSessions)
         if environment.config.controleesPerSession > 1 { scheduler.controleesPerSession = environment.config.controleesPerSession }
-        self.handshakeAdmission = HandshakeAdmission(perSecond: Self.strangersAdmittedPerSecond, now: now)
+        self.handshakeAdmission = HandshakeAdmission(perSecond: Self.strangersAdmittedPerSecond, burst: Self.strangersAdmittedAtOnce, now: now)
         self.lastStatsAt = now
         self.now = now
     }
@@ -387,8 +387,10 @@ struct NodeCore {
     /// How many links opened to us may wait for their `hello` at once: a few per ranging session.
     private var awaitingHelloLimit: Int { max(8, 4 * scheduler.budget) }
 
-    /// New links from addresses not proven lately that may go on to a handshake, per second.
-    static let strangersAdmittedPerSecond = 16
+    /// New links from addresses not proven lately that may go on to a handshake: per second, and
+    /// at once after a quiet while (a hall's rigs all coming in together at the start).
+    static let strangersAdmittedPerSecond = 32
+    static let strangersAdmittedAtOnce = 128
 
     /// A link a peer opened to us waits for its `hello`, within limits (issue 35): links from
     /// strangers come in at `strangersAdmittedPerSecond` (`HandshakeAdmission`), and a flood of

@@ -24,8 +24,8 @@ import Testing
         }
     }
 
-    /// A hundred silent links at once: R takes sixteen (its rate for strangers) and closes the
-    /// rest before any handshake, and of those sixteen keeps the newest eight waiting. A second
+    /// Two hundred silent links at once: R takes 128 (what it takes from strangers at once) and
+    /// closes the rest before any handshake, and of those keeps the newest eight waiting. A second
     /// later C's honest link opens, gets its hello through and ranges, taking the place of the
     /// oldest silent link still waiting; once the hello timeout has passed the silent ones left
     /// are closed too, the honest one is not. A second flood then leaves no room for strangers,
@@ -33,9 +33,9 @@ import Testing
     /// for as long as the attacker liked, and each could make R compute a handshake.
     @Test func silentLinksAreRateLimitedCappedAndTimedOutAndAnHonestPeerStillGetsIn() {
         let pair = Pair(config: .init(both: Self.config), secure: true)
-        let links = Self.flood(pair, count: 100)
-        let admitted = NodeCore.strangersAdmittedPerSecond
-        #expect(Set(pair.disconnects(.r)) == Set(links.prefix(admitted - Self.limit) + links.suffix(100 - admitted)))
+        let links = Self.flood(pair, count: 200)
+        let admitted = NodeCore.strangersAdmittedAtOnce
+        #expect(Set(pair.disconnects(.r)) == Set(links.prefix(admitted - Self.limit) + links.suffix(200 - admitted)))
         pair.advance(1_000)
         pair.heard(.c)
         #expect(pair.isRanging(.c) && pair.isRanging(.r))
@@ -48,7 +48,7 @@ import Testing
         #expect(!pair.disconnects(.r, since: mark).contains { $0 == honest })
         #expect(pair.isRanging(.c) && pair.isRanging(.r))
 
-        Self.flood(pair, count: 100, from: 20_000)
+        Self.flood(pair, count: 200, from: 20_000)
         pair.breakLink()
         pair.heard(.c)
         #expect(pair.isRanging(.c) && pair.isRanging(.r))
