@@ -384,12 +384,15 @@ struct NodeCore {
     /// hello take a few round trips, repeated every `retransmit` when frames are lost.
     static let helloTimeoutMilliseconds: Int64 = 5_000
 
-    /// How many links opened to us may wait for their `hello` at once: a few per ranging session.
-    private var awaitingHelloLimit: Int { max(8, 4 * scheduler.budget) }
+    /// How many links opened to us may wait for their `hello` at once: as many as strangers may
+    /// open at once, or a few per ranging session if that is more. Below the burst, links admitted
+    /// together would push each other out before their handshakes ended (a crowd of 1 000 peers
+    /// arriving together lost a bump that way).
+    private var awaitingHelloLimit: Int { max(Self.strangersAdmittedAtOnce, 4 * scheduler.budget) }
 
     /// New links from addresses not proven lately that may go on to a handshake: per second, and
     /// at once after a quiet while (a hall's rigs all coming in together at the start).
-    static let strangersAdmittedPerSecond = 32
+    static let strangersAdmittedPerSecond = 64
     static let strangersAdmittedAtOnce = 128
 
     /// A link a peer opened to us waits for its `hello`, within limits (issue 35): links from

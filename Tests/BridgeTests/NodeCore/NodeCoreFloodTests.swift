@@ -6,8 +6,8 @@ import Testing
 // handshake) are bounded in number and time, and an honest peer still gets in.
 @Suite struct NodeCoreFloodTests {
     typealias Pair = CorePair
-    /// Two ranging sessions: at most eight links (four per session) wait for their hello.
-    static let limit = 8
+    /// At most 128 links wait for their hello (as many as strangers may open at once).
+    static let limit = 128
     static var config: BridgeConfig {
         var config = BridgeConfig()
         config.rangingSessions = 2
@@ -25,7 +25,7 @@ import Testing
     }
 
     /// Two hundred silent links at once: R takes 128 (what it takes from strangers at once) and
-    /// closes the rest before any handshake, and of those keeps the newest eight waiting. A second
+    /// closes the rest before any handshake; all 128 may wait. A second
     /// later C's honest link opens, gets its hello through and ranges, taking the place of the
     /// oldest silent link still waiting; once the hello timeout has passed the silent ones left
     /// are closed too, the honest one is not. A second flood then leaves no room for strangers,
