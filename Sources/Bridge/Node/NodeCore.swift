@@ -405,8 +405,7 @@ struct NodeCore {
             ignoreOnce(
                 "admission", "more new links than a rig takes from strangers (a connection flood?): closing them before any handshake",
                 ["per second": "\(Self.strangersAdmittedPerSecond)"])
-            channels.close(link)
-            return effects.append(.disconnect(link))
+            return closeUnnamed(link)
         }
         if linksAwaitingHello.count >= awaitingHelloLimit,
             let oldest = linksAwaitingHello.min(by: { ($0.value.since, $0.key) < ($1.value.since, $1.key) })

@@ -431,13 +431,8 @@ struct PeerMachine: Sendable {
     private mutating func linkClosed(_ link: LinkID) -> LinkEnd? {
         guard link == self.link else { return nil }
         // Closed before it opened (refused, or a handshake that failed): counts against the address.
-        if case .connecting(let connecting) = state { attemptFailed(connecting) }
+        if case .connecting(let connecting) = state { addresses.failed(connecting.address) }
         return endLink(disconnect: false)
-    }
-
-    /// An attempt ended before its link opened: its address goes behind the others.
-    private mutating func attemptFailed(_ connecting: Connecting) {
-        addresses.failed(connecting.address)
     }
 
     /// Ends our link, if any, and everything on it: back to discovered. `sessionGone`: the board
@@ -610,7 +605,7 @@ struct PeerMachine: Sendable {
                     LogLine(
                         .warning, "connection attempt timed out; trying again at the next advert",
                         ["link": "\(connecting.link)", "address": "\(connecting.address)"])))
-            attemptFailed(connecting)
+            addresses.failed(connecting.address)
             if let end = endLink(disconnect: true) { actions.append(.abandon(end)) }
         case .negotiating(let negotiating):
             if case .proposing(let parameters, let sentAt) = negotiating.step, now - sentAt >= config.retransmitMilliseconds,
