@@ -399,9 +399,13 @@ struct NodeCore {
     /// strangers come in at `strangersAdmittedPerSecond` (`HandshakeAdmission`), and a flood of
     /// connections that stay silent, fail the handshake or replay one holds at most
     /// `awaitingHelloLimit` links, each at most `helloTimeoutMilliseconds`. At the limit the
-    /// link that waited longest goes: an honest peer's new link always gets its turn.
+    /// link that waited longest goes: an honest peer's new link always gets its turn. Links from an
+    /// address whose last link failed before its `hello` are closed at once while it is backed off.
     private mutating func admitIncoming(_ link: LinkID, from address: BLEAddress) {
-        guard handshakeAdmission.admit(address, now: now) else {
+        switch handshakeAdmission.admit(address, now: now) {
+        case .admitted: break
+        case .backedOff: return closeUnnamed(link)
+        case .overRate:
             ignoreOnce(
                 "admission", "more new links than a rig takes from strangers (a connection flood?): closing them before any handshake",
                 ["per second": "\(Self.strangersAdmittedPerSecond)"])
@@ -420,9 +424,10 @@ struct NodeCore {
 
     /// Closes the links opened to us that went without a `hello` for too long.
     private mutating func expireLinksAwaitingHello() {
-        let expired = linksAwaitingHello.filter { now - $0.value.since >= Self.helloTimeoutMilliseconds }.keys.sorted()
-        for link in expired {
+        let expired = linksAwaitingHello.filter { now - $0.value.since >= Self.helloTimeoutMilliseconds }.sorted { $0.key < $1.key }
+        for (link, waiting) in expired {
             logger.debug("closing link", metadata: ["link": "\(link)", "reason": "no hello within \(Self.helloTimeoutMilliseconds) ms"])
+            handshakeAdmission.failed(waiting.address, now: now)
             closeUnnamed(link)
         }
     }
@@ -435,12 +440,21 @@ struct NodeCore {
     }
 
     /// Closes a link whose peer broke the protocol before any machine owned it.
+    /// A link opened to us that breaks it before its `hello` backs its address off.
     private mutating func drop(_ link: LinkID, because reason: String) {
-        logger.warning("closing link", metadata: ["link": "\(link)", "reason": "\(reason)"])
-        linksAwaitingHello[link] = nil
+        var metadata: Logger.Metadata = ["link": "\(link)", "reason": "\(reason)"]
+        var level = Logger.Level.warning
+        if let address = linksAwaitingHello.removeValue(forKey: link)?.address {
+            let backOff = handshakeAdmission.failed(address, now: now)
+            metadata["address"] = "\(address)"
+            metadata["backed off for ms"] = "\(backOff)"
+            // Its first failure in a while is worth a warning; a keyless peer that keeps trying is not.
+            if backOff > HandshakeAdmission.firstBackOffMilliseconds { level = .debug }
+        }
+        logger.log(level: level, "closing link", metadata: metadata)
         channels.close(link)
         if let peer = peerByLink[link] {
-            feed(peer, .linkClosed(link))
+            feed(peer, .handshakeRefused(link))
             peerByLink[link] = nil
             peers[peer]?.links.remove(link)
         }

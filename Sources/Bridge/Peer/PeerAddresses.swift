@@ -8,11 +8,17 @@ import BLE
 /// attempt failed (timed out, or closed before it opened) goes behind those that have not
 /// failed as often. A replayer's address then costs one attempt and is not tried again while
 /// the peer's own address is heard, and can never displace the address that proved itself.
+/// An address where the handshake failed (whoever answers there lacks the event key) is not tried
+/// again for a while, longer at each refusal in a row (`HandshakeAdmission.backOff`): a peer
+/// whose every address was refused is backed off as a whole.
 struct PeerAddresses: Sendable {
     struct Entry: Equatable, Sendable {
         var firstHeard: Int64
         var lastHeard: Int64
         var failures = 0
+        var refusals = 0
+        /// Not tried before this time.
+        var heldUntil: Int64 = 0
     }
 
     /// Addresses kept per peer: a peer's own (one, or two while its private address rotates) and
@@ -38,7 +44,7 @@ struct PeerAddresses: Sendable {
     /// one that failed least often, else the one heard first (a replayer can only copy an advert
     /// after the peer sent it).
     func best(at now: Int64, window: Int64) -> BLEAddress? {
-        entries.filter { now - $0.value.lastHeard <= window }
+        entries.filter { now - $0.value.lastHeard <= window && now >= $0.value.heldUntil }
             .min { a, b in
                 if (a.key == proven) != (b.key == proven) { return a.key == proven }
                 if a.value.failures != b.value.failures { return a.value.failures < b.value.failures }
@@ -52,9 +58,21 @@ struct PeerAddresses: Sendable {
         entries[address]?.failures += 1
     }
 
+    /// The handshake on a link to `address` failed: a failure, and a back-off.
+    mutating func refused(_ address: BLEAddress, at now: Int64) {
+        guard var entry = entries[address] else { return }
+        entry.failures += 1
+        entry.refusals += 1
+        entry.heldUntil = now + HandshakeAdmission.backOff(afterFailures: entry.refusals)
+        entries[address] = entry
+        if proven == address { proven = nil }
+    }
+
     /// A link to `address` opened: it is the peer's, until another proves itself.
     mutating func proved(_ address: BLEAddress) {
         proven = address
         entries[address]?.failures = 0
+        entries[address]?.refusals = 0
+        entries[address]?.heldUntil = 0
     }
 }

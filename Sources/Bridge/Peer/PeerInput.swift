@@ -15,6 +15,9 @@ enum PeerInput: Sendable {
     case incomingHello(LinkID, PeerMessage.Hello, retryAfter: Int64, rangingSecret: [UInt8]?)
     case message(PeerMessage, on: LinkID, ProximityView)
     case linkClosed(LinkID)
+    /// Our link broke the peer protocol before it opened (on a v2 link: the handshake failed) and
+    /// is being closed: whoever answers at that address does not hold the event key.
+    case handshakeRefused(LinkID)
     /// The answer to `.reserveSharedPlace`.
     case sharedPlaceReserved(PeerMessage.RangingParameters)
     /// The scheduler gives this peer one of the radio's ranging sessions, or takes it back.

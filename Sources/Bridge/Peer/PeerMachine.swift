@@ -124,6 +124,7 @@ struct PeerMachine: Sendable {
             incomingHello(link, hello, retryAfter: retryAfter, rangingSecret: secret).append(to: &actions)
         case .message(let message, let link, let proximity): receive(message, on: link, proximity: proximity).append(to: &actions)
         case .linkClosed(let link): linkClosed(link).append(to: &actions)
+        case .handshakeRefused(let link): linkClosed(link, refused: true).append(to: &actions)
         case .sharedPlaceReserved(let parameters): sharedPlaceReserved(parameters).append(to: &actions)
         case .granted: grant().append(to: &actions)
         case .revoked(let retryAfter): revoke(retryAfter: retryAfter).append(to: &actions)
@@ -428,10 +429,13 @@ struct PeerMachine: Sendable {
         }
     }
 
-    private mutating func linkClosed(_ link: LinkID) -> LinkEnd? {
+    /// `refused`: the handshake failed, which backs the address off (`PeerAddresses.refused`).
+    private mutating func linkClosed(_ link: LinkID, refused: Bool = false) -> LinkEnd? {
         guard link == self.link else { return nil }
         // Closed before it opened (refused, or a handshake that failed): counts against the address.
-        if case .connecting(let connecting) = state { addresses.failed(connecting.address) }
+        if case .connecting(let connecting) = state {
+            if refused { addresses.refused(connecting.address, at: now) } else { addresses.failed(connecting.address) }
+        }
         return endLink(disconnect: false)
     }
 
