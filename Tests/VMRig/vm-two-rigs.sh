@@ -68,13 +68,19 @@ btd_address() {
   dbus-send --system --print-reply --dest=org.bluez /org/bluez/$1 org.freedesktop.DBus.Properties.Get \
     string:org.bluez.Adapter1 string:Address | sed -n 's/.*string "\(.*\)"/\1/p'
 }
-# btctl LOG COMMAND...: bluetoothctl, fed COMMANDs as a person types them ("sleep N" waits); it
-# reads them only once it has bluetoothd's objects, and a D-Bus client's discovery and
+# btctl LOG COMMAND...: bluetoothctl, fed COMMANDs as a person types them ("sleep N" waits;
+# "until TEXT" waits, at most 20 s, until bluetoothctl has printed TEXT, as a person waits for an
+# answer); it reads them only once it has bluetoothd's objects, and a D-Bus client's discovery and
 # advertisement last only while it stays connected
 btctl() {
   log=$1; shift
-  { for c in "$@"; do case "$c" in "sleep "*) sleep "${c#sleep }" ;; *) echo "$c" ;; esac; done; echo quit; } \
-    | bluetoothctl >>"$log" 2>&1
+  { for c in "$@"; do
+      case "$c" in
+        "sleep "*) sleep "${c#sleep }" ;;
+        "until "*) wait_until 20 grep -q -- "${c#until }" "$log" ;;
+        *) echo "$c" ;;
+      esac
+    done; echo quit; } | bluetoothctl >>"$log" 2>&1
 }
 if [ $BTD = 1 ]; then
   mkdir -p /run/dbus
@@ -143,13 +149,16 @@ if [ $BTD = 1 ]; then
 
   # ---------------------------------------------------------------- bluetoothd powers hci0 off and on
   mark btd-power-start
-  btctl btd-power.log "select $ADDR0" "power off" "sleep 2"
-  grep -q "Changing power off succeeded" btd-power.log || echo "VM: bluetoothd did not power hci0 off"
+  # Under TCG the power-off's answer can take more than a second or two (the kernel closes the
+  # links and stops advertising and discovery first): wait for it, then stay off 2 s.
+  btctl btd-power.log "select $ADDR0" "power off" "until Changing power off succeeded" "sleep 2"
+  grep -q "Changing power off succeeded" btd-power.log \
+    || { echo "VM: bluetoothd did not power hci0 off"; sed 's/^/VM-BTCTL| /' btd-power.log; }
   # The power-on reply comes when the controller is initialised: a few seconds under TCG, and a
   # loaded host can time that out (bluetoothd: org.bluez.Error.Failed), as in ble-power below:
   # try again, as a person at the rig would. The rig does not power on what bluetoothd turned off.
   for try in 1 2 3; do
-    btctl btd-power.log "select $ADDR0" "power on" "sleep 5"
+    btctl btd-power.log "select $ADDR0" "power on" "until Controller $ADDR0 Powered: yes"
     grep -q "Controller $ADDR0 Powered: yes" btd-power.log && break
     echo "VM: bluetoothd's power-on of hci0 failed (try $try)"
   done
