@@ -216,11 +216,27 @@ if with_bluetoothd:
     outcome = both_range_again("btd-power", "bluetoothd powered hci0 on")
     ok(f"btd-power: bluetoothd powered hci0 (rig-a) off for 2 s and on again (rig-a: device ble unavailable, ready): rig-a {outcome['a']}, "
        f"rig-b {outcome['b']}; both ranging again")
-    for name, adapter in (("a", "hci0"), ("b", "hci1")):
-        if not off_and_on(name, adapter, "btd-restart-start", "btd-restart-end"):
-            fail(f"btd-restart: rig-{name} did not report {adapter} unavailable and then ready when bluetoothd restarted")
+    # Debian's bluetoothd 5.66 sometimes dies of SIGSEGV on SIGTERM before it powers the adapters
+    # off (exit status 139; the VM script prints its last words and the kernel's segfault line):
+    # then nothing happens to the adapters, and the rigs must simply go on.
+    stopped = [int(m.group(1)) for line in console if (m := re.match(r"VM: bluetoothd stopped at \d+s \(exit (\d+)\)", line))]
+    if len(stopped) != 1:
+        fail(f"btd-restart: the VM script reported bluetoothd's exit {len(stopped)} times")
+    if stopped[0] == 0:
+        for name, adapter in (("a", "hci0"), ("b", "hci1")):
+            if not off_and_on(name, adapter, "btd-restart-start", "btd-restart-end"):
+                fail(f"btd-restart: rig-{name} did not report {adapter} unavailable and then ready when bluetoothd restarted")
+        stop = "stopped (both adapters powered off) and started again (privacy off, powered on)"
+    elif stopped[0] > 128:
+        for name in "ab":
+            changes = [e for e in part(name, "btd-restart-start", "btd-restart-end") if e["type"] == "device" and e["state"] == "error"]
+            if changes:
+                fail(f"btd-restart: rig-{name} reported a device error when bluetoothd crashed: {changes}")
+        stop = f"crashed (exit status {stopped[0]}: signal {stopped[0] - 128}; the adapters stayed on) and started again"
+    else:
+        fail(f"btd-restart: bluetoothd exited with status {stopped[0]} on SIGTERM")
     outcome = both_range_again("btd-restart", "bluetoothd's restart")
-    ok(f"btd-restart: bluetoothd stopped (both adapters powered off) and started again (privacy off, powered on): rig-a {outcome['a']}, "
+    ok(f"btd-restart: bluetoothd {stop}: rig-a {outcome['a']}, "
        f"rig-b {outcome['b']}; both ranging again (privacy: see the private-address check below)")
 
 # ------------------------------------------------------------------ fault 1: USB unplug/replug
