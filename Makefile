@@ -1,5 +1,5 @@
 # Convenience targets; the scripts are the source of truth.
-.PHONY: test sanitize rig ble-bump vm-selftest e2e-repeat fuzz-long wireshark-uci package soak
+.PHONY: test sanitize rig ble-bump vm-selftest e2e-repeat fuzz-long wireshark-uci package soak flood
 
 test:          ## everything CI runs (Swift tests, end-to-end checks, emulated USB, VM rigs)
 	scripts/test
@@ -7,6 +7,11 @@ test:          ## everything CI runs (Swift tests, end-to-end checks, emulated U
 MINUTES ?= 60
 soak:          ## one rig for MINUTES (60) among 100 visitors coming and going; RSS, descriptors, threads sampled each minute must stay flat (not in CI)
 	scripts/soak $(MINUTES)
+
+SECONDS_PER_RUN ?= 40
+RATE ?= 2
+flood:         ## a keyed rig beside 50 and 200 attacker nodes of each kind (RATE (2) attempts/s each, SECONDS_PER_RUN (40) a run): bump delay, CPU, RSS, events, SIGTERM (not in CI)
+	scripts/flood $(SECONDS_PER_RUN) $(RATE)
 
 fuzz-long:     ## every libFuzzer target to 10^6 executions (about 25 min); corpus kept in .build-fuzz/corpus
 	scripts/fuzz long 1000000

@@ -116,7 +116,7 @@ let package = Package(
             name: "Simulation",
             dependencies: [
                 "UCI", "StreamIO", "UCIHost", "PeerProtocol", "PeerSecurity", "BLE", "Bridge", "Events", "Proximity",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.copy("Scenarios")]),
 

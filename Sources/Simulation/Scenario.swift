@@ -25,6 +25,8 @@ import PeerSecurity
 /// 2.0 board whose firmware ignores RSSI_REPORTING and sends the RSSI octet as 0 in every
 /// measurement (a board that reports no received level, like every 1.1 board).
 ///
+/// `attack` makes a node an attacker the world drives instead of a bridge (`Attack`, `Attacker`).
+///
 /// `groupKey` (64 hex digits, or `"from-seed"`: a key drawn from the world's seed, as the demo
 /// does) gives every node the event key: peer protocol v2, private adverts, encrypted channel
 /// (docs/PROTOCOL.md, "Security"). A node's own `groupKey` overrides it (`"none"`: a v1 node
@@ -59,7 +61,8 @@ package struct Scenario: Codable, Sendable, Equatable {
             CodingKeys.self,
             [
                 CodingKeys.radio.stringValue: .object(RadioModel.CodingKeys.self),
-                CodingKeys.nodes.stringValue: .array(.object(Node.CodingKeys.self)),
+                CodingKeys.nodes.stringValue: .array(
+                    .object(Node.CodingKeys.self, [Node.CodingKeys.attack.stringValue: .object(Attack.CodingKeys.self)])),
             ])
     }
 
@@ -94,9 +97,11 @@ package struct Scenario: Codable, Sendable, Equatable {
         /// This node's event key instead of the scenario's; "none" for a node without one.
         package var groupKey: String?
         package var allowInsecurePeers: Bool?
+        /// An attacker instead of a bridge (`Attack`): the world drives it, it has no key.
+        package var attack: Attack?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, path, card, external, crowd, uwbSessions, uci, rssi, loop, boardOffset, groupKey, allowInsecurePeers
+            case name, path, card, external, crowd, uwbSessions, uci, rssi, loop, boardOffset, groupKey, allowInsecurePeers, attack
         }
 
         package init(
@@ -210,6 +215,13 @@ package struct Scenario: Codable, Sendable, Equatable {
             }
             for point in node.path where ![point.t, point.x, point.y].allSatisfy(\.isFinite) {
                 throw Invalid.rule("node \(node.name): waypoints must be finite numbers")
+            }
+            if let attack = node.attack {
+                guard attack.rate > 0, attack.rate.isFinite else { throw Invalid.rule("node \(node.name): an attack's rate must be a positive number per second") }
+                guard node.external != true else { throw Invalid.rule("node \(node.name): an attacker cannot be external") }
+                if let target = attack.target, !nodes.contains(where: { $0.name == target && $0.attack == nil }) {
+                    throw Invalid.rule("node \(node.name): attack target \(target) is not a node that is not an attacker")
+                }
             }
             if node.loop == true, node.path.count < 2 || node.path[node.path.count - 1].t <= node.path[0].t {
                 throw Invalid.rule("node \(node.name): a path that loops needs waypoints spanning some time")

@@ -41,18 +41,27 @@ package final class SimulationDriver: Sendable {
     package let world: World
     private let options: Options
     private let nodes: [(body: Int, node: BridgeNode, tracker: WorkTracker, seed: UInt64)]
+    /// The scenario's attacker nodes by body; they act after their share of each step.
+    let attackers: [Int: Attacker]
 
     package init(scenario: Scenario, options: Options, events: EventStream, logger: Logger) {
         let world = World(scenario: scenario, seed: options.seed)
         var random = SplitMix64(seed: options.seed)
         let time = VirtualTime(world: world, epochMilliseconds: options.epochMilliseconds)
         var nodes: [(Int, BridgeNode, WorkTracker, UInt64)] = []
+        var attackers: [Int: Attacker] = [:]
         for (body, spec) in scenario.nodes.enumerated() {
             // Every body draws its identity, even external ones, so adding an external body to a
             // scenario does not reshuffle the others.
             let identity = Self.identity(for: spec, group: scenario.group ?? 1, random: &random)
             let seed = random.next()
             guard spec.external != true else { continue }
+            if let attack = spec.attack {
+                let target = attack.target.flatMap { name in scenario.nodes.first { $0.name == name } } ?? spec
+                let key = Self.security(for: target, in: scenario, worldSeed: options.seed, seed: seed, base: PeerSecuritySettings()).groupKey
+                attackers[body] = Attacker(world: world, body: body, attack: attack, eventKey: key, seed: seed)
+                continue
+            }
             let tracker = WorkTracker()
             var radios: (any UCITransport, any BLEAdapter) = (
                 SimulatedTransport(world: world, body: body, tracker: tracker), VirtualAdapter(world: world, body: body)
@@ -68,6 +77,7 @@ package final class SimulationDriver: Sendable {
         self.world = world
         self.options = options
         self.nodes = nodes
+        self.attackers = attackers
     }
 
     /// The in-process nodes in scenario order: name, identity and the seed of their choices.
@@ -138,7 +148,7 @@ package final class SimulationDriver: Sendable {
     }
 
     /// Advances the world by one step and lets every node catch up, in scenario order. External
-    /// bodies (served over TCP) receive their traffic in the same pass.
+    /// bodies (served over TCP) receive their traffic in the same pass, and attackers act on theirs.
     ///
     /// Each node gets its UWB bytes, then its BLE events, then a tick, waiting for it to go idle
     /// after each: UWB bytes pass through the host's reader task while BLE events are posted
@@ -150,6 +160,7 @@ package final class SimulationDriver: Sendable {
             guard next < nodes.endIndex, nodes[next].body == body else {
                 world.flushDevice(body: body)
                 world.flushAir(body: body)
+                attackers[body]?.act(now: t)
                 continue
             }
             let (node, tracker) = (nodes[next].node, nodes[next].tracker)

@@ -168,6 +168,23 @@ package final class World: Sendable {
         state.withLock { $0.endpoints[body]?.advertisingData = data }
     }
 
+    /// One advert from `body`, heard after the air latency by the scanners in range that are not
+    /// attackers (an `Attacker` sending at its own rate, not the adapter's period).
+    func broadcastAdvert(from body: Int, data: [UInt8]) {
+        state.withLock { s in
+            guard !s.poweredOff.contains(body) else { return }
+            let crowd = scenario.nodes[body].crowd == true
+            for scanner in s.endpoints.keys.sorted() where scanner != body && s.endpoints[scanner]!.scanning {
+                let node = scenario.nodes[scanner]
+                guard node.attack == nil, !(crowd && node.crowd == true), !s.deafBodies.contains(scanner), !s.poweredOff.contains(scanner),
+                    let rssi = radio.advertRSSI(distance: distance(between: scanner, and: body, at: s.now), random: &s.random)
+                else { continue }
+                s.deliveries.append(
+                    Delivery(at: s.now + Self.airLatencyMilliseconds, body: scanner, event: .advertisement(Self.address(ofBody: body), rssi: rssi, data: data)))
+            }
+        }
+    }
+
     func startScanning(body: Int) {
         state.withLock { $0.endpoints[body]?.scanning = true }
     }

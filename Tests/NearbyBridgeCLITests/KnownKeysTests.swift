@@ -48,6 +48,7 @@ import Testing
         #expect(properties(Scenario(name: "", duration: 1, nodes: [])) == names(Scenario.CodingKeys.allCases))
         #expect(properties(Scenario.Node(name: "", path: [])) == names(Scenario.Node.CodingKeys.allCases))
         #expect(properties(RadioModel()) == names(RadioModel.CodingKeys.allCases))
+        #expect(properties(Attack(kind: .garbage, rate: 1)) == names(Attack.CodingKeys.allCases))
     }
 
     @Test func aSettingsFileWithAMisspeltKeyIsRefused() throws {

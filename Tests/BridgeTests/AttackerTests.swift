@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+@testable import Simulation
+
+/// Issue 35 at reduced scale: a keyed rig and its peer, who walks up and touches it, among 16
+/// attacker nodes of one kind (`Attack`) standing 1-3 m away. The peer bumps on both sides as on a
+/// quiet air, no event names an attacker, and every line is JSON that the schema accepts.
+@Suite(.serialized) struct AttackerTests {
+    static func scenario(_ kind: Attack.Kind?, count: Int = 16, rate: Double = 4) throws -> Scenario {
+        var nodes = [
+            #"{ "name": "rig", "path": [[0, 0, 0]] }"#,
+            #"{ "name": "peer", "path": [[0, 6, 0], [6, 1, 0], [9, 0.03, 0], [11, 0.03, 0], [12, 1, 0]] }"#,
+        ]
+        if let kind {
+            for i in 0..<count {
+                let angle = Double(i) * 2 * .pi / Double(count)
+                let r = 1 + Double(i % 3)
+                nodes.append(
+                    #"{ "name": "attacker-\#(i)", "crowd": true, "path": [[0, \#(r * cos(angle)), \#(r * sin(angle))]], "#
+                        + #""attack": {"kind": "\#(kind.rawValue)", "rate": \#(rate)} }"#)
+            }
+        }
+        let json = #"{ "name": "attacked", "duration": 18, "groupKey": "from-seed", "nodes": [\#(nodes.joined(separator: ","))] }"#
+        return try Scenario.decode(Data(json.utf8))
+    }
+
+    @Test(arguments: Attack.Kind.allCases)
+    func theRealPeerStillBumpsAndNoEventNamesAnAttacker(kind: Attack.Kind) async throws {
+        let scenario = try Self.scenario(kind)
+        let (driver, output) = fastDriver(scenario, ranges: false)
+        try await driver.run()
+
+        let events = try parse(output.lines)
+        let ids = driver.identities.mapValues(\.peerID.description)
+        #expect(Set(ids.keys) == ["rig", "peer"], "attackers run no bridge")
+        for (node, peer) in [("rig", "peer"), ("peer", "rig")] {
+            #expect(
+                events.count { $0["type"] as? String == "bump" && $0["node"] as? String == ids[node] && $0["peer"] as? String == ids[peer] } == 1,
+                "\(node) bumps \(peer)")
+        }
+        let named = Set(events.compactMap { $0["peer"] as? String })
+        #expect(named.isSubset(of: Set(ids.values)), "an event names someone other than the rig and its peer: \(named)")
+        #expect(driver.attackers.count == 16)
+        #expect(driver.attackers.values.allSatisfy { $0.actions > 0 }, "every attacker attacked")
+        if ProcessInfo.processInfo.environment["NEARBY_BRIDGE_PYTHON"] != nil || FileManager.default.fileExists(
+            atPath: packageRoot.appendingPathComponent(".venv/bin/python3").path)
+        {
+            let (status, message) = try validateAgainstSchema(output.lines)
+            #expect(status == 0, "\(message)")
+        }
+    }
+
+    /// Attackers are part of the world's seeded run: the same scenario and seed give the same lines.
+    @Test func aWorldWithAttackersRunsTheSameWayTwice() async throws {
+        let scenario = try Self.scenario(.garbage, count: 6)
+        let first = try await runScenario(scenario, ranges: true, duration: 8)
+        let second = try await runScenario(scenario, ranges: true, duration: 8)
+        #expect(first == second)
+    }
+
+    @Test func anAttackNeedsAPositiveRateAndARealTarget() {
+        let bad = [
+            #"{"name": "s", "duration": 1, "nodes": [{"name": "a", "path": [[0, 0, 0]], "attack": {"kind": "garbage", "rate": 0}}]}"#,
+            #"{"name": "s", "duration": 1, "nodes": [{"name": "a", "path": [[0, 0, 0]], "attack": {"kind": "garbage", "rate": 1, "target": "a"}}]}"#,
+            #"{"name": "s", "duration": 1, "nodes": [{"name": "a", "path": [[0, 0, 0]], "attack": {"kind": "shouting", "rate": 1}}]}"#,
+            #"{"name": "s", "duration": 1, "nodes": [{"name": "a", "path": [[0, 0, 0]], "attack": {"kind": "garbage", "rate": 1, "rat": 2}}]}"#,
+        ]
+        for json in bad {
+            #expect(throws: Scenario.Invalid.self, "\(json)") { _ = try Scenario.decode(Data(json.utf8)) }
+        }
+    }
+}
