@@ -3,25 +3,26 @@ import Testing
 
 @testable import Simulation
 
-/// Issue 35 at reduced scale: a keyed rig and its peer, who walks up and touches it, among 16
-/// attacker nodes of one kind (`Attack`) standing 1-3 m away. The peer bumps on both sides as on a
+/// Issue 35 at reduced scale: a keyed rig and its peer, who walks in from out of range and touches
+/// it, among 16 attacker nodes of one kind (`Attack`) standing 1, 9 and 17 m from the rig (the
+/// farthest hear the rig and the peer before these hear each other: a replayed advert comes first). The peer bumps on both sides as on a
 /// quiet air, no event names an attacker, and every line is JSON that the schema accepts.
 @Suite(.serialized) struct AttackerTests {
     static func scenario(_ kind: Attack.Kind?, count: Int = 16, rate: Double = 4) throws -> Scenario {
         var nodes = [
             #"{ "name": "rig", "path": [[0, 0, 0]] }"#,
-            #"{ "name": "peer", "path": [[0, 6, 0], [6, 1, 0], [9, 0.03, 0], [11, 0.03, 0], [12, 1, 0]] }"#,
+            #"{ "name": "peer", "path": [[0, 40, 0], [8, 1, 0], [11, 0.03, 0], [13, 0.03, 0], [14, 1, 0]] }"#,
         ]
         if let kind {
             for i in 0..<count {
                 let angle = Double(i) * 2 * .pi / Double(count)
-                let r = 1 + Double(i % 3)
+                let r = 1 + Double(i % 3) * 8
                 nodes.append(
                     #"{ "name": "attacker-\#(i)", "crowd": true, "path": [[0, \#(r * cos(angle)), \#(r * sin(angle))]], "#
                         + #""attack": {"kind": "\#(kind.rawValue)", "rate": \#(rate)} }"#)
             }
         }
-        let json = #"{ "name": "attacked", "duration": 18, "groupKey": "from-seed", "nodes": [\#(nodes.joined(separator: ","))] }"#
+        let json = #"{ "name": "attacked", "duration": 20, "groupKey": "from-seed", "nodes": [\#(nodes.joined(separator: ","))] }"#
         return try Scenario.decode(Data(json.utf8))
     }
 
