@@ -287,6 +287,7 @@ struct NodeCore {
             let version = peers[peer]?.version ?? .v1
             if let handshake = channels.openOutgoing(link, peerVersion: version, now: now) {
                 effects.append(.send(handshake, on: link))  // the link is the peer's once the handshake completes
+                feed(peer, .handshakeStarted(link))
             } else {
                 feed(peer, .outgoingLinkOpened(link, rangingSecret: nil))
             }

@@ -15,6 +15,8 @@ struct PeerAddresses: Sendable {
     struct Entry: Equatable, Sendable {
         var firstHeard: Int64
         var lastHeard: Int64
+        /// The signal strength of its last advert, in 6 dB steps (finer differences are noise).
+        var strength = Int.min
         var failures = 0
         var refusals = 0
         /// Not tried before this time.
@@ -30,24 +32,27 @@ struct PeerAddresses: Sendable {
     /// The address whose link last opened.
     private(set) var proven: BLEAddress?
 
-    /// An advert came from `address`.
-    mutating func heard(_ address: BLEAddress, at now: Int64) {
+    /// An advert came from `address` at `rssi` dBm.
+    mutating func heard(_ address: BLEAddress, rssi: Int, at now: Int64) {
         if entries[address] == nil, entries.count >= Self.capacity,
             let oldest = entries.filter({ $0.key != proven }).min(by: { $0.value.lastHeard < $1.value.lastHeard })
         {
             entries[oldest.key] = nil
         }
         entries[address, default: Entry(firstHeard: now, lastHeard: now)].lastHeard = now
+        entries[address]?.strength = Int((Double(rssi) / 6).rounded(.down))
     }
 
     /// Where to connect now, among the addresses heard within `window`: the proven one, else the
-    /// one that failed least often, else the one heard first (a replayer can only copy an advert
-    /// after the peer sent it).
+    /// one that failed least often, else the one heard strongest (a peer comes close to bump,
+    /// and replayers standing farther off than it are tried after it), else the one heard first
+    /// (a replayer can only copy an advert after the peer sent it).
     func best(at now: Int64, window: Int64) -> BLEAddress? {
         entries.filter { now - $0.value.lastHeard <= window && now >= $0.value.heldUntil }
             .min { a, b in
                 if (a.key == proven) != (b.key == proven) { return a.key == proven }
                 if a.value.failures != b.value.failures { return a.value.failures < b.value.failures }
+                if a.value.strength != b.value.strength { return a.value.strength > b.value.strength }
                 if a.value.firstHeard != b.value.firstHeard { return a.value.firstHeard < b.value.firstHeard }
                 return a.key.description < b.key.description
             }?.key

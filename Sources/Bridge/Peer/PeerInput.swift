@@ -9,6 +9,8 @@ enum PeerInput: Sendable {
     /// The adapter accepted our `.connect` and names the link it will open.
     case connectStarted(LinkID)
     case connectFailed(String)
+    /// Our v2 link opened and our handshake went out: the answer is due within the handshake timeout.
+    case handshakeStarted(LinkID)
     /// Our link is up (after the handshake, on a v2 link, whose ranging secret comes with it).
     case outgoingLinkOpened(LinkID, rangingSecret: [UInt8]?)
     /// A peer connected to us and its first message was a valid `hello`.

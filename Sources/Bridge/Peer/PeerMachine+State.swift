@@ -18,6 +18,8 @@ extension PeerMachine {
         let since: Int64
         /// Where to: a link that opens proves the address, one that does not counts against it.
         let address: BLEAddress
+        /// When the link opened and our v2 handshake went out: for the handshake timeout.
+        var handshakeSince: Int64?
     }
 
     /// A link that is up (the peer's `hello` had or ours sent): what its handshake settled and

@@ -119,6 +119,7 @@ struct PeerMachine: Sendable {
             heard(advert, name: name, address: address, rssi: rssi).append(to: &actions)
         case .connectStarted(let link): connectStarted(link).append(to: &actions)
         case .connectFailed(let error): connectFailed(error).append(to: &actions)
+        case .handshakeStarted(let link): handshakeStarted(link)
         case .outgoingLinkOpened(let link, let secret): outgoingLinkOpened(link, rangingSecret: secret).append(to: &actions)
         case .incomingHello(let link, let hello, let retryAfter, let secret):
             incomingHello(link, hello, retryAfter: retryAfter, rangingSecret: secret).append(to: &actions)
@@ -143,7 +144,7 @@ struct PeerMachine: Sendable {
     // MARK: Discovery
 
     private mutating func heard(_ advert: Advertisement, name: String?, address: BLEAddress, rssi: Int) -> [HeardAction] {
-        addresses.heard(address, at: now)
+        addresses.heard(address, rssi: rssi, at: now)
         lastHeard = now
         advertised = (advert.uwbShortAddress, advert.capabilities)
         if let name { self.name = name }
@@ -200,6 +201,17 @@ struct PeerMachine: Sendable {
     }
 
     // MARK: Link set-up
+
+    /// How long the answer to our handshake may take once the link is up: a round trip, repeated
+    /// every `retransmitMilliseconds` when lost. Whoever accepts a link at a replayed advert's
+    /// address and stays silent costs this, not the whole connect timeout.
+    static let handshakeTimeoutMilliseconds: Int64 = 2_000
+
+    private mutating func handshakeStarted(_ link: LinkID) {
+        guard case .connecting(var connecting) = state, connecting.link == link else { return }
+        connecting.handshakeSince = now
+        state = .connecting(connecting)
+    }
 
     /// Our outgoing link is up: introduce ourselves and propose the ranging parameters. A link
     /// we gave up on (see `connectTimeoutMilliseconds`) that opens after all is being closed.
@@ -603,6 +615,14 @@ struct PeerMachine: Sendable {
         if let measured = proximity.lastMeasuredAt { lastHeard = max(lastHeard, measured) }
         var actions: [TickAction] = []
         switch state {
+        case .connecting(let connecting) where connecting.handshakeSince.map { now - $0 >= Self.handshakeTimeoutMilliseconds } == true:
+            actions.append(
+                .log(
+                    LogLine(
+                        .warning, "no answer to the handshake; trying again at the next advert",
+                        ["link": "\(connecting.link)", "address": "\(connecting.address)", "within ms": "\(Self.handshakeTimeoutMilliseconds)"])))
+            addresses.refused(connecting.address, at: now)
+            if let end = endLink(disconnect: true) { actions.append(.abandon(end)) }
         case .connecting(let connecting) where now - connecting.since >= config.connectTimeoutMilliseconds:
             actions.append(
                 .log(

@@ -110,4 +110,37 @@ import Testing
         pair.heard(.c)
         #expect(pair.isRanging(.c) && pair.isRanging(.r))
     }
+
+    /// Whoever accepts a link at a replayed advert's address and stays silent costs C the
+    /// handshake timeout (2 s), not the connect timeout (10 s): then C gives the link up, backs the
+    /// address off and reaches R at R's next advert.
+    @Test func aSilentResponderCostsTheHandshakeTimeoutNotTheConnectTimeout() {
+        let pair = Pair(secure: true)
+        pair.feed(.c, .ble(.advertisement(Self.keyless, rssi: -60, data: pair.advertisingData(of: .r))))
+        guard let link = pair.lastAttempt(.c) else {
+            Issue.record("no attempt")
+            return
+        }
+        pair.feed(.c, .ble(.linkOpened(link, peer: Self.keyless, initiatedLocally: true)))
+        pair.advance(PeerMachine.handshakeTimeoutMilliseconds - 1)
+        pair.tick([.c])
+        #expect(!pair.radio(.c).contains(.disconnect(link)))
+        pair.advance(1)
+        pair.tick([.c])
+        #expect(pair.radio(.c).contains(.disconnect(link)))
+        pair.heard(.c)
+        #expect(pair.isRanging(.c) && pair.isRanging(.r))
+    }
+
+    /// Between addresses that never failed, the one heard strongest is tried first: a peer comes
+    /// close to bump, replayers standing farther off wait. Differences under 6 dB do not count.
+    @Test func theAddressHeardStrongestIsTriedFirst() {
+        var addresses = PeerAddresses()
+        let (far, near) = (BLEAddress(bytes: [1, 0, 0, 0, 0, 0xC0]), BLEAddress(bytes: [2, 0, 0, 0, 0, 0xC0]))
+        addresses.heard(far, rssi: -80, at: 0)
+        addresses.heard(near, rssi: -79, at: 10)
+        #expect(addresses.best(at: 10, window: 6_000) == far, "as strong: the one heard first")
+        addresses.heard(near, rssi: -60, at: 20)
+        #expect(addresses.best(at: 20, window: 6_000) == near)
+    }
 }

@@ -78,10 +78,10 @@ import Testing
     @Test func replaysFromManyAddressesKeepTheProvenOneAndNoMore() {
         var addresses = PeerAddresses()
         let own = Pair.bleAddress(.r)
-        addresses.heard(own, at: 0)
+        addresses.heard(own, rssi: -70, at: 0)
         addresses.proved(own)
         for index in 1...1_000 {
-            addresses.heard(BLEAddress(bytes: [UInt8(index & 0xFF), UInt8(index >> 8), 0, 0, 0xBA, 0xD0]), at: Int64(index))
+            addresses.heard(BLEAddress(bytes: [UInt8(index & 0xFF), UInt8(index >> 8), 0, 0, 0xBA, 0xD0]), rssi: -70, at: Int64(index))
         }
         #expect(addresses.entries.count == PeerAddresses.capacity)
         #expect(addresses.entries[own] != nil)
