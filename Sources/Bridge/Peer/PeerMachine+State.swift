@@ -36,6 +36,9 @@ extension PeerMachine {
         var sharedSession: UInt32?
         /// The profile drop under way; a closing link abandons it.
         var exchange: Exchange?
+        /// Our v1 link, until the peer's first message on it: where to, and since when. A v1 link
+        /// proves nothing when it opens (whoever replays a v1 advert accepts it), only an answer does.
+        var unanswered: (address: BLEAddress, since: Int64)?
     }
 
     /// The link is up; the two sides agree on a UWB session and start it.

@@ -217,11 +217,13 @@ struct PeerMachine: Sendable {
     /// we gave up on (see `connectTimeoutMilliseconds`) that opens after all is being closed.
     private mutating func outgoingLinkOpened(_ link: LinkID, rangingSecret: [UInt8]?) -> OutgoingLinkOpenedAction? {
         guard case .connecting(let connecting) = state, connecting.link == link, let advertised else { return nil }
-        addresses.proved(connecting.address)
+        // The v2 handshake proved the address; a v1 link is proved by the peer's first answer.
+        if rangingSecret != nil { addresses.proved(connecting.address) }
         let shares = controlsSharedSessions && advertised.capabilities.contains(.oneToMany)
-        let open = OpenLink(
+        var open = OpenLink(
             id: link, rangingSecret: rangingSecret,
             provisionedSTS: rangingSecret != nil && !shares && boardRunsProvisionedSTS && advertised.capabilities.contains(.provisionedSTS))
+        if rangingSecret == nil { open.unanswered = (connecting.address, now) }
         if shares {
             state = .negotiating(Negotiating(link: open, step: .awaitingPlace))
             return .reservePlace(controlee: advertised.uwbAddress)
@@ -334,6 +336,11 @@ struct PeerMachine: Sendable {
             return [.violation(reason: "message on a link this peer no longer uses", LinkEnd(link: link, disconnect: true))]
         }
         guard var open = openLink else { return violation("a message before the link is up") }
+        if let unanswered = open.unanswered {
+            addresses.proved(unanswered.address)
+            open.unanswered = nil
+            store(open)
+        }
         switch message {
         case .hello(let hello):
             return learnName(hello.name).map { [.named($0)] } ?? []
@@ -622,6 +629,16 @@ struct PeerMachine: Sendable {
                         .warning, "no answer to the handshake; trying again at the next advert",
                         ["link": "\(connecting.link)", "address": "\(connecting.address)", "within ms": "\(Self.handshakeTimeoutMilliseconds)"])))
             addresses.refused(connecting.address, at: now)
+            if let end = endLink(disconnect: true) { actions.append(.abandon(end)) }
+        case .negotiating(let negotiating) where negotiating.link.unanswered.map { now - $0.since >= Self.handshakeTimeoutMilliseconds } == true:
+            // A v1 link nobody answers on (a replayed advert's address): given up like a silent handshake.
+            let address = negotiating.link.unanswered!.address
+            actions.append(
+                .log(
+                    LogLine(
+                        .warning, "no answer on the link; trying again at the next advert",
+                        ["link": "\(negotiating.link.id)", "address": "\(address)", "within ms": "\(Self.handshakeTimeoutMilliseconds)"])))
+            addresses.refused(address, at: now)
             if let end = endLink(disconnect: true) { actions.append(.abandon(end)) }
         case .connecting(let connecting) where now - connecting.since >= config.connectTimeoutMilliseconds:
             actions.append(

@@ -143,4 +143,31 @@ import Testing
         addresses.heard(near, rssi: -60, at: 20)
         #expect(addresses.best(at: 20, window: 6_000) == near)
     }
+
+    /// In an open (v1) event a link proves nothing when it opens: whoever replays a v1 advert
+    /// accepts it. So C gives up a link nobody answers on after the handshake timeout, backs the
+    /// address off, and reaches R at R's next advert; R's address is proven by R's answer. Before,
+    /// C took the opened link for R's and waited on it for as long as the replays went on.
+    @Test func anOpenEventsSilentLinkIsGivenUpAfterTheHandshakeTimeout() {
+        let pair = Pair()
+        func replay() { pair.feed(.c, .ble(.advertisement(Self.keyless, rssi: -60, data: pair.advertisingData(of: .r)))) }
+        replay()
+        guard let link = pair.lastAttempt(.c) else {
+            Issue.record("no attempt")
+            return
+        }
+        pair.feed(.c, .ble(.linkOpened(link, peer: Self.keyless, initiatedLocally: true)))
+        pair.advance(PeerMachine.handshakeTimeoutMilliseconds - 100)
+        replay()
+        pair.tick([.c])
+        #expect(!pair.radio(.c).contains(.disconnect(link)))
+        pair.advance(100)
+        pair.tick([.c])
+        #expect(pair.radio(.c).contains(.disconnect(link)))
+        let mark = pair.mark
+        replay()
+        #expect(!pair.radio(.c, since: mark).contains { if case .connect(Self.keyless, _) = $0 { true } else { false } }, "backed off")
+        pair.heard(.c)
+        #expect(pair.isRanging(.c) && pair.isRanging(.r))
+    }
 }
