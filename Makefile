@@ -10,7 +10,7 @@ soak:          ## one rig for MINUTES (60) among 100 visitors coming and going; 
 
 SECONDS_PER_RUN ?= 40
 RATE ?= 2
-flood:         ## a keyed rig beside 50 and 200 attacker nodes of each kind (RATE (2) attempts/s each, SECONDS_PER_RUN (40) a run): bump delay, CPU, RSS, events, SIGTERM (not in CI)
+flood:         ## a keyed rig beside 50 and 200 attacker nodes of each kind (RATE (2) attempts/s each, SECONDS_PER_RUN (40) a run; FLOOD_OPEN=1: an open event): bump delay, CPU, RSS, events, SIGTERM (not in CI)
 	scripts/flood $(SECONDS_PER_RUN) $(RATE)
 
 fuzz-long:     ## every libFuzzer target to 10^6 executions (about 25 min); corpus kept in .build-fuzz/corpus
