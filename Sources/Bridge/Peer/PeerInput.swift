@@ -17,8 +17,8 @@ enum PeerInput: Sendable {
     case incomingHello(LinkID, PeerMessage.Hello, retryAfter: Int64, rangingSecret: [UInt8]?)
     case message(PeerMessage, on: LinkID, ProximityView)
     case linkClosed(LinkID)
-    /// Our link broke the peer protocol before it opened (on a v2 link: the handshake failed) and
-    /// is being closed: whoever answers at that address does not hold the event key.
+    /// The node closes our link because it broke the peer protocol. Before the link opened (the
+    /// v2 handshake failed) whoever answers at that address does not hold the event key.
     case handshakeRefused(LinkID)
     /// The answer to `.reserveSharedPlace`.
     case sharedPlaceReserved(PeerMessage.RangingParameters)

@@ -1,5 +1,6 @@
 import BLE
 import Events
+import Logging
 import PeerProtocol
 import PeerSecurity
 import UCI
@@ -616,6 +617,17 @@ struct PeerMachine: Sendable {
         return actions
     }
 
+    /// Gives up our link at `address` when a deadline passed: says why, counts it against the
+    /// address (`refused`: whoever answers there is backed off, `PeerAddresses.refused`), and ends it.
+    private mutating func giveUp(
+        _ link: LinkID, at address: BLEAddress, refused: Bool, _ message: String, _ metadata: Logger.Metadata = [:]
+    ) -> [TickAction] {
+        var actions: [TickAction] = [.log(LogLine(.warning, message, metadata.merging(["link": "\(link)", "address": "\(address)"]) { $1 }))]
+        if refused { addresses.refused(address, at: now) } else { addresses.failed(address) }
+        if let end = endLink(disconnect: true) { actions.append(.abandon(end)) }
+        return actions
+    }
+
     /// Repeats unanswered messages and applies the deadlines, and reports what the scheduler
     /// needs, including whether the peer has been silent for longer than the peer timeout.
     private mutating func tick(_ proximity: ProximityView) -> [TickAction] {
@@ -623,31 +635,17 @@ struct PeerMachine: Sendable {
         var actions: [TickAction] = []
         switch state {
         case .connecting(let connecting) where connecting.handshakeSince.map { now - $0 >= Self.handshakeTimeoutMilliseconds } == true:
-            actions.append(
-                .log(
-                    LogLine(
-                        .warning, "no answer to the handshake; trying again at the next advert",
-                        ["link": "\(connecting.link)", "address": "\(connecting.address)", "within ms": "\(Self.handshakeTimeoutMilliseconds)"])))
-            addresses.refused(connecting.address, at: now)
-            if let end = endLink(disconnect: true) { actions.append(.abandon(end)) }
+            actions += giveUp(
+                connecting.link, at: connecting.address, refused: true, "no answer to the handshake; trying again at the next advert",
+                ["within ms": "\(Self.handshakeTimeoutMilliseconds)"])
         case .negotiating(let negotiating) where negotiating.link.unanswered.map { now - $0.since >= Self.handshakeTimeoutMilliseconds } == true:
             // A v1 link nobody answers on (a replayed advert's address): given up like a silent handshake.
-            let address = negotiating.link.unanswered!.address
-            actions.append(
-                .log(
-                    LogLine(
-                        .warning, "no answer on the link; trying again at the next advert",
-                        ["link": "\(negotiating.link.id)", "address": "\(address)", "within ms": "\(Self.handshakeTimeoutMilliseconds)"])))
-            addresses.refused(address, at: now)
-            if let end = endLink(disconnect: true) { actions.append(.abandon(end)) }
+            actions += giveUp(
+                negotiating.link.id, at: negotiating.link.unanswered!.address, refused: true,
+                "no answer on the link; trying again at the next advert", ["within ms": "\(Self.handshakeTimeoutMilliseconds)"])
         case .connecting(let connecting) where now - connecting.since >= config.connectTimeoutMilliseconds:
-            actions.append(
-                .log(
-                    LogLine(
-                        .warning, "connection attempt timed out; trying again at the next advert",
-                        ["link": "\(connecting.link)", "address": "\(connecting.address)"])))
-            addresses.failed(connecting.address)
-            if let end = endLink(disconnect: true) { actions.append(.abandon(end)) }
+            actions += giveUp(
+                connecting.link, at: connecting.address, refused: false, "connection attempt timed out; trying again at the next advert")
         case .negotiating(let negotiating):
             if case .proposing(let parameters, let sentAt) = negotiating.step, now - sentAt >= config.retransmitMilliseconds,
                 now >= uwbRetryAt
