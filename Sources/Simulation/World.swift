@@ -172,13 +172,8 @@ package final class World: Sendable {
     /// attackers (an `Attacker` sending at its own rate, not the adapter's period).
     func broadcastAdvert(from body: Int, data: [UInt8]) {
         state.withLock { s in
-            guard !s.poweredOff.contains(body) else { return }
-            let crowd = scenario.nodes[body].crowd == true
-            for scanner in s.endpoints.keys.sorted() where scanner != body && s.endpoints[scanner]!.scanning {
-                let node = scenario.nodes[scanner]
-                guard node.attack == nil, !(crowd && node.crowd == true), !s.deafBodies.contains(scanner), !s.poweredOff.contains(scanner),
-                    let rssi = radio.advertRSSI(distance: distance(between: scanner, and: body, at: s.now), random: &s.random)
-                else { continue }
+            for scanner in s.endpoints.keys.sorted() where scenario.nodes[scanner].attack == nil && listens(scanner, s) && reaches(body, scanner, s) {
+                guard let rssi = radio.advertRSSI(distance: distance(between: scanner, and: body, at: s.now), random: &s.random) else { continue }
                 s.deliveries.append(
                     Delivery(at: s.now + Self.airLatencyMilliseconds, body: scanner, event: .advertisement(Self.address(ofBody: body), rssi: rssi, data: data)))
             }
@@ -429,12 +424,22 @@ package final class World: Sendable {
         return nil
     }
 
+    /// Whether `scanner` hears adverts now: it scans, is not deaf and is powered.
+    private func listens(_ scanner: Int, _ s: borrowing State) -> Bool {
+        s.endpoints[scanner]?.scanning == true && !s.deafBodies.contains(scanner) && !s.poweredOff.contains(scanner)
+    }
+
+    /// Whether `advertiser`'s adverts reach a listening `scanner`, range aside: another body,
+    /// powered, and not two members of a crowd (crowds do not hear each other).
+    private func reaches(_ advertiser: Int, _ scanner: Int, _ s: borrowing State) -> Bool {
+        advertiser != scanner && !s.poweredOff.contains(advertiser)
+            && !(scenario.nodes[scanner].crowd == true && scenario.nodes[advertiser].crowd == true)
+    }
+
     private func reportAdverts(_ s: inout State) {
         let bodies = s.endpoints.keys.sorted()
-        for scanner in bodies where s.endpoints[scanner]!.scanning && !s.deafBodies.contains(scanner) && !s.poweredOff.contains(scanner) {
-            let crowd = scenario.nodes[scanner].crowd == true
-            for advertiser in bodies
-            where advertiser != scanner && !s.poweredOff.contains(advertiser) && !(crowd && scenario.nodes[advertiser].crowd == true) {
+        for scanner in bodies where listens(scanner, s) {
+            for advertiser in bodies where reaches(advertiser, scanner, s) {
                 guard let data = s.endpoints[advertiser]!.advertisingData else { continue }
                 let d = distance(between: scanner, and: advertiser, at: s.now)
                 guard let rssi = radio.advertRSSI(distance: d, random: &s.random) else { continue }
