@@ -87,8 +87,8 @@ final class Attacker: Sendable {
                     s.next += 1
                 }
             }
+            s.actions += connects.count + (advert == nil ? 0 : 1)
         }
-        state.withLock { $0.actions += connects.count + (advert == nil ? 0 : 1) }
         if let advert { world.broadcastAdvert(from: body, data: advert) }
         for address in connects {
             let link = world.connect(from: body, to: address)
