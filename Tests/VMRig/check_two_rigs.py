@@ -232,7 +232,7 @@ if with_bluetoothd:
             changes = [e for e in part(name, "btd-restart-start", "btd-restart-end") if e["type"] == "device" and e["state"] == "error"]
             if changes:
                 fail(f"btd-restart: rig-{name} reported a device error when bluetoothd crashed: {changes}")
-        stop = f"crashed (exit status {stopped[0]}: signal {stopped[0] - 128}; the adapters stayed on) and started again"
+        stop = f"crashed (exit status {stopped[0]}: signal {stopped[0] - 128}, before powering the adapters off) and started again"
     else:
         fail(f"btd-restart: bluetoothd exited with status {stopped[0]} on SIGTERM")
     outcome = both_range_again("btd-restart", "bluetoothd's restart")
