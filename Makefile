@@ -1,5 +1,5 @@
 # Convenience targets; the scripts are the source of truth.
-.PHONY: test sanitize rig ble-bump vm-selftest e2e-repeat fuzz-long wireshark-uci package soak flood
+.PHONY: test sanitize rig ble-bump rig-attack vm-selftest e2e-repeat fuzz-long wireshark-uci package soak flood
 
 test:          ## everything CI runs (Swift tests, end-to-end checks, emulated USB, VM rigs)
 	scripts/test
@@ -32,6 +32,10 @@ rig:           ## two bridges on a real kernel: USB boards on dummy_hcd, Bumble-
 ble-bump:      ## two bridges on kernel Bluetooth adapters (UWB over TCP)
 	scripts/bootstrap --python
 	Tests/VMRig/ble-bump.sh .venv/bin/python3
+
+rig-attack:    ## two keyed bridges on kernel Bluetooth adapters bump while Bumble attackers replay adverts and handshakes, send garbage and hold links
+	scripts/bootstrap --python
+	Tests/VMRig/ble-attack.sh .venv/bin/python3
 
 vm-selftest:   ## the VM rig itself, without the project's code
 	Tests/VMRig/selftest.sh

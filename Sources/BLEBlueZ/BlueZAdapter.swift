@@ -594,20 +594,26 @@ package final class BlueZAdapter: BLEAdapter {
             s.closedLocally.formUnion(s.links.keys)
             return (s.instance, s.listener, Array(s.links.values))
         }
-        if let socket = try? socket() {
-            _ = try? await socket.send(.removeAdvertising(instance: instance), index: index)
-            _ = try? await socket.send(.stopDiscovery(addressTypes: 0x06), index: index)
-            socket.close()
-        }
-        // What was sent last (the goodbyes) leaves first, for at most `sendGrace` in all; then
-        // the owners (the reader threads, the accept thread) close the sockets once woken.
+        // One deadline for both: what was sent last (the goodbyes) may leave until then, and the
+        // kernel's answers to the clean-up are waited for until then. Those answers queue behind
+        // the kernel's other HCI work (a connection being set up holds them for seconds: seen
+        // with attackers connecting); what is not removed by then goes with the instance's
+        // timeout. Then the owners (the reader threads, the accept thread) close the sockets
+        // once woken.
         let deadline = ContinuousClock.now + Self.sendGrace
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        async let drained: Void = withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             IOThread.detach(name: "l2cap-drain") {
                 for socket in links { socket.waitUntilSent(deadline: deadline) }
                 done.resume()
             }
         }
+        if let socket = try? socket() {
+            socket.close(at: deadline)
+            _ = try? await socket.send(.removeAdvertising(instance: instance), index: index)
+            _ = try? await socket.send(.stopDiscovery(addressTypes: 0x06), index: index)
+            socket.close()
+        }
+        await drained
         for socket in links { socket.shutdown() }
         listener?.shutdown()
     }

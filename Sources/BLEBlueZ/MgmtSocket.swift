@@ -195,6 +195,12 @@ final class MgmtSocket: Sendable {
         }
     }
 
+    /// Closes the socket at `deadline` if it is still open then: the command in flight and those
+    /// waiting for their turn fail, so a client that stops waits for the kernel until then at most.
+    func close(at deadline: ContinuousClock.Instant) {
+        _ = loop.schedule(at: deadline) { [self] in close() }
+    }
+
     /// Ends the reading (the loop lets the descriptor go, which closes it) and the loop's thread;
     /// a command waiting fails.
     func close() {

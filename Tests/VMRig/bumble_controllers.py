@@ -34,6 +34,10 @@ stream socket taking one command per line and answering one line ("ok ..." / "er
     status             one line per controller: index, port, address, connected or not
 A command can also be sent with:  bumble_controllers.py ctl PATH COMMAND...
 
+Attackers (issue 35): --attack KIND[,KIND...] puts one Bumble host per kind on the same air
+(bumble_attackers.py: advertReplay, handshakeReplay, garbage, connectionFlood); --attack-report
+FILE gets their counts as JSON every second.
+
 Bumble is pinned (see build-rig.sh) because this script patches a few of its controller
 behaviours; see README.md "Bumble behaviour" for the list.
 """
@@ -559,6 +563,15 @@ async def async_main(args) -> int:
         ports.append(port)
 
     control = await serve_control(args.control, ports) if args.control else None
+    attackers = []
+    if args.attack:
+        import bumble_attackers
+        kinds = args.attack.split(",")
+        if any(k not in bumble_attackers.KINDS for k in kinds):
+            print(f"bumble_controllers: --attack: each kind is one of {', '.join(bumble_attackers.KINDS)}, "
+                  f"not {args.attack}", file=sys.stderr)
+            return 2
+        attackers = await bumble_attackers.start(link, classes[modes[0]], kinds, args.attack_report)
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -575,6 +588,8 @@ async def async_main(args) -> int:
         os.replace(tmp, args.ports_file)
 
     await stop.wait()
+    for task in attackers:
+        task.cancel()
     for p in ports:
         p.drop(0)
         if p.server:
@@ -610,6 +625,10 @@ def main() -> int:
     ap.add_argument("--control", metavar="PATH", help="Unix socket for fault injection commands")
     ap.add_argument("--ports-file", metavar="FILE", help="also write the ports, space separated, to FILE")
     ap.add_argument("--log-hci", metavar="FILE", help="log every HCI packet (summary) to FILE, '-' for stderr")
+    ap.add_argument("--attack", metavar="KIND[,KIND...]",
+                    help="one attacker per kind on the same air (bumble_attackers.py): advertReplay, "
+                         "handshakeReplay, garbage, connectionFlood")
+    ap.add_argument("--attack-report", metavar="FILE", help="the attackers' counts, as JSON, rewritten every second")
     ap.add_argument("-v", "--verbose", action="count", default=0)
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING - 10 * min(args.verbose, 2),
