@@ -105,4 +105,19 @@ import Testing
         #expect(kernel.peerClosed)
         await #expect(throws: BlueZError.self) { try await socket.send(.readVersion, index: 0) }
     }
+
+    /// A client that stops gives the kernel until a deadline: then the command in flight and the
+    /// one waiting for its turn both fail (each would otherwise wait out its own hour), as
+    /// `BlueZAdapter.stop` relies on when the kernel's answers queue behind slow HCI work.
+    @Test func closingAtADeadlineFailsTheCommandInFlightAndTheOneWaitingItsTurn() async throws {
+        let (socket, kernel) = try Self.socket()
+        defer { Glibc.close(kernel.fd) }
+        let inFlight = Task { try await socket.send(.setPowered(true), index: 0, timeout: .seconds(3600)) }
+        _ = try await kernel.nextCommand()
+        let waitingItsTurn = Task { try await socket.send(.stopDiscovery(addressTypes: 0x06), index: 0, timeout: .seconds(3600)) }
+        socket.close(at: .now + .milliseconds(100))
+        await #expect(throws: BlueZError.socket(call: "read(mgmt)", errno: EBADF)) { try await inFlight.value }
+        await #expect(throws: BlueZError.self) { try await waitingItsTurn.value }
+        #expect(kernel.peerClosed)
+    }
 }

@@ -9,7 +9,7 @@ world's attacker kinds, Sources/Simulation/Attack.swift):
 
   advertReplay     scans for the rigs' adverts (company id 0xFFFF, magic "NB") and advertises the
                    latest one heard, connectable, from its own address, switching to another rig's
-                   every 5 s; accepts links and channels on the peer PSM and never answers. A
+                   every 3 s; accepts links and channels on the peer PSM and never answers. A
                    handshake message 1 a rig sends it is kept for handshakeReplay.
   handshakeReplay  connects to each rig in turn from a new static random address, opens the peer
                    channel and sends the captured message 1 (waits for one to be captured); counts
@@ -146,8 +146,8 @@ async def advert_replay(device, air: Air) -> None:
             await device.stop_advertising()
         await device.start_advertising(advertising_data=data, auto_restart=True,
                                        advertising_interval_min=100, advertising_interval_max=150)
-        air.counts["advertReplay: adverts replayed (5 s each)"] += 1
-        await asyncio.sleep(5)
+        air.counts["advertReplay: adverts replayed (3 s each)"] += 1
+        await asyncio.sleep(3)
 
 
 async def handshake_replay(device, air: Air) -> None:
