@@ -200,10 +200,13 @@ async def attack_each_rig(device, air: Air, kind: str, frames, answer_wait: floa
                     air.counts[f"{kind}: {await asyncio.wait_for(outcome, answer_wait)}"] += 1
                 except asyncio.TimeoutError:
                     air.counts[f"{kind}: no answer within {answer_wait:g} s"] += 1
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:  # refused, timed out, closed under us: count it and go on
+            except (Exception, asyncio.CancelledError) as e:
+                # refused, timed out, closed under us (Bumble cancels what waits on a link that
+                # drops): count it and go on; only our own cancellation ends the loop
+                if isinstance(e, asyncio.CancelledError) and asyncio.current_task().cancelling():
+                    raise
                 air.counts[f"{kind}: failed ({type(e).__name__})"] += 1
+                log.info("%s: attempt on %s from %s failed: %r", kind, target, address, e)
                 # Bumble 0.0.236 keeps a timed-out channel request by its identifier, and the
                 # next link's first request (same identifier) is then refused locally
                 device.l2cap_channel_manager.le_coc_requests.clear()

@@ -265,6 +265,31 @@ def build_controller_class(le_mode: str):
                     self.rig_send_raw(bytes([0x04, 0x3E, len(body)]) + body,
                                       f"LE_ADVERTISING_REPORT type={event_type}")
 
+        # A central's CONNECT_IND the advertiser did not take (it had just taken another
+        # central's and stopped advertising): Bumble reports the connection complete anyway and
+        # the link is dead. A real central reports Disconnection Complete with 0x3E (connection
+        # failed to be established) when the peripheral never answers: so does this one.
+        def create_le_connection(self, peer_address):
+            pending = self.pending_le_connection
+            super().create_le_connection(peer_address)
+            connection = self.le_connections.get(pending.peer_address) if pending else None
+            if connection is not None:
+                _asyncio.get_running_loop().call_later(0.05, self.rig_check_established, connection)
+
+        def rig_check_established(self, connection) -> None:
+            if self.le_connections.get(connection.peer_address) is not connection:
+                return
+            for c in self.link.controllers:
+                peer = c.le_connections.get(connection.self_address)
+                if c is not self and peer is not None and peer.self_address == connection.peer_address:
+                    return
+            log.info("controller %s: CONNECT_IND to %s not taken: connection failed to be established",
+                     self.name, connection.peer_address)
+            del self.le_connections[connection.peer_address]
+            self.send_hci_packet(hci.HCI_Disconnection_Complete_Event(
+                status=hci.HCI_ErrorCode.SUCCESS, connection_handle=connection.handle,
+                reason=hci.HCI_ErrorCode.CONNECTION_FAILED_TO_BE_ESTABLISHED_ERROR))
+
         # Create Connection Cancel: end the pending connection as a controller does
         def on_hci_le_create_connection_cancel_command(self, command):
             pending = self.pending_le_connection

@@ -77,7 +77,7 @@ def main(work: Path) -> int:
     print("|---|---|", file=sys.stderr)
     for key in sorted(counts):
         print(f"| {key} | {counts[key]} |", file=sys.stderr)
-    for line in re.findall(r"VM: (?:bumps after|rig-[ab] (?:cpu|refusals)).*", console):
+    for line in re.findall(r"VM: (?:bumps after|rig-[ab] (?:cpu|links closed)).*", console):
         print("      " + line, file=sys.stderr)
     return 1 if failures else 0
 
