@@ -205,7 +205,8 @@ async def attack_each_rig(device, air: Air, kind: str, frames, answer_wait: floa
                 # drops): count it and go on; only our own cancellation ends the loop
                 if isinstance(e, asyncio.CancelledError) and asyncio.current_task().cancelling():
                     raise
-                air.counts[f"{kind}: failed ({type(e).__name__})"] += 1
+                why = "the link dropped" if isinstance(e, asyncio.CancelledError) else type(e).__name__
+                air.counts[f"{kind}: failed ({why})"] += 1
                 log.info("%s: attempt on %s from %s failed: %r", kind, target, address, e)
                 # Bumble 0.0.236 keeps a timed-out channel request by its identifier, and the
                 # next link's first request (same identifier) is then refused locally

@@ -67,8 +67,13 @@ def main(work: Path) -> int:
 
     check(report["message 1 captured"], "advertReplay: a rig connected to a replayed advert and sent it a message 1")
     check(count("advertReplay: links a rig opened") >= 1, "advertReplay: a rig opened a link to the replayer")
-    for kind in ("handshakeReplay", "garbage", "connectionFlood"):
-        check(count(f"{kind}: channels opened") >= 2, f"{kind}: reached the rigs' peer channel at least twice")
+    connecting = ("handshakeReplay", "garbage", "connectionFlood")
+    for kind in connecting:
+        check(count(f"{kind}: channels opened") >= 1, f"{kind}: reached a rig's peer channel")
+    # a silent link is held until the rig closes it (5 s), so the flood makes few; the others
+    # make dozens in a run (61-84 in all in four runs)
+    total = sum(count(f"{kind}: channels opened") for kind in connecting)
+    check(total >= 10, f"the connecting attackers reached the rigs' peer channel at least 10 times ({total})")
     check(count("handshakeReplay: frames sent") >= 2, "handshakeReplay: replayed the captured message 1")
     died = [key for key in counts if "died" in key]
     check(not died, f"no attacker died ({died})")
