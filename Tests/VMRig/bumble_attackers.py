@@ -21,7 +21,8 @@ world's attacker kinds, Sources/Simulation/Attack.swift):
                    closes it (or 10 s), then again.
 
 Every attacker but the replayer takes a new static random address for each connection, as an
-attacker would against per-address back-off. At exit the counts go to the report file as JSON.
+attacker would against per-address back-off. The counts go to the report file as JSON every
+second.
 """
 
 from __future__ import annotations
@@ -99,9 +100,9 @@ def heard(air: Air, advert) -> None:
 async def guarded(kind: str, loop, air: Air) -> None:
     try:
         await loop
-    except asyncio.CancelledError:
-        raise
-    except Exception as e:  # an attacker that dies says so in the report
+    except (Exception, asyncio.CancelledError) as e:  # an attacker that dies says so in the report
+        if isinstance(e, asyncio.CancelledError) and asyncio.current_task().cancelling():
+            raise
         air.counts[f"{kind}: died ({type(e).__name__}: {e})"] += 1
         log.exception("attacker %s died", kind)
 
