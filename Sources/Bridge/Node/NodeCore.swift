@@ -50,9 +50,10 @@ struct NodeCore {
     /// on a v2 link after the handshake) names the peer. Bounded in number and time (`admitIncoming`).
     private var linksAwaitingHello: [LinkID: (since: Int64, address: BLEAddress)] = [:]
     private var handshakeAdmission: HandshakeAdmission
-    /// Peer-channel links open now, for `nearby_ble_links` (and to tell a link that closed from a
-    /// connection attempt that failed).
-    private var openLinks: Set<LinkID> = []
+    /// Peer-channel links the core holds open now, for `nearby_ble_links`: ours, and those opened
+    /// to us that were admitted. A link leaves when it closes or when the core closes it: an
+    /// adapter reports no `linkClosed` for a link closed on our side.
+    private(set) var openLinks: Set<LinkID> = []
     /// With an event key: reads other rigs' private adverts.
     private let privateAdverts: PrivateAdvert?
     /// Peers and adverts we ignore, each logged once: v1 rigs (without `allowInsecurePeers`),
@@ -174,7 +175,7 @@ struct NodeCore {
                 }
                 effects.append(.send(frame, on: link))
             case .connect(let address): effects.append(.connect(address, for: id))
-            case .disconnect(let link): effects.append(.disconnect(link))
+            case .disconnect(let link): disconnect(link)
             case .openUWB(let request): effects.append(.openUWB(request, for: id))
             case .closeUWB: effects.append(.closeUWB(id))
             case .reserveSharedPlace(let controlee): effects.append(.reserveSharedPlace(controlee: controlee, for: id))
@@ -279,11 +280,10 @@ struct NodeCore {
         case .advertisement(let address, let rssi, let data):
             advertisement(from: address, rssi: rssi, data: data)
         case .linkOpened(let link, let address, let initiatedLocally):
-            openLinks.insert(link)
-            Self.countLinks(openLinks.count, node: identity.peerID)
             guard initiatedLocally else { return admitIncoming(link, from: address) }
             // A link we gave up on (connect timeout) that opened after all has no peer: close it.
             guard let peer = peerByLink[link] else { return effects.append(.disconnect(link)) }
+            opened(link)
             let version = peers[peer]?.version ?? .v1
             if let handshake = channels.openOutgoing(link, peerVersion: version, now: now) {
                 effects.append(.send(handshake, on: link))  // the link is the peer's once the handshake completes
@@ -294,8 +294,8 @@ struct NodeCore {
         case .linkData(let link, let sdu):
             linkData(sdu, on: link)
         case .linkClosed(let link):
-            if openLinks.remove(link) == nil {
-                Self.countConnectFailure(node: identity.peerID)  // closed before it opened: the connection attempt failed
+            if openLinks.remove(link) == nil, peerByLink[link] != nil {
+                Self.countConnectFailure(node: identity.peerID)  // our attempt closed before it opened
             }
             Self.countLinks(openLinks.count, node: identity.peerID)
             linksAwaitingHello[link] = nil
@@ -350,6 +350,12 @@ struct NodeCore {
     }
 
     private mutating func linkData(_ sdu: [UInt8], on link: LinkID) {
+        // Only a link the core holds is read. One it refused or closed may still bring frames (the
+        // adapter reads until the close takes effect, and reports no close of its own), and
+        // reading one would cost a handshake and keep its state: a replayed message 1 on each of
+        // 10 000 links a second refused at admission took a rig to 70 % of a core and 2 MB more
+        // memory a second.
+        guard linksAwaitingHello[link] != nil || peerByLink[link] != nil else { return }
         let message: PeerMessage
         switch channels.receive(sdu, on: link) {
         case .message(let received): message = received
@@ -421,6 +427,7 @@ struct NodeCore {
             closeUnnamed(oldest.key)
         }
         linksAwaitingHello[link] = (now, address)
+        opened(link)
     }
 
     /// Closes the links opened to us that went without a `hello` for too long.
@@ -436,6 +443,19 @@ struct NodeCore {
     /// Closes a link no peer owns yet, without a warning each (a flood would write thousands).
     private mutating func closeUnnamed(_ link: LinkID) {
         linksAwaitingHello[link] = nil
+        disconnect(link)
+    }
+
+    /// A link we hold opened: one we asked for, or one opened to us that was admitted.
+    private mutating func opened(_ link: LinkID) {
+        openLinks.insert(link)
+        Self.countLinks(openLinks.count, node: identity.peerID)
+    }
+
+    /// Closes a link and forgets it here at once: no `linkClosed` follows a close on our side.
+    /// The frame sent last on it (a goodbye, a `busy`) is already made.
+    private mutating func disconnect(_ link: LinkID) {
+        if openLinks.remove(link) != nil { Self.countLinks(openLinks.count, node: identity.peerID) }
         channels.close(link)
         effects.append(.disconnect(link))
     }
@@ -459,7 +479,7 @@ struct NodeCore {
             peerByLink[link] = nil
             peers[peer]?.links.remove(link)
         }
-        effects.append(.disconnect(link))
+        disconnect(link)
     }
 
     // MARK: UWB

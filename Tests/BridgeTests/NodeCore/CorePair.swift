@@ -226,6 +226,8 @@ final class CorePair {
     }
     /// The link `side`'s adapter named for its last connection attempt.
     func lastAttempt(_ side: Side) -> LinkID? { connections.last { $0.from == side }?.fromLink }
+    /// The links `side`'s core holds open.
+    func openLinks(_ side: Side) -> Set<LinkID> { cores[side].openLinks }
     /// `side`'s board runs a session for the other side, and the link it was agreed on is open.
     func isRanging(_ side: Side) -> Bool { running[side] != nil && link(side) != nil }
 
