@@ -11,7 +11,8 @@ import Synchronization
 ///
 /// Per link: `plain` (v1), or the handshake as initiator, then `secure` with a `SecureChannel`.
 /// A responder is secure as soon as it answers the first handshake message; it keeps that answer
-/// so a repeated first message (the initiator lost the answer) gets it again.
+/// so a repeated first message (the initiator lost the answer) gets it again. The same first
+/// message on another link is a replay, refused before any work (`HandshakeReplayCache`).
 final class PeerChannels: Sendable {
     private enum LinkState {
         case plain
@@ -21,6 +22,7 @@ final class PeerChannels: Sendable {
 
     private struct State {
         var links: [LinkID: LinkState] = [:]
+        var answeredInitiations = HandshakeReplayCache()
     }
 
     /// What a received SDU means for the registry.
@@ -157,10 +159,14 @@ final class PeerChannels: Sendable {
                 guard case .handshakeInitiation(let message) = try SecureFrame(frame: sdu) else {
                     return .refused("the first v2 frame was not the handshake's first message")
                 }
+                guard !s.answeredInitiations.contains(message) else {
+                    return .refused("a replayed handshake: its first message was answered before, on another link")
+                }
                 var handshake = NoiseHandshake(role: .responder, psk: psk, ephemeral: newEphemeralKey())
                 _ = try handshake.readInitiation(message)
                 let (response, keys) = try handshake.writeResponse()
                 let reply = SecureFrame.handshakeResponse(response).encoded()
+                s.answeredInitiations.insert(message)
                 s.links[link] = .secure(SecureChannel(keys: keys), answered: (message, reply))
                 return .reply(reply)
             } catch {

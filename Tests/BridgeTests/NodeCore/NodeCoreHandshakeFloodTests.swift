@@ -6,7 +6,7 @@ import Testing
 
 // Issue 35 at 10 000 attempts a second: attackers open links to a rig and replay a captured
 // handshake message 1 (valid: made with the event key) on each. What the rig refused or closed
-// costs it no handshake and no memory.
+// costs it no handshake and no memory, and the same message 1 is answered once.
 @Suite struct NodeCoreHandshakeFloodTests {
     typealias Pair = CorePair
 
@@ -62,5 +62,38 @@ import Testing
         pair.heard(.c)
         #expect(pair.isRanging(.c) && pair.isRanging(.r))
         #expect(pair.openLinks(.r) == Set([pair.link(.r)].compactMap { $0 }))
+    }
+
+    /// The same message 1 on a second link is a replay: refused before any work, and its address
+    /// backed off at once, so the replayer's next links are closed before they are read. Before,
+    /// R answered every copy (a handshake each) and held the link until the hello timeout.
+    @Test func aReplayedHandshakeIsRefusedAndBacksItsAddressOff() throws {
+        let pair = Pair(secure: true)
+        let message = try Self.initiation(seed: 0x35)
+        let (first, replayer) = (Self.address(1), Self.address(2))
+        pair.feed(.r, .ble(.linkOpened(1_001, peer: first, initiatedLocally: false)))
+        #expect(Self.sends(pair.feed(.r, .ble(.linkData(1_001, message))), on: 1_001) == 1)
+        pair.feed(.r, .ble(.linkOpened(1_002, peer: replayer, initiatedLocally: false)))
+        let replayed = pair.feed(.r, .ble(.linkData(1_002, message)))
+        #expect(Self.sends(replayed, on: 1_002) == 0)
+        #expect(replayed.contains(.disconnect(1_002)))
+        #expect(pair.channels.r.rangingSecret(1_002) == nil)
+        #expect(pair.feed(.r, .ble(.linkOpened(1_003, peer: replayer, initiatedLocally: false))).contains(.disconnect(1_003)), "backed off")
+        pair.heard(.c)
+        #expect(pair.isRanging(.c) && pair.isRanging(.r))
+    }
+
+    /// The cache of answered first messages keeps the latest `capacity` and no more.
+    @Test func theReplayCacheKeepsTheLatestAnswersAndNoMore() {
+        var cache = HandshakeReplayCache()
+        func message(_ index: Int) -> [UInt8] {
+            withUnsafeBytes(of: UInt64(index).littleEndian, Array.init) + [UInt8](repeating: 0, count: 40)
+        }
+        for index in 0...HandshakeReplayCache.capacity { cache.insert(message(index)) }
+        #expect(!cache.contains(message(0)), "the oldest went")
+        #expect(cache.contains(message(1)) && cache.contains(message(HandshakeReplayCache.capacity)))
+        var tail = message(7)
+        tail[HandshakeReplayCache.keySize] = 0xFF
+        #expect(cache.contains(tail), "the ephemeral key names a message; what follows it does not")
     }
 }
