@@ -31,8 +31,8 @@ package protocol BLEAdapter: AnyObject, Sendable {
     func connect(to peer: BLEAddress) throws -> LinkID
     /// Sends one SDU, or fails at once (unknown link, no room to queue it).
     func send(_ sdu: [UInt8], on link: LinkID) throws
-    /// Starts closing a link. No `.linkClosed` follows (the caller forgets the link now); frames
-    /// already on their way may still arrive on it.
+    /// Starts closing a link. The caller forgets the link now: BlueZ and the world's air report
+    /// no `.linkClosed` for a close on our side, and frames already on their way may still arrive.
     func disconnect(_ link: LinkID)
     /// Stops advertising and scanning and closes every link.
     func stop() async
