@@ -282,7 +282,7 @@ struct NodeCore {
         case .linkOpened(let link, let address, let initiatedLocally):
             guard initiatedLocally else { return admitIncoming(link, from: address) }
             // A link we gave up on (connect timeout) that opened after all has no peer: close it.
-            guard let peer = peerByLink[link] else { return effects.append(.disconnect(link)) }
+            guard let peer = peerByLink[link] else { return disconnect(link) }
             opened(link)
             let version = peers[peer]?.version ?? .v1
             if let handshake = channels.openOutgoing(link, peerVersion: version, now: now) {
