@@ -63,4 +63,12 @@ if [ "$status" -ne 0 ]; then
     echo "VMRIG-INFO script failed ($status); last kernel messages:"
     dmesg | tail -40
 fi
+# Issue 34: nothing the rig does may make the kernel complain. A BUG, WARNING, Oops or list
+# corruption anywhere in the kernel log fails the run (status 4), whatever the script said.
+complaints='BUG:|kernel BUG|WARNING:|Oops|list_(add|del) corruption|general protection fault'
+if dmesg | grep -E -q "$complaints"; then
+    echo "VMRIG-KERNEL the kernel complained during the run:"
+    dmesg | grep -E -A 14 "$complaints" | head -80 | sed 's/^/VMRIG-KERNEL| /'
+    [ "$status" -eq 0 ] && status=4
+fi
 finish "$status"
