@@ -1,5 +1,5 @@
 # Convenience targets; the scripts are the source of truth.
-.PHONY: test sanitize rig ble-bump rig-attack vm-selftest e2e-repeat fuzz-long wireshark-uci package soak flood
+.PHONY: test sanitize rig ble-bump rig-attack rig-kernel-race vm-selftest e2e-repeat fuzz-long wireshark-uci package soak flood
 
 test:          ## everything CI runs (Swift tests, end-to-end checks, emulated USB, VM rigs)
 	scripts/test
@@ -36,6 +36,9 @@ ble-bump:      ## two bridges on kernel Bluetooth adapters (UWB over TCP)
 rig-attack:    ## two keyed bridges on kernel Bluetooth adapters bump while Bumble attackers replay adverts and handshakes, send garbage and hold links
 	scripts/bootstrap --python
 	Tests/VMRig/ble-attack.sh .venv/bin/python3
+
+rig-kernel-race: ## the Debian 12 kernel BUG a closed connecting L2CAP socket hits, reproduced, and the bridge's way around it (~10 min)
+	Tests/VMRig/kernel-race.sh
 
 vm-selftest:   ## the VM rig itself, without the project's code
 	Tests/VMRig/selftest.sh

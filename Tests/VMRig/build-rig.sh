@@ -18,7 +18,8 @@
 # boots it through its PVH entry, twice as fast under TCG), creates the Bumble venv
 # (bumble==$BUMBLE_VERSION) and builds the static guest programs hci_uart_attach and
 # mgmt_probe. Writes the paths to $RIG_CACHE/rig.env (sourced by run-vm.sh) and prints them.
-# uwb_gadget and udev_relay are static guest programs too (USB boards on dummy_hcd).
+# uwb_gadget and udev_relay are static guest programs too (USB boards on dummy_hcd), and
+# l2cap_close_race (kernel-race.sh).
 # Time on a fresh machine: ~10 s of apt plus ~20 s; cache ~200 MB.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -137,7 +138,7 @@ fi
 
 # ------------------------------------------------------------------ static guest programs
 mkdir -p "$CACHE/bin"
-for prog in hci_uart_attach mgmt_probe uwb_gadget udev_relay; do
+for prog in hci_uart_attach mgmt_probe uwb_gadget udev_relay l2cap_close_race; do
     src=$HERE/$prog.c out=$CACHE/bin/$prog
     [ -e "$src" ] || continue
     if [ ! -x "$out" ] || [ "$src" -nt "$out" ]; then
