@@ -6,10 +6,12 @@
  *   l2cap_close_race close|wait ATTEMPTS [GAP_MS]
  *
  * Each attempt connects (non-blocking) from hci1 to hci0 on PSM 0x85 and gives up after a delay
- * (100, 200, ... 900 ms in turn). "close" closes the socket at once if the connect is still in
+ * (50, 100, ... 700 ms in turn). "close" closes the socket at once if the connect is still in
  * progress; "wait" keeps polling until the kernel ends the connect (connected or failed, at most
- * 45 s) and closes only then. Between attempts it waits GAP_MS (default 4500) so that the last
- * LE link is gone and the next connect creates a new one.
+ * 45 s) and closes only then. The next attempt follows GAP_MS later (default 300, plus up to
+ * 222 ms), as a rig tries the same peer again at its next advert: with the kernel still tearing
+ * down the abandoned connection, the close is what meets the BUG. With GAP_MS 4500 each attempt
+ * makes a new LE link (in "wait" mode then every connect is still in progress at the give-up).
  *
  * After every attempt it reads the kernel log; on a BUG, WARNING, Oops or list corruption it
  * prints "RACE kernel complained after attempt N" and exits 1 (often it is killed first: the BUG
@@ -94,7 +96,7 @@ int main(int argc, char **argv) {
     }
     int wait_out = !strcmp(argv[1], "wait");
     int attempts = atoi(argv[2]);
-    int gap_ms = argc > 3 ? atoi(argv[3]) : 4500;
+    int gap_ms = argc > 3 ? atoi(argv[3]) : 300;
     uint8_t advertiser[6], connector[6];
     adapter_address(0, advertiser);
     adapter_address(1, connector);
@@ -104,7 +106,7 @@ int main(int argc, char **argv) {
 
     int closed_pending = 0, waited = 0, connected_first = 0;
     for (int i = 0; i < attempts; i++) {
-        int delay_ms = 100 * (1 + i % 9);
+        int delay_ms = 50 * (1 + i % 14);
         int fd = l2cap_socket(connector, 0);
         struct sockaddr_l2_ to = {.family = AF_BLUETOOTH_, .psm = PSM, .bdaddr_type = BDADDR_LE_PUBLIC_};
         memcpy(to.bdaddr, advertiser, 6);
@@ -126,7 +128,7 @@ int main(int argc, char **argv) {
         close(fd);
         int accepted;
         while ((accepted = accept(listener, NULL, NULL)) >= 0) close(accepted);
-        usleep((useconds_t)gap_ms * 1000);
+        usleep((useconds_t)(gap_ms + (i % 7) * 37) * 1000);
         if (kernel_complained()) {
             printf("RACE kernel complained after attempt %d (given up at %d ms, %s)\n", i + 1, delay_ms,
                    wait_out ? "waited out" : "closed while connecting");
