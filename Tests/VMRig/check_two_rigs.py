@@ -15,6 +15,7 @@ cycle and restart (the btd-* marks) are checked too.
 """
 import base64
 import collections
+import datetime
 import gzip
 import io
 import json
@@ -85,7 +86,7 @@ for line in console:
         marks[m.group(1)] = {"a": int(m.group(2)), "b": int(m.group(3)), "c": int(m.group(4))}
 btd_phases = ["btd-scan-start", "btd-scan-running", "btd-scan-end", "btd-power-start", "btd-power-settled", "btd-power-end",
               "btd-restart-start", "btd-restart-settled", "btd-restart-end"]
-phases = ["phase1-done"] + (btd_phases if with_bluetoothd else []) + ["usb-unplug-start", "usb-unplug-replugged", "usb-unplug-end",
+phases = ["phase1-done"] + (btd_phases if with_bluetoothd else []) + ["clock-start", "clock-forward", "clock-back", "clock-end", "usb-unplug-start", "usb-unplug-replugged", "usb-unplug-end",
           "ble-power-start", "ble-power-settled", "ble-power-end", "ble-drop-start", "ble-drop-over",
           "ble-drop-end", "ble-wedge-start", "ble-wedge-settled", "ble-wedge-end", "kill-restart-start", "outsider-start", "outsider-end", "kill-restart-restarted", "kill-restart-end",
           "goodbye-start", "goodbye-end"]
@@ -238,6 +239,25 @@ if with_bluetoothd:
     outcome = both_range_again("btd-restart", "bluetoothd's restart")
     ok(f"btd-restart: bluetoothd {stop}: rig-a {outcome['a']}, "
        f"rig-b {outcome['b']}; both ranging again (privacy: see the private-address check below)")
+
+# ------------------------------------------------------------------ clock steps (issue 34)
+def seconds(event):
+    return datetime.datetime.fromisoformat(event["ts"].replace("Z", "+00:00")).timestamp()
+
+
+for name, peer in (("a", B), ("b", A)):
+    events = part(name, "clock-start", "clock-end")
+    if count(events, type="peer.lost"):
+        fail(f"clock: rig-{name} lost a peer when the wall clock stepped: {[e for e in events if e['type'] == 'peer.lost']}")
+    for start, end, what in (("clock-forward", "clock-back", "the step forward"), ("clock-back", "clock-end", "the step back")):
+        if oks(part(name, start, end), peer) < 3:
+            fail(f"clock: rig-{name} did not range after {what}")
+    before, forward, back = part(name, None, "clock-start")[-1], part(name, "clock-forward", "clock-back"), part(name, "clock-back", "clock-end")
+    if not (3595 < seconds(forward[0]) - seconds(before) < 3700 and -3605 < seconds(back[0]) - seconds(before) < -3500):
+        fail(f"clock: rig-{name}'s timestamps did not follow the wall clock: {before['ts']}, then {forward[0]['ts']}, then {back[0]['ts']}")
+ok(f"clock: the wall clock stepped forward 1 h, back 2 h, then slewed; both rigs kept their peer and kept ranging "
+   f"({oks(part('a', 'clock-start', 'clock-end'), B)} / {oks(part('b', 'clock-start', 'clock-end'), A)} OK rounds), "
+   f"and their timestamps followed the wall clock")
 
 # ------------------------------------------------------------------ fault 1: USB unplug/replug
 events = part("a", "usb-unplug-start", "usb-unplug-end")

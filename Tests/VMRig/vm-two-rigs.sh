@@ -196,6 +196,33 @@ if [ $BTD = 1 ]; then
   echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
 fi
 
+# ------------------------------------------------------------------ clock steps (issue 34)
+# A Pi has no real-time clock: NTP steps the wall clock after boot, an operator sets it by hand.
+# Forward one hour, back two, then a slew (the clock runs 5 % fast for 6 s): the rigs' timers run
+# on the steady clock, so they keep ranging and keep their peers; only the events' ts move.
+mark clock-start
+A0=$(lines a.jsonl); B0=$(lines b.jsonl)
+date -s "@$(( $(date +%s) + 3600 ))" >/dev/null && echo "VM: wall clock stepped forward 1 h at $(now)s"
+sleep 7   # beyond the 6 s peer timeout
+mark clock-forward
+A1=$(lines a.jsonl); B1=$(lines b.jsonl)
+wait_until 20 ranged a.jsonl "$A1" b.jsonl "$B1" || echo "VM: the rigs did not range after the step forward"
+date -s "@$(( $(date +%s) - 7200 ))" >/dev/null && echo "VM: wall clock stepped back 2 h at $(now)s"
+sleep 7
+mark clock-back
+A2=$(lines a.jsonl); B2=$(lines b.jsonl)
+wait_until 20 ranged a.jsonl "$A2" b.jsonl "$B2" || echo "VM: the rigs did not range after the step back"
+if adjtimex -t 10500 >/dev/null 2>&1; then
+  echo "VM: wall clock slewing (tick 10500 us) at $(now)s"; sleep 6; adjtimex -t 10000 >/dev/null
+else
+  echo "VM: no adjtimex: no slew"
+fi
+date -s "@$(( $(date +%s) + 3600 ))" >/dev/null   # back to about the right time
+A3=$(lines a.jsonl); B3=$(lines b.jsonl)
+wait_until 20 ranged a.jsonl "$A3" b.jsonl "$B3" || echo "VM: the rigs did not range after the slew"
+mark clock-end
+echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
+
 # ------------------------------------------------------------------ fault 1: unplug/replug rig-a's board
 mark usb-unplug-start
 A0=$(lines a.jsonl)
