@@ -407,7 +407,8 @@ struct NodeCore {
     /// connections that stay silent, fail the handshake or replay one holds at most
     /// `awaitingHelloLimit` links, each at most `helloTimeoutMilliseconds`. At the limit the
     /// link that waited longest goes: an honest peer's new link always gets its turn. Links from an
-    /// address whose last link failed before its `hello` are closed at once while it is backed off.
+    /// address whose last link failed before its `hello` (no `hello` in time, or pushed out at the
+    /// limit) are closed at once while it is backed off, before they take an admission.
     private mutating func admitIncoming(_ link: LinkID, from address: BLEAddress) {
         switch handshakeAdmission.admit(address, now: now) {
         case .admitted: break
@@ -424,6 +425,7 @@ struct NodeCore {
             ignoreOnce(
                 "awaiting-hello-limit", "too many links waiting for their hello (a connection flood?): closing the one that waited longest",
                 ["limit": "\(awaitingHelloLimit)"])
+            handshakeAdmission.failed(oldest.value.address, now: now)
             closeUnnamed(oldest.key)
         }
         linksAwaitingHello[link] = (now, address)

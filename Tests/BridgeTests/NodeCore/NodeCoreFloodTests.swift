@@ -54,6 +54,25 @@ import Testing
         #expect(pair.isRanging(.c) && pair.isRanging(.r))
     }
 
+    /// The address of a link pushed out at the limit is backed off like one whose link went
+    /// without its hello: the flooder's next link from it is closed at once and takes no
+    /// admission, so it pushes out no other waiting link. (Before, it was admitted again while
+    /// admissions lasted, and each such link pushed out the next oldest.)
+    @Test func theAddressOfALinkPushedOutAtTheLimitIsBackedOff() {
+        let pair = Pair(config: .init(both: Self.config))
+        let links = Self.flood(pair, count: Self.limit)
+        #expect(pair.disconnects(.r) == [])
+        pair.advance(1_000)
+        let newcomer = 20_000 as LinkID
+        pair.feed(.r, .ble(.linkOpened(newcomer, peer: BLEAddress(bytes: [0x0F, 0x10, 0x0E, 0, 0, 0]), initiatedLocally: false)))
+        #expect(pair.disconnects(.r) == [links[0]], "the oldest waiting link makes room")
+        let mark = pair.mark
+        let again = 30_000 as LinkID
+        pair.feed(.r, .ble(.linkOpened(again, peer: BLEAddress(bytes: [0x0F, 0x10, 0x0D, 0, 0, 0]), initiatedLocally: false)))
+        #expect(pair.disconnects(.r, since: mark) == [again], "the pushed-out address is backed off: its new link goes, no waiting link does")
+        #expect(!pair.disconnects(.r).contains(links[1]) && !pair.disconnects(.r).contains(newcomer))
+    }
+
     /// A link that says nothing is closed once the hello timeout has passed, not before.
     @Test func aLinkWithoutHelloIsClosedAfterTheHelloTimeout() {
         let pair = Pair(config: .init(both: Self.config))
