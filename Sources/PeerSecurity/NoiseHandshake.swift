@@ -27,18 +27,24 @@ package struct NoiseHandshake: Sendable {
 
     package let role: Role
     private var state: SymmetricState
-    /// Raw X25519 keys (swift-crypto's key types are not `Sendable`).
-    private let ephemeralKey: [UInt8]
+    private let ephemeral: EphemeralKey
+    /// The peer's ephemeral public key, raw (swift-crypto's key types are not `Sendable`).
     private var remoteEphemeral: [UInt8]?
-    private var ephemeral: Curve25519.KeyAgreement.PrivateKey {
-        // Made from the raw bytes of a valid key in `init`, so this cannot fail.
-        try! Curve25519.KeyAgreement.PrivateKey(rawRepresentation: ephemeralKey)
-    }
     private var step = Step.start
+
+    /// The ephemeral private key, kept as the object the caller made. swift-crypto's key types are
+    /// not `Sendable`, but this value is never changed after `init`; remaking it from its raw
+    /// bytes at each use would derive its public key again each time (an X25519 scalar
+    /// multiplication, as dear as the key agreement itself: three of them per handshake, where
+    /// the one the caller's key made at its creation is enough).
+    private struct EphemeralKey: @unchecked Sendable {
+        let privateKey: Curve25519.KeyAgreement.PrivateKey
+        var publicKey: [UInt8] { Array(privateKey.publicKey.rawRepresentation) }
+    }
 
     package init(role: Role, psk: [UInt8], ephemeral: Curve25519.KeyAgreement.PrivateKey, prologue: [UInt8] = Self.prologue) {
         self.role = role
-        self.ephemeralKey = Array(ephemeral.rawRepresentation)
+        self.ephemeral = EphemeralKey(privateKey: ephemeral)
         state = SymmetricState(protocolName: Self.protocolName)
         state.mixHash(prologue)
         // psk0: the PSK is mixed in before the first message.
@@ -48,11 +54,11 @@ package struct NoiseHandshake: Sendable {
     /// Initiator, first message: `e`, then the payload encrypted under a key only PSK holders have.
     package mutating func writeInitiation(payload: [UInt8] = []) -> [UInt8] {
         precondition(role == .initiator && step == .start, "the initiator writes the first message once")
-        let e = ephemeral.publicKey.rawRepresentation
-        state.mixHash(Array(e))
-        state.mixKey(Array(e))  // psk handshakes mix `e` into the key as well
+        let e = ephemeral.publicKey
+        state.mixHash(e)
+        state.mixKey(e)  // psk handshakes mix `e` into the key as well
         step = .awaitingResponse
-        return Array(e) + state.encryptAndHash(payload)
+        return e + state.encryptAndHash(payload)
     }
 
     /// Responder, first message: checks the initiator holds the PSK; returns its payload.
@@ -74,10 +80,10 @@ package struct NoiseHandshake: Sendable {
         guard let remoteEphemeral, let remote = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: remoteEphemeral) else {
             throw .failed
         }
-        let e = Array(ephemeral.publicKey.rawRepresentation)
+        let e = ephemeral.publicKey
         state.mixHash(e)
         state.mixKey(e)
-        state.mixKey(try Self.agree(ephemeral, remote))
+        state.mixKey(try Self.agree(ephemeral.privateKey, remote))
         let message = e + state.encryptAndHash(payload)
         step = .done
         return (message, state.split(role: .responder))
@@ -90,7 +96,7 @@ package struct NoiseHandshake: Sendable {
         let e = Array(remote.rawRepresentation)
         state.mixHash(e)
         state.mixKey(e)
-        state.mixKey(try Self.agree(ephemeral, remote))
+        state.mixKey(try Self.agree(ephemeral.privateKey, remote))
         let payload = try state.decryptAndHash(Array(message.dropFirst(32)))
         step = .done
         return (payload, state.split(role: .initiator))
