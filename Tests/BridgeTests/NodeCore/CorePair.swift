@@ -488,7 +488,8 @@ final class CorePair {
             guard let index = connections.firstIndex(where: { $0.link(side) == link && $0.state != .closed }) else { return }
             connections[index].state = .closed
             connections[index].closedBy = side
-            for end in Side.allCases { if let link = connections[index].link(end) { pending.append((end, .ble(.linkClosed(link)))) } }
+            // As the adapters do: the side that closes hears no close of its own, the other does.
+            if let link = connections[index].link(side.other) { pending.append((side.other, .ble(.linkClosed(link)))) }
         case .openUWB(let request, let peer):
             uwbRequests[side].append(request)
             switch uwbOutcome[side] {
