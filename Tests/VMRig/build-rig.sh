@@ -6,8 +6,9 @@
 #
 # Environment:
 #   RIG_CACHE=DIR              cache directory (default: <repo>/.build-vm)
-#   RIG_KERNEL_VERSION=V       kernel package linux-image-V (default: the one linux-image-amd64
-#                              depends on today; once a kernel is cached it is kept)
+#   RIG_KERNEL_VERSION=V       kernel package linux-image-V or linux-image-V-unsigned (default
+#                              6.1.0-50-amd64, Debian 12's point-release kernel 6.1.176; "current":
+#                              the one linux-image-amd64 depends on today, see below)
 #   RIG_FULL_KERNEL=1          extract every module (default: only net, crypto, lib, arch and
 #                              the bluetooth, usb, tty, char and leds drivers: 72 MB, not 400)
 #
@@ -57,14 +58,14 @@ fi
 DEPMOD=$(command -v depmod || echo /sbin/depmod)
 
 # ------------------------------------------------------------------ kernel
-KVER=${RIG_KERNEL_VERSION:-}
-if [ -z "$KVER" ]; then
-    # keep a cached kernel: the rig should not change under a test because Debian moved on
-    for d in "$CACHE"/kernel/*/; do
-        [ -e "$d/.complete" ] && KVER=$(basename "$d")
-    done
-fi
-if [ -z "$KVER" ]; then
+# Debian 12's point-release kernel, not the newest security update: in 6.1.192 (6.1.0-56) an
+# L2CAP channel holds its connection's l2cap_conn and the last reference deletes the HCI channel,
+# which the kernel has already freed when the LE connection failed; every close of a socket whose
+# connect the kernel failed is then a kernel BUG (list_del corruption in hci_chan_del; README.md,
+# "Kernel bug seen"; kernel-race.sh shows it). 6.1.176 deletes the HCI channel with the
+# connection. Its image is in the -unsigned package (the same kernel, no Secure Boot signature).
+KVER=${RIG_KERNEL_VERSION:-6.1.0-50-amd64}
+if [ "$KVER" = current ]; then
     resolve() { apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: linux-image-\([0-9][^ ]*-amd64\)$/\1/p' | head -1; }
     KVER=$(resolve)
     if [ -z "$KVER" ]; then apt-get update -qq >/dev/null 2>&1 || true; KVER=$(resolve); fi
@@ -80,11 +81,15 @@ if [ ! -e "$KROOT/.complete" ]; then
     say "downloading linux-image-$KVER"
     rm -rf "$KROOT" "$CACHE/dl"
     mkdir -p "$CACHE/dl" "$KROOT"
-    ( cd "$CACHE/dl" && apt-get download "linux-image-$KVER" >/dev/null 2>"$CACHE/dl/apt.err" ) || {
-        apt-get update -qq >/dev/null 2>&1 || true
-        ( cd "$CACHE/dl" && apt-get download "linux-image-$KVER" 2>&1 ) || exit 1
+    download() {
+        ( cd "$CACHE/dl" && { apt-get download "linux-image-$KVER" || apt-get download "linux-image-$KVER-unsigned"; } ) >/dev/null 2>"$CACHE/dl/apt.err"
     }
-    DEB=$(ls "$CACHE"/dl/linux-image-"$KVER"_*.deb)
+    download || { apt-get update -qq >/dev/null 2>&1 || true; download; } || {
+        cat "$CACHE/dl/apt.err" >&2
+        echo "build-rig: neither linux-image-$KVER nor linux-image-$KVER-unsigned can be downloaded; set RIG_KERNEL_VERSION to one that can (apt-cache search 'linux-image-6.1.0-.*-amd64-unsigned'), or to current" >&2
+        exit 1
+    }
+    DEB=$(ls "$CACHE"/dl/linux-image-"$KVER"*.deb)
     say "extracting $(basename "$DEB")"
     if [ "${RIG_FULL_KERNEL:-0}" = 1 ]; then
         dpkg-deb --fsys-tarfile "$DEB" | tar -x -C "$KROOT"
