@@ -58,12 +58,13 @@ fi
 DEPMOD=$(command -v depmod || echo /sbin/depmod)
 
 # ------------------------------------------------------------------ kernel
-# Debian 12's point-release kernel, not the newest security update: in 6.1.192 (6.1.0-56) an
-# L2CAP channel holds its connection's l2cap_conn and the last reference deletes the HCI channel,
-# which the kernel has already freed when the LE connection failed; every close of a socket whose
-# connect the kernel failed is then a kernel BUG (list_del corruption in hci_chan_del; README.md,
-# "Kernel bug seen"; kernel-race.sh shows it). 6.1.176 deletes the HCI channel with the
-# connection. Its image is in the -unsigned package (the same kernel, no Secure Boot signature).
+# Debian 12's point-release kernel, not the newest security update: in 6.1.192 (6.1.0-55/-56)
+# the last reference to an LE link's l2cap_conn deletes its HCI channel, which the kernel has
+# already freed when the LE connection failed, and a socket's channel holds such a reference:
+# every close of a socket whose connect the kernel failed is then a kernel BUG (list_del
+# corruption in hci_chan_del; README.md, "Kernel bug seen"). 6.1.176 deletes the HCI channel
+# with the connection. Where the signed image package is gone, the -unsigned one is the same
+# kernel without the Secure Boot signature.
 KVER=${RIG_KERNEL_VERSION:-6.1.0-50-amd64}
 if [ "$KVER" = current ]; then
     resolve() { apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: linux-image-\([0-9][^ ]*-amd64\)$/\1/p' | head -1; }
