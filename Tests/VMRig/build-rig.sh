@@ -7,8 +7,8 @@
 # Environment:
 #   RIG_CACHE=DIR              cache directory (default: <repo>/.build-vm)
 #   RIG_KERNEL_VERSION=V       kernel package linux-image-V or linux-image-V-unsigned (default
-#                              6.1.0-50-amd64, Debian 12's point-release kernel 6.1.176; "current":
-#                              the one linux-image-amd64 depends on today, see below)
+#                              6.1.0-54-amd64, Debian 12's 6.1.190; "current": the one
+#                              linux-image-amd64 depends on today; see below why not that one)
 #   RIG_FULL_KERNEL=1          extract every module (default: only net, crypto, lib, arch and
 #                              the bluetooth, usb, tty, char and leds drivers: 72 MB, not 400)
 #
@@ -58,14 +58,16 @@ fi
 DEPMOD=$(command -v depmod || echo /sbin/depmod)
 
 # ------------------------------------------------------------------ kernel
-# Debian 12's point-release kernel, not the newest security update: in 6.1.192 (6.1.0-55/-56)
-# the last reference to an LE link's l2cap_conn deletes its HCI channel, which the kernel has
-# already freed when the LE connection failed, and a socket's channel holds such a reference:
-# every close of a socket whose connect the kernel failed is then a kernel BUG (list_del
-# corruption in hci_chan_del; README.md, "Kernel bug seen"). 6.1.176 deletes the HCI channel
-# with the connection. Where the signed image package is gone, the -unsigned one is the same
-# kernel without the Secure Boot signature.
-KVER=${RIG_KERNEL_VERSION:-6.1.0-50-amd64}
+# Not the newest Debian 12 kernel: in 6.1.192 (6.1.0-55/-56) the last reference to an LE link's
+# l2cap_conn deletes its HCI channel, which the kernel has already freed when the LE connection
+# failed, and a socket's channel holds such a reference: every close of a socket whose connect
+# the kernel failed is then a kernel BUG (list_del corruption in hci_chan_del; README.md,
+# "Kernel bug seen"). 6.1.190 (6.1.0-54), the security update before it, deletes the HCI channel
+# with the connection; that is the only difference in l2cap_conn_del between the two. (The
+# point release 6.1.176 has no such reference either, but its extended advertising commands
+# time out against Bumble's controller.) Where a signed image package is gone, the -unsigned one
+# is the same kernel without the Secure Boot signature.
+KVER=${RIG_KERNEL_VERSION:-6.1.0-54-amd64}
 if [ "$KVER" = current ]; then
     resolve() { apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: linux-image-\([0-9][^ ]*-amd64\)$/\1/p' | head -1; }
     KVER=$(resolve)
