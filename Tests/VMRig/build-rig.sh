@@ -6,9 +6,8 @@
 #
 # Environment:
 #   RIG_CACHE=DIR              cache directory (default: <repo>/.build-vm)
-#   RIG_KERNEL_VERSION=V       kernel package linux-image-V or linux-image-V-unsigned (default
-#                              6.1.0-54-amd64, Debian 12's 6.1.190; "current": the one
-#                              linux-image-amd64 depends on today; see below why not that one)
+#   RIG_KERNEL_VERSION=V       kernel package linux-image-V (default: the one linux-image-amd64
+#                              depends on today; once a kernel is cached it is kept)
 #   RIG_FULL_KERNEL=1          extract every module (default: only net, crypto, lib, arch and
 #                              the bluetooth, usb, tty, char and leds drivers: 72 MB, not 400)
 #
@@ -58,17 +57,14 @@ fi
 DEPMOD=$(command -v depmod || echo /sbin/depmod)
 
 # ------------------------------------------------------------------ kernel
-# Not the newest Debian 12 kernel: in 6.1.192 (6.1.0-55/-56) the last reference to an LE link's
-# l2cap_conn deletes its HCI channel, which the kernel has already freed when the LE connection
-# failed, and a socket's channel holds such a reference: every close of a socket whose connect
-# the kernel failed is then a kernel BUG (list_del corruption in hci_chan_del; README.md,
-# "Kernel bug seen"). 6.1.190 (6.1.0-54), the security update before it, deletes the HCI channel
-# with the connection; that is the only difference in l2cap_conn_del between the two. (The
-# point release 6.1.176 has no such reference either, but its extended advertising commands
-# time out against Bumble's controller.) Where a signed image package is gone, the -unsigned one
-# is the same kernel without the Secure Boot signature.
-KVER=${RIG_KERNEL_VERSION:-6.1.0-54-amd64}
-if [ "$KVER" = current ]; then
+KVER=${RIG_KERNEL_VERSION:-}
+if [ -z "$KVER" ]; then
+    # keep a cached kernel: the rig should not change under a test because Debian moved on
+    for d in "$CACHE"/kernel/*/; do
+        [ -e "$d/.complete" ] && KVER=$(basename "$d")
+    done
+fi
+if [ -z "$KVER" ]; then
     resolve() { apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: linux-image-\([0-9][^ ]*-amd64\)$/\1/p' | head -1; }
     KVER=$(resolve)
     if [ -z "$KVER" ]; then apt-get update -qq >/dev/null 2>&1 || true; KVER=$(resolve); fi
@@ -84,15 +80,11 @@ if [ ! -e "$KROOT/.complete" ]; then
     say "downloading linux-image-$KVER"
     rm -rf "$KROOT" "$CACHE/dl"
     mkdir -p "$CACHE/dl" "$KROOT"
-    download() {
-        ( cd "$CACHE/dl" && { apt-get download "linux-image-$KVER" || apt-get download "linux-image-$KVER-unsigned"; } ) >/dev/null 2>"$CACHE/dl/apt.err"
+    ( cd "$CACHE/dl" && apt-get download "linux-image-$KVER" >/dev/null 2>"$CACHE/dl/apt.err" ) || {
+        apt-get update -qq >/dev/null 2>&1 || true
+        ( cd "$CACHE/dl" && apt-get download "linux-image-$KVER" 2>&1 ) || exit 1
     }
-    download || { apt-get update -qq >/dev/null 2>&1 || true; download; } || {
-        cat "$CACHE/dl/apt.err" >&2
-        echo "build-rig: neither linux-image-$KVER nor linux-image-$KVER-unsigned can be downloaded; set RIG_KERNEL_VERSION to one that can (apt-cache search 'linux-image-6.1.0-.*-amd64-unsigned'), or to current" >&2
-        exit 1
-    }
-    DEB=$(ls "$CACHE"/dl/linux-image-"$KVER"*.deb)
+    DEB=$(ls "$CACHE"/dl/linux-image-"$KVER"_*.deb)
     say "extracting $(basename "$DEB")"
     if [ "${RIG_FULL_KERNEL:-0}" = 1 ]; then
         dpkg-deb --fsys-tarfile "$DEB" | tar -x -C "$KROOT"

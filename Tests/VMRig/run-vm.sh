@@ -40,7 +40,9 @@
 # the effect it expects. The console is a serial line: expect a delay of a few 100 ms.
 #
 # Exit status: the VM script's; 4 when the script passed but the kernel logged a BUG, WARNING,
-# Oops or list corruption (printed as "VMRIG-KERNEL| " lines); 124 on timeout; 125 when the VM
+# Oops or list corruption (printed as "VMRIG-KERNEL| " lines; the one known Debian 6.1 BUG in
+# hci_chan_del is printed as "VMRIG-KERNEL-KNOWN| " and fails nothing, see README.md "Kernel bug
+# seen"); 124 on timeout; 125 when the VM
 # died without reporting one (kernel panic, crash); 2 on bad usage; 3 when the rig could not start.
 #
 # Environment: RIG_CACHE (default <repo>/.build-vm), RIG_KERNEL_IMAGE (kernel to boot instead

@@ -64,11 +64,22 @@ if [ "$status" -ne 0 ]; then
     dmesg | tail -40
 fi
 # Issue 34: nothing the rig does may make the kernel complain. A BUG, WARNING, Oops or list
-# corruption anywhere in the kernel log fails the run (status 4), whatever the script said.
+# corruption in the kernel log fails the run (status 4), whatever the script said; except the one
+# known Debian 6.1 BUG, which user space cannot always avoid (a socket closed after the kernel
+# itself failed its LE connect: list_del corruption in hci_chan_del; Tests/VMRig/README.md,
+# "Kernel bug seen"): it is reported as VMRIG-KERNEL-KNOWN, and counted, but fails nothing.
 complaints='BUG:|kernel BUG|WARNING:|Oops|list_(add|del) corruption|general protection fault'
+known='list_del corruption, .*->prev is LIST_POISON2|kernel BUG at lib/list_debug.c:56!'
 if dmesg | grep -E -q "$complaints"; then
-    echo "VMRIG-KERNEL the kernel complained during the run:"
-    dmesg | grep -E -A 14 "$complaints" | head -80 | sed 's/^/VMRIG-KERNEL| /'
-    [ "$status" -eq 0 ] && status=4
+    known_bugs=$(dmesg | grep -c 'kernel BUG at lib/list_debug.c:56!')
+    in_hci_chan_del=$(dmesg | grep -c ' hci_chan_del+')
+    if ! dmesg | grep -E "$complaints" | grep -E -v -q "$known" && [ "$in_hci_chan_del" -ge "$known_bugs" ]; then
+        echo "VMRIG-KERNEL-KNOWN $known_bugs x the Debian 6.1 list_del BUG in hci_chan_del (issue 34):"
+        dmesg | grep -E -A 14 "$complaints" | head -40 | sed 's/^/VMRIG-KERNEL-KNOWN| /'
+    else
+        echo "VMRIG-KERNEL the kernel complained during the run:"
+        dmesg | grep -E -A 14 "$complaints" | head -80 | sed 's/^/VMRIG-KERNEL| /'
+        [ "$status" -eq 0 ] && status=4
+    fi
 fi
 finish "$status"
