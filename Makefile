@@ -37,7 +37,7 @@ rig-attack:    ## two keyed bridges on kernel Bluetooth adapters bump while Bumb
 	scripts/bootstrap --python
 	Tests/VMRig/ble-attack.sh .venv/bin/python3
 
-rig-kernel-race: ## the Debian 12 kernel BUG a closed connecting L2CAP socket hits, reproduced, and the bridge's way around it (~7 min)
+rig-kernel-race: ## the Debian 12 kernel BUG a closed connecting L2CAP socket hits, reproduced, and a way around it (~7 min)
 	Tests/VMRig/kernel-race.sh
 
 vm-selftest:   ## the VM rig itself, without the project's code

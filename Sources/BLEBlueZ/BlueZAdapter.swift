@@ -545,8 +545,7 @@ package final class BlueZAdapter: BLEAdapter {
         let link = register(socket)
         let psm = self.psm
         // This thread owns the socket until it hands it to the reader; `disconnect` meanwhile
-        // asks it to give up, and it closes the socket itself once the kernel has ended the
-        // connect (LinkSocket.connect says why).
+        // asks it to give up, and it closes the socket itself.
         IOThread.detach(name: "l2cap-connect") { [weak self] in
             let outcome = socket.connect { L2CAPSocket.connect($0, to: peer, type: type, psm: psm) }
             if outcome == .connected, let self {

@@ -10,8 +10,12 @@ import SystemPackage
 /// send can land on a descriptor number the kernel has meanwhile handed to another file. Other
 /// threads end the link with `shutdown`, which wakes the owner's blocking read; they never close
 /// it under the owner. While the socket is still connecting, `shutdown` only asks the owner to
-/// give up, so that only one thread ever touches a connecting socket, and the owner closes it
-/// only once the kernel has ended the connect (see `connect`).
+/// give up, so that only one thread ever touches a connecting socket. A given-up connect is
+/// closed at once, not waited out: on Debian's 6.1.192 kernel that close can meet the kernel's
+/// `hci_chan_del` BUG, which waiting until the kernel ends the connect avoids, but a connect held
+/// for up to the kernel's 40 s keeps its LE connection creation going, and in the VM rig that
+/// kept the discovery watchdog from curing a wedged discovery (Tests/VMRig/README.md, "Kernel
+/// bug seen").
 final class LinkSocket: Sendable {
     private struct State {
         /// The descriptor while it is open; nil once the owner closed it.
@@ -41,22 +45,10 @@ final class LinkSocket: Sendable {
     /// How often a connecting owner looks whether it should give up.
     static let connectPollMilliseconds: Int32 = 50
 
-    /// How long a given-up connect is still waited for: past the kernel's own L2CAP connect
-    /// timer (L2CAP_CONN_TIMEOUT, 40 s), which ends every connect the kernel has not ended before.
-    static let abandonedConnectLimit: Duration = .seconds(45)
-
     /// The owner's connect: `start` makes the connect(2) call on the socket, non-blocking, and
-    /// the owner waits for its end in slices. The socket is blocking again afterwards (the
-    /// reader's reads wait).
-    ///
-    /// A `shutdown` meanwhile makes the outcome `gaveUp`, but the owner still waits until the
-    /// kernel ends the connect (connected or failed), at most `abandonLimit`; only then may the
-    /// socket be closed. Closing an L2CAP socket while the kernel creates its LE connection races
-    /// the kernel's own teardown of that connection: on Debian 12's 6.1 kernel the HCI channel is
-    /// then freed twice (`list_del corruption` in `hci_chan_del` from `l2cap_sock_release`, a
-    /// kernel BUG that kills the closing thread). Reproduced in the VM rig by closing connecting
-    /// sockets 0.5–1 s after connect(2) (issue 34; docs/TESTING.md, "Kernel BUG").
-    func connect(abandonLimit: Duration = abandonedConnectLimit, start: (Int32) -> Int32) -> ConnectOutcome {
+    /// the owner waits for its end in slices, giving up when `shutdown` asks. The socket is
+    /// blocking again afterwards (the reader's reads wait).
+    func connect(start: (Int32) -> Int32) -> ConnectOutcome {
         let fd = ownerDescriptor.rawValue
         let flags = fcntl(fd, F_GETFL)
         _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
@@ -67,7 +59,6 @@ final class LinkSocket: Sendable {
         } else if errno != EINPROGRESS {
             outcome = .failed(errno: errno)
         }
-        var abandonedAt: ContinuousClock.Instant?
         while outcome == nil {
             var request = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
             let ready = poll(&request, 1, Self.connectPollMilliseconds)
@@ -78,10 +69,8 @@ final class LinkSocket: Sendable {
                 var length = socklen_t(MemoryLayout<Int32>.size)
                 _ = getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
                 outcome = error == 0 ? .connected : .failed(errno: error)
-            } else if let abandonedAt {
-                if ContinuousClock.now - abandonedAt >= abandonLimit { outcome = .gaveUp }
             } else if state.withLock({ $0.giveUp }) {
-                abandonedAt = .now
+                outcome = .gaveUp
             }
         }
         return state.withLock { s in

@@ -1,6 +1,6 @@
 /*
- * l2cap_close_race: reproduces the Debian 12 (6.1) kernel BUG that closing a connecting L2CAP
- * LE socket can hit, and shows the way around it that LinkSocket.connect takes (issue 34, item 2).
+ * l2cap_close_race: reproduces the Debian 12 (6.1.192) kernel BUG that closing a connecting L2CAP
+ * LE socket can hit, and shows a way around it (issue 34, item 2; Tests/VMRig/README.md).
  * Runs inside the VM rig (static, like mgmt_probe), with hci0 advertising and hci1 connecting:
  *
  *   l2cap_close_race close|wait ATTEMPTS [GAP_MS]
