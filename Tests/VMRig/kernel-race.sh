@@ -5,7 +5,7 @@
 #
 # Three VM runs of l2cap_close_race (hci0 advertises, hci1 connects to it and gives up after
 # 50-700 ms, then tries again ~0.3-0.5 s later, ATTEMPTS times):
-#   close  closes the socket while the kernel still creates the LE connection, as the bridge did
+#   close  closes the socket while the kernel still creates the LE connection, as the bridge does
 #          (expected: the kernel logs `list_del corruption` / `kernel BUG at lib/list_debug.c:56`
 #          in hci_chan_del from l2cap_sock_release, within a few dozen attempts);
 #   wait   waits until the kernel has ended the connect, then closes (required: no complaint in

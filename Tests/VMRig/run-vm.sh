@@ -42,8 +42,8 @@
 # Exit status: the VM script's; 4 when the script passed but the kernel logged a BUG, WARNING,
 # Oops or list corruption (printed as "VMRIG-KERNEL| " lines; the one known Debian 6.1 BUG in
 # hci_chan_del is printed as "VMRIG-KERNEL-KNOWN| " and fails nothing, see README.md "Kernel bug
-# seen"); 124 on timeout; 125 when the VM
-# died without reporting one (kernel panic, crash); 2 on bad usage; 3 when the rig could not start.
+# seen"); 124 on timeout; 125 when the VM died without reporting one (kernel panic, crash); 2 on
+# bad usage; 3 when the rig could not start.
 #
 # Environment: RIG_CACHE (default <repo>/.build-vm), RIG_KERNEL_IMAGE (kernel to boot instead
 # of the cached uncompressed vmlinux, e.g. its vmlinuz). See README.md.

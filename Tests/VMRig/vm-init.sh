@@ -69,16 +69,18 @@ fi
 # itself failed its LE connect: list_del corruption in hci_chan_del; Tests/VMRig/README.md,
 # "Kernel bug seen"): it is reported as VMRIG-KERNEL-KNOWN, and counted, but fails nothing.
 complaints='BUG:|kernel BUG|WARNING:|Oops|list_(add|del) corruption|general protection fault'
-known='list_del corruption, .*->prev is LIST_POISON2|kernel BUG at lib/list_debug.c:56!'
-if dmesg | grep -E -q "$complaints"; then
-    known_bugs=$(dmesg | grep -c 'kernel BUG at lib/list_debug.c:56!')
-    in_hci_chan_del=$(dmesg | grep -c ' hci_chan_del+')
-    if ! dmesg | grep -E "$complaints" | grep -E -v -q "$known" && [ "$in_hci_chan_del" -ge "$known_bugs" ]; then
+known_bug='kernel BUG at lib/list_debug.c:56!'
+dmesg >/tmp/.kernel-log
+if grep -E -q "$complaints" /tmp/.kernel-log; then
+    known_bugs=$(grep -c -F "$known_bug" /tmp/.kernel-log)
+    in_hci_chan_del=$(grep -c ' hci_chan_del+' /tmp/.kernel-log)
+    if ! grep -E "$complaints" /tmp/.kernel-log | grep -F -v "$known_bug" | grep -E -v -q 'list_del corruption, .*->prev is LIST_POISON2' &&
+        [ "$in_hci_chan_del" -ge "$known_bugs" ]; then
         echo "VMRIG-KERNEL-KNOWN $known_bugs x the Debian 6.1 list_del BUG in hci_chan_del (issue 34):"
-        dmesg | grep -E -A 14 "$complaints" | head -40 | sed 's/^/VMRIG-KERNEL-KNOWN| /'
+        grep -E -A 14 "$complaints" /tmp/.kernel-log | head -40 | sed 's/^/VMRIG-KERNEL-KNOWN| /'
     else
         echo "VMRIG-KERNEL the kernel complained during the run:"
-        dmesg | grep -E -A 14 "$complaints" | head -80 | sed 's/^/VMRIG-KERNEL| /'
+        grep -E -A 14 "$complaints" /tmp/.kernel-log | head -80 | sed 's/^/VMRIG-KERNEL| /'
         [ "$status" -eq 0 ] && status=4
     fi
 fi

@@ -201,7 +201,6 @@ fi
 # Forward one hour, back two, then a slew (the clock runs 5 % fast for 6 s): the rigs' timers run
 # on the steady clock, so they keep ranging and keep their peers; only the events' ts move.
 mark clock-start
-A0=$(lines a.jsonl); B0=$(lines b.jsonl)
 date -s "@$(( $(date +%s) + 3600 ))" >/dev/null && echo "VM: wall clock stepped forward 1 h at $(now)s"
 sleep 7   # beyond the 6 s peer timeout
 mark clock-forward
