@@ -7,6 +7,11 @@ package enum BLEEvent: Sendable, Equatable {
     /// One whole SDU from the peer.
     case linkData(LinkID, [UInt8])
     case linkClosed(LinkID)
+    /// Our connect reached the peer's host, which refused the channel (ECONNREFUSED: nothing
+    /// listens on the PSM there, so no bridge runs at that address now). `.linkClosed` follows.
+    /// Unlike a timeout this is an answer: a killed bridge's kernel keeps advertising for it, and
+    /// on an extended-advertising controller every connection to it renews that advert.
+    case connectRefused(LinkID)
     /// The adapter was powered off or on (by anyone: a person, bluetoothd, our own recovery).
     /// Off, it neither advertises nor discovers and its links are gone.
     case adapterPowered(Bool)

@@ -557,6 +557,9 @@ package final class BlueZAdapter: BLEAdapter {
                 self?.logger.info(
                     "L2CAP connect failed",
                     metadata: ["peer": "\(peer)", "error": "\(BlueZError.socket(call: "connect(L2CAP \(peer))", errno: errno))"])
+                // The peer's kernel answered the channel request with a refusal: nobody listens
+                // on the PSM there.
+                if errno == ECONNREFUSED { self?.emit(.connectRefused(link)) }
             }
             self?.state.withLock { s in
                 s.links[link] = nil

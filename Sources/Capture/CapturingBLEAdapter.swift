@@ -35,6 +35,7 @@ package final class CapturingBLEAdapter: BLEAdapter {
                     return true
                 case .linkData(let link, _): return live.contains(link)
                 case .linkClosed(let link): return live.remove(link) != nil
+                case .connectRefused: return false  // a link that never opened: its close is not recorded either
                 case .advertisement, .adapterPowered: return true
                 }
             }

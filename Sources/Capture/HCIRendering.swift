@@ -26,6 +26,9 @@ enum HCIRendering {
             return [rx + acl(link: link, sdu: sdu)]
         case .linkClosed(let link):
             return [rx + disconnectionComplete(link: link, reason: 0x13)]
+        case .connectRefused:
+            // Never recorded: the capture holds links that opened (CapturingBLEAdapter).
+            return []
         case .adapterPowered:
             // The host switches a controller off and on with commands, not events: nothing to record.
             return []

@@ -266,7 +266,7 @@ func fuzzPeerMachine(_ data: [UInt8]) {
             script = script.dropFirst(frame.count)
             guard let message = try? PeerMessage(frame: frame) else { continue }
             input = .message(message, on: link, view)
-        case 6: input = .linkClosed(link)
+        case 6: input = op & 0x10 == 0 ? .linkClosed(link) : .refused(link)
         case 7: input = .contact(distance: Double(op & 0x3F) / 100)
         case 8: input = .uwbStarted(sessionID: session, token: 1)
         case 9: input = .uwbFailed(sessionID: session, error: "refused")

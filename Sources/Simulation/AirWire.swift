@@ -51,6 +51,7 @@ enum AirFrame: Equatable {
         case .event(.linkData(let link, let sdu)): type = 0x85; p = Self.u32(link) + sdu
         case .event(.linkClosed(let link)): type = 0x86; p = Self.u32(link)
         case .event(.adapterPowered(let on)): type = 0x87; p = [on ? 1 : 0]
+        case .event(.connectRefused(let link)): type = 0x88; p = Self.u32(link)
         case .failure(let text): type = 0x8F; p = Array(text.utf8)
         }
         return [type, UInt8(p.count & 0xFF), UInt8(p.count >> 8)] + p
@@ -93,6 +94,7 @@ enum AirFrame: Equatable {
         case 0x87:
             guard p.count == 1 else { throw .malformed("adapter-powered size \(p.count)") }
             return .event(.adapterPowered(p[0] != 0))
+        case 0x88: return .event(.connectRefused(try link()))
         case 0x8F: return .failure(String(decoding: p, as: UTF8.self))
         default: throw .malformed("unknown type 0x\(String(type, radix: 16))")
         }

@@ -157,6 +157,8 @@ private struct LinkNames {
             guard let local = localOf.removeValue(forKey: link) else { return event }
             remoteOf[local] = nil
             return .linkClosed(local)
+        case .connectRefused(let link):
+            return .connectRefused(localOf[link] ?? link)
         case .advertisement, .adapterPowered:
             return event
         }

@@ -335,6 +335,18 @@ def build_controller_class(le_mode: str):
                         timers[handle] = loop.call_later(duration / 100.0, self.rig_advertising_timeout, handle)
             return result
 
+        # A set that a connection ended is over: its duration no longer runs (Core Spec Vol 4
+        # Part E §7.7.65.18: Advertising Set Terminated is sent once, with the connection's
+        # handle). The kernel enables it again, with the whole duration, when that connection
+        # ends (Linux 6.1 hci_disconn_complete_evt). Left running, the timer ended the set while
+        # the kernel thought it connected: the killed rig left the air in some runs only.
+        def on_le_connect_ind(self, packet):
+            enabled = {handle for handle, s in self.advertising_sets.items() if s.enabled}
+            super().on_le_connect_ind(packet)
+            for handle in enabled:
+                if not self.advertising_sets[handle].enabled and (timer := self.rig_adv_timers.pop(handle, None)):
+                    timer.cancel()
+
         def rig_advertising_timeout(self, handle: int) -> None:
             self.rig_adv_timers.pop(handle, None)
             if advertising_set := self.advertising_sets.get(handle):

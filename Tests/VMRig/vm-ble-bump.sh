@@ -5,7 +5,9 @@
 # L2CAP sockets. Prints both event streams (prefixed A| and B|) for the host to check.
 # Phase 1: they find each other, range, and bump. Phase 2: rig-b comes back for a second bump
 # and is killed (SIGKILL) the moment either side starts that profile drop; rig-a must report it
-# lost (timeout), not hang, and keep running.
+# lost (timeout), not hang, and keep running. rig-b's kernel keeps its advert on the air until
+# the instance's timeout, renewed by every connection to it that ends (extended advertising):
+# rig-a runs on for 30 s so that the host can see the dead rig leave the air while rig-a runs.
 set -u
 R=/opt/rig
 cd /tmp
@@ -27,8 +29,8 @@ until grep -q '"type":"bump"' a.jsonl 2>/dev/null && grep -q '"type":"bump"' b.j
   [ $waited -ge 90 ] && break
 done
 echo "VM: phase 1 done after ${waited}s"
-grep -q "advertising with LE extended advertising commands" a.err && echo "VM: rig-a advertising: extended"
-grep -q "advertising=legacy.*Bluetooth adapter ready" b.err && echo "VM: rig-b advertising: legacy"
+grep -q "advertising=legacy.*Bluetooth adapter ready" a.err && echo "VM: rig-a advertising: legacy"
+grep -q "advertising with LE extended advertising commands" b.err && echo "VM: rig-b advertising: extended"
 sleep 3   # let any duplicate bump show up, if there were one
 
 # Phase 2: the second approach; kill rig-b as soon as its profile drop starts on either side.
@@ -45,6 +47,8 @@ until grep -q '"type":"peer.lost"' a.jsonl 2>/dev/null; do
   [ $waited -ge 30 ] && break
 done
 echo "VM: phase 2 done after ${waited}s"
+sleep 30
+echo "VM: rig-a stopping"
 kill -0 $A 2>/dev/null && echo "VM: rig-a still running" || echo "VM: rig-a DIED"
 kill -TERM $A
 waited=0

@@ -50,6 +50,7 @@ struct NodeCore {
     /// on a v2 link after the handshake) names the peer. Bounded in number and time (`admitIncoming`).
     private var linksAwaitingHello: [LinkID: (since: Int64, address: BLEAddress)] = [:]
     private var handshakeAdmission: HandshakeAdmission
+    private var departedAdverts = DepartedAdverts()
     /// Peer-channel links the core holds open now, for `nearby_ble_links`: ours, and those opened
     /// to us that were admitted. A link leaves when it closes or when the core closes it: an
     /// adapter reports no `linkClosed` for a link closed on our side.
@@ -280,6 +281,7 @@ struct NodeCore {
         case .advertisement(let address, let rssi, let data):
             advertisement(from: address, rssi: rssi, data: data)
         case .linkOpened(let link, let address, let initiatedLocally):
+            departedAdverts.opened(address)
             guard initiatedLocally else { return admitIncoming(link, from: address) }
             // A link we gave up on (connect timeout) that opened after all has no peer: close it.
             guard let peer = peerByLink[link] else { return disconnect(link) }
@@ -303,6 +305,13 @@ struct NodeCore {
             guard let peer = peerByLink.removeValue(forKey: link) else { return }
             peers[peer]?.links.remove(link)
             feed(peer, .linkClosed(link))
+        case .connectRefused(let link):
+            guard let peer = peerByLink[link], let address = peers[peer]?.machine.attemptAddress(of: link) else { return }
+            logger.info(
+                "channel refused: no bridge listens at that address now; its adverts no longer count as the peer",
+                metadata: ["peer": "\(peer)", "address": "\(address)"])
+            departedAdverts.refused(address, peer: peer, now: now)
+            feed(peer, .refused(link))  // the `.linkClosed` that follows finds the link ended
         case .adapterPowered:
             break  // the node reports it; the links that went with the power close on their own
         }
@@ -310,6 +319,7 @@ struct NodeCore {
 
     private mutating func advertisement(from address: BLEAddress, rssi: Int, data: [UInt8]) {
         guard let (advert, version) = readAdvert(from: address, data), advert.peerID != identity.peerID else { return }
+        if departedAdverts.isDeparted(address, peer: advert.peerID, now: now), peers[advert.peerID] == nil { return }
         let name = AdvertisingData(data).localName
         if peers[advert.peerID] != nil {
             peers[advert.peerID]?.version = version
@@ -477,7 +487,7 @@ struct NodeCore {
         logger.log(level: level, "closing link", metadata: metadata)
         channels.close(link)
         if let peer = peerByLink[link] {
-            feed(peer, .handshakeRefused(link))
+            feed(peer, .refused(link))
             peerByLink[link] = nil
             peers[peer]?.links.remove(link)
         }

@@ -8,9 +8,11 @@ import BLE
 /// attempt failed (timed out, or closed before it opened) goes behind those that have not
 /// failed as often. A replayer's address then costs one attempt and is not tried again while
 /// the peer's own address is heard, and can never displace the address that proved itself.
-/// An address where the handshake failed (whoever answers there lacks the event key) is not tried
-/// again for a while, longer at each refusal in a row (`HandshakeAdmission.backOff`): a peer
-/// whose every address was refused is backed off as a whole.
+/// An address that refused us (the handshake failed: whoever answers there lacks the event key;
+/// or the host refused the channel: no bridge listens there) is not tried again for a while,
+/// longer at each refusal in a row (`HandshakeAdmission.backOff`), and its adverts stop counting
+/// as the peer being heard: a peer whose every address was refused is backed off as a whole, and
+/// lost once nothing else is heard from it.
 struct PeerAddresses: Sendable {
     struct Entry: Equatable, Sendable {
         var firstHeard: Int64
@@ -63,7 +65,7 @@ struct PeerAddresses: Sendable {
         entries[address]?.failures += 1
     }
 
-    /// The handshake on a link to `address` failed: a failure, and a back-off.
+    /// Whoever answers at `address` refused us (its handshake or its channel): a failure, and a back-off.
     mutating func refused(_ address: BLEAddress, at now: Int64) {
         guard var entry = entries[address] else { return }
         entry.failures += 1
@@ -71,6 +73,12 @@ struct PeerAddresses: Sendable {
         entry.heldUntil = now + HandshakeAdmission.backOff(afterFailures: entry.refusals)
         entries[address] = entry
         if proven == address { proven = nil }
+    }
+
+    /// Whether the last answer from `address` was a refusal (its handshake or its channel), with
+    /// no link to it opened since.
+    func refusedLast(_ address: BLEAddress) -> Bool {
+        (entries[address]?.refusals ?? 0) > 0
     }
 
     /// A link to `address` opened: it is the peer's, until another proves itself.

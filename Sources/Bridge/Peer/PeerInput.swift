@@ -17,9 +17,10 @@ enum PeerInput: Sendable {
     case incomingHello(LinkID, PeerMessage.Hello, retryAfter: Int64, rangingSecret: [UInt8]?)
     case message(PeerMessage, on: LinkID, ProximityView)
     case linkClosed(LinkID)
-    /// The node closes our link because it broke the peer protocol. Before the link opened (the
-    /// v2 handshake failed) whoever answers at that address does not hold the event key.
-    case handshakeRefused(LinkID)
+    /// Our link ended before it opened because whoever answers at its address refused us: the v2
+    /// handshake failed (no event key there) or the host refused the channel (no bridge listens
+    /// there). Either way the address is backed off and its adverts stop counting as the peer.
+    case refused(LinkID)
     /// The answer to `.reserveSharedPlace`.
     case sharedPlaceReserved(PeerMessage.RangingParameters)
     /// The scheduler gives this peer one of the radio's ranging sessions, or takes it back.

@@ -106,6 +106,12 @@ struct PeerMachine: Sendable {
         }
     }
 
+    /// Where our connect under way on `link` goes, if it is one.
+    func attemptAddress(of link: LinkID) -> BLEAddress? {
+        guard case .connecting(let connecting) = state, connecting.link == link else { return nil }
+        return connecting.address
+    }
+
     private var isInitiator: Bool { identity.peerID < peer }
     /// The side that decides each profile drop: the UWB controller.
     var decides: Bool { isInitiator }
@@ -126,7 +132,7 @@ struct PeerMachine: Sendable {
             incomingHello(link, hello, retryAfter: retryAfter, rangingSecret: secret).append(to: &actions)
         case .message(let message, let link, let proximity): receive(message, on: link, proximity: proximity).append(to: &actions)
         case .linkClosed(let link): linkClosed(link).append(to: &actions)
-        case .handshakeRefused(let link): linkClosed(link, refused: true).append(to: &actions)
+        case .refused(let link): linkClosed(link, refused: true).append(to: &actions)
         case .sharedPlaceReserved(let parameters): sharedPlaceReserved(parameters).append(to: &actions)
         case .granted: grant().append(to: &actions)
         case .revoked(let retryAfter): revoke(retryAfter: retryAfter).append(to: &actions)
@@ -146,7 +152,9 @@ struct PeerMachine: Sendable {
 
     private mutating func heard(_ advert: Advertisement, name: String?, address: BLEAddress, rssi: Int) -> [HeardAction] {
         addresses.heard(address, rssi: rssi, at: now)
-        lastHeard = now
+        // An advert from an address that refused us is not the peer being here: a departed
+        // bridge's kernel, or a replayer, keeps sending it.
+        if !addresses.refusedLast(address) { lastHeard = now }
         advertised = (advert.uwbShortAddress, advert.capabilities)
         if let name { self.name = name }
         var actions: [HeardAction] = []

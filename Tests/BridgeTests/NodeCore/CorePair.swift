@@ -44,8 +44,10 @@ final class CorePair {
             capabilities: [CapabilityTLV(type: 0x07, value: [provisionedSTS ? 0x09 : 0x01])])
     }
 
-    /// What C's adapter does with a connection attempt to R.
-    enum ConnectOutcome { case opens, hangs, fails }
+    /// What C's adapter does with a connection attempt to R. `refused`: R's kernel answers but
+    /// nothing listens on the PSM (R's bridge was killed): the adapter reports the refusal and
+    /// the close.
+    enum ConnectOutcome { case opens, hangs, fails, refused }
     /// What a board does with a session request: start at once, fail at once, or wait for `answerUWB`.
     enum UWBOutcome { case starts, fails, waits }
 
@@ -483,6 +485,11 @@ final class CorePair {
                 connections[index].state = .open
                 pending.append((target, .ble(.linkOpened(accepted, peer: Self.bleAddress(side), initiatedLocally: false))))
                 pending.append((side, .ble(.linkOpened(link, peer: address, initiatedLocally: true))))
+            }
+            if connectOutcome == .refused {
+                connections[connections.count - 1].state = .closed
+                pending.append((side, .ble(.connectRefused(link))))
+                pending.append((side, .ble(.linkClosed(link))))
             }
         case .disconnect(let link):
             guard let index = connections.firstIndex(where: { $0.link(side) == link && $0.state != .closed }) else { return }
