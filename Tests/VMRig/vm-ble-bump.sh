@@ -18,10 +18,32 @@ until grep -q "rig-b: nearby-bridge run" world.err 2>/dev/null; do
   sleep 1; waited=$((waited + 1))
   [ $waited -ge 60 ] && { echo "VM: world server did not start"; cat world.err; exit 1; }
 done
+# peer_id FILE: the peer id a rig logged at start (16 hex digits), once it has.
+peer_id() {
+  waited=0
+  until grep -q "peer id [0-9a-f]*," "$1" 2>/dev/null; do
+    usleep 100000; waited=$((waited + 1))
+    [ $waited -ge 300 ] && { echo "VM: no peer id in $1"; return; }
+  done
+  sed -n 's/.*peer id \([0-9a-f]*\),.*/\1/p' "$1" | head -1
+}
 $R/nearby-bridge run --uwb tcp:127.0.0.1:7000 --ble hci0 --name rig-a --profile $R/card-a.json --log-level info >a.jsonl 2>a.err &
 A=$!
-$R/nearby-bridge run --uwb tcp:127.0.0.1:7001 --ble hci1 --name rig-b --profile $R/card-b.json --log-level info >b.jsonl 2>b.err &
-B=$!
+ida=$(peer_id a.err)
+# Peer ids are random per run and the lower one connects. rig-a must be the one that connects,
+# to the rig that is killed, whatever the draw: rig-b starts again (before anything happened)
+# until its id is the higher.
+starts=0
+while :; do
+  starts=$((starts + 1))
+  $R/nearby-bridge run --uwb tcp:127.0.0.1:7001 --ble hci1 --name rig-b --profile $R/card-b.json --log-level info >b.jsonl 2>b.err &
+  B=$!
+  idb=$(peer_id b.err)
+  expr "x$ida" \< "x$idb" >/dev/null && break
+  [ $starts -ge 20 ] && { echo "VM: rig-b never drew a peer id above rig-a's"; break; }
+  kill -TERM $B; wait $B
+done
+echo "VM: rig-b started $starts time(s) until its peer id ($idb) was above rig-a's ($ida): rig-a connects"
 
 waited=0
 until grep -q '"type":"bump"' a.jsonl 2>/dev/null && grep -q '"type":"bump"' b.jsonl 2>/dev/null; do
@@ -40,14 +62,21 @@ until grep -q 'bump=2 .*profile drop' a.err b.err 2>/dev/null; do
   [ $waited -ge 1800 ] && { echo "VM: the second profile drop never started"; break; }
 done
 kill -9 $B
+killed_at=$(wc -l <a.err)
 echo "VM: rig-b killed mid-exchange: $(grep -h 'bump=2 .*profile drop' a.err b.err | sed 's/.*\(node=[^ ]*\).*\(profile drop [a-z]*\)/\2 on \1/' | head -2 | tr '\n' ' ')"
 waited=0
-until grep -q '"type":"peer.lost"' a.jsonl 2>/dev/null; do
+until grep -q "\"type\":\"peer.lost\".*\"peer\":\"$idb\"" a.jsonl 2>/dev/null; do
   sleep 1; waited=$((waited + 1))
   [ $waited -ge 30 ] && break
 done
 echo "VM: phase 2 done after ${waited}s"
 sleep 30
+# rig-a's connects to the dead rig, all refused by its kernel: the log's lines and the counts the
+# log's rate limiter folded into "(repeated N more times)".
+tail -n +$((killed_at + 1)) a.err >a.after
+shown=$(grep "L2CAP connect failed" a.after | grep -vc "repeated")
+folded=$(sed -n 's/.*L2CAP connect failed (repeated \([0-9]*\) more times.*/\1/p' a.after | awk '{s += $1} END {print s + 0}')
+echo "VM: rig-a refused connects after the kill: $((shown + folded))"
 echo "VM: rig-a stopping"
 kill -0 $A 2>/dev/null && echo "VM: rig-a still running" || echo "VM: rig-a DIED"
 kill -TERM $A
