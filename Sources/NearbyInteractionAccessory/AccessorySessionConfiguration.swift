@@ -1,3 +1,4 @@
+import ByteCoding
 import UCI
 
 /// The FiRa session a phone's shareable configuration implies, for the rig's board as the
@@ -45,8 +46,10 @@ package struct AccessorySessionConfiguration: Equatable, Sendable {
         sessionID = configuration.sessionID
         // The rig's address is little-endian in its accessory configuration data, so "as in the
         // blobs" is little-endian here too.
-        let littleEndianDevice = [UInt8(truncatingIfNeeded: deviceAddress), UInt8(truncatingIfNeeded: deviceAddress >> 8)]
-        let littleEndianVendor = [UInt8(truncatingIfNeeded: Self.appleVendorID), UInt8(truncatingIfNeeded: Self.appleVendorID >> 8)]
+        var littleEndianDevice: [UInt8] = []
+        littleEndianDevice.appendLE(deviceAddress)
+        var littleEndianVendor: [UInt8] = []
+        littleEndianVendor.appendLE(Self.appleVendorID)
         let arrange: ([UInt8]) -> [UInt8] = order == .asInBlobs ? { $0 } : { $0.reversed() }
         appConfig = [
             .deviceType(.controlee),
