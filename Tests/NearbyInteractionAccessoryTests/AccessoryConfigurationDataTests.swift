@@ -5,7 +5,7 @@ import UCI
 
 /// Expected octets written by hand from the accessory configuration data layout of Apple's
 /// Nearby Interaction Accessory Protocol Specification R4, as AOSP's ranging test app
-/// (packages/modules/Ranging, tests/.../rangingtestapp/IosAccessoryConfigurationData.java,
+/// (com.android.ranging.rangingtestapp, IosAccessoryConfigurationData.java:
 /// `AccessoryConfigurationData.serialize`, `UwbConfigData.serialize`) and brian-level/nrfuwb
 /// (components/nearby_interaction/nearby_interaction.c, `_NIcreateIOSacd`) write it.
 @Suite struct AccessoryConfigurationDataTests {
