@@ -35,7 +35,7 @@ package enum ShareableConfigurationError: Error, Equatable, Sendable, CustomStri
     package var description: String {
         switch self {
         case let .truncated(field, needed, available):
-            "The shareable configuration data is truncated: its \(field) needs \(needed) octets but \(available) are left."
+            "The shareable configuration data is truncated: its \(field) needs \(needed) octets and has \(available)."
         case .trailingOctets(let count):
             "The shareable configuration data has \(count) octets more than its length octet declares."
         case let .unsupportedVersion(major, minor):
