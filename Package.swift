@@ -41,6 +41,9 @@ let package = Package(
         .target(name: "UCI", dependencies: ["ByteCoding"]),
         .target(name: "PeerProtocol", dependencies: ["ByteCoding", "BLE"]),
         .target(name: "BlueZMgmt", dependencies: ["ByteCoding"]),
+        // Apple's Nearby Interaction accessory protocol: the phone's and the accessory's messages,
+        // their configuration blobs, and the FiRa session a shareable configuration implies.
+        .target(name: "NearbyInteractionAccessory", dependencies: ["ByteCoding", "UCI"]),
         // The peer protocol's v2 security: event key schedule, private adverts, the Noise
         // handshake and sealed frames. Pure: keys and randomness come in as arguments.
         .target(
@@ -160,6 +163,7 @@ let package = Package(
         .testTarget(name: "UCITests", dependencies: ["UCI"]),
         .testTarget(name: "MQTTOutputTests", dependencies: ["MQTTOutput"]),
         .testTarget(name: "PeerProtocolTests", dependencies: ["PeerProtocol"]),
+        .testTarget(name: "NearbyInteractionAccessoryTests", dependencies: ["NearbyInteractionAccessory", "UCI"]),
         .testTarget(
             name: "PeerSecurityTests", dependencies: ["PeerSecurity", "PeerProtocol"], exclude: ["make-vectors.py"],
             resources: [.copy("Vectors")]),
@@ -192,8 +196,8 @@ if ProcessInfo.processInfo.environment["NEARBY_BRIDGE_FUZZ"] == "1" {
         .executableTarget(
             name: "NearbyBridgeFuzz",
             dependencies: [
-                "BLE", "Bridge", "BlueZMgmt", "Capture", "PeerProtocol", "PeerSecurity", "Replay", "Simulation", "UCI", "UCIHost",
-                .product(name: "Logging", package: "swift-log"),
+                "BLE", "Bridge", "BlueZMgmt", "Capture", "NearbyInteractionAccessory", "PeerProtocol", "PeerSecurity", "Replay",
+                "Simulation", "UCI", "UCIHost", .product(name: "Logging", package: "swift-log"),
             ]))
 }
 

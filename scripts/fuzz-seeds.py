@@ -102,3 +102,17 @@ def head(path, count):
     return data[:offset]
 uci_head, ble_head = head(os.path.join(node, "uci.pcap"), 30), head(os.path.join(node, "ble.pcap"), 30)
 write("capture", struct.pack("<H", len(uci_head)) + uci_head + ble_head)
+
+# Phones: the Nearby Interaction accessory messages, after the board octet fuzzPhoneMessage reads
+# (0x09: channels 5 and 9, hopping). The shareable configurations follow the layout of Apple's
+# Nearby Interaction Accessory Protocol Specification R4 (docs/PROTOCOL.md, "Phones"): 1.1 and
+# 2.0, then the accessory configuration data 1.1 the rig would answer with.
+shareable_1_1 = struct.pack("<HHB", 1, 1, 25) + b"US" + struct.pack("<IBBHHHB", 0x12345678, 10, 9, 25, 2400, 240, 3) \
+    + bytes(range(1, 7)) + b"\xc4\xd3" + struct.pack("<H", 20)
+shareable_2_0 = struct.pack("<HHB", 2, 0, 30) + b"JP" + struct.pack("<IBBHHHB", 0xDEADBEEF, 11, 5, 6, 3600, 96, 2) \
+    + bytes(range(0xA0, 0xA6)) + b"\x34\x12" + struct.pack("<H", 200) + bytes(4) + b"\x01"
+accessory_1_1 = struct.pack("<HHB", 1, 0, 0) + bytes(10) + bytes([21]) + struct.pack("<HHIIIB", 1, 1, 0, 0, 0, 0) \
+    + struct.pack("<HH", 0xA1B2, 20)
+for message in (b"\x0a", b"\x0c", b"\x02", b"\x03", b"\x0b" + shareable_1_1, b"\x0b" + shareable_2_0, b"\x01" + accessory_1_1):
+    write("phone-message", b"\x09" + message)
+write("phone-message", b"\x09" + shareable_2_0)

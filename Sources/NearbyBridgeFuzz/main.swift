@@ -16,6 +16,7 @@ import Capture
 import Dispatch
 import Foundation
 import Logging
+import NearbyInteractionAccessory
 import PeerProtocol
 import PeerSecurity
 @testable import Replay
@@ -33,6 +34,7 @@ enum FuzzTarget: String, CaseIterable {
     case advertisingData = "advertising-data"
     case json
     case capture
+    case phoneMessage = "phone-message"
 
     static let current: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["NEARBY_FUZZ_TARGET"] ?? ""
@@ -52,6 +54,7 @@ enum FuzzTarget: String, CaseIterable {
         case .advertisingData: fuzzAdvertisingData(data)
         case .json: fuzzJSON(data)
         case .capture: fuzzCapture(data)
+        case .phoneMessage: fuzzPhoneMessage(data)
         }
     }
 }
@@ -328,4 +331,34 @@ func fuzzCapture(_ data: [UInt8]) {
     let uci = (try? PcapReader.parse(Array(data[2..<cut]), path: "uci.pcap"))?.records ?? []
     let ble = (try? PcapReader.parse(Array(data[cut...]), path: "ble.pcap"))?.records ?? []
     _ = CapturedNode(uci: uci, ble: ble)
+}
+
+// MARK: Phones
+
+/// A Nearby Interaction accessory message from a phone, after one octet that describes the board
+/// (its SUPPORTED_CHANNELS bitmap; bit 0 also says whether it hops). The message is parsed and
+/// re-encoded; a configure-and-start's blob, and the whole input as a blob, are parsed as shareable
+/// configuration data against that board, and what parses is mapped in both octet orders.
+func fuzzPhoneMessage(_ data: [UInt8]) {
+    guard let selector = data.first else { return }
+    let board = AccessoryCapabilities(
+        capabilities: [CapabilityTLV(type: 0x0E, value: [selector]), CapabilityTLV(type: 0x0B, value: [selector & 1])], uciMajor: 2)
+    let octets = Array(data.dropFirst())
+    if let message = try? AccessoryMessage(octets) {
+        precondition(message.encoded == octets, "a parsed message re-encodes to other octets")
+        if case .configureAndStart(let blob) = message { mapShareable(blob, board: board) }
+    }
+    mapShareable(octets, board: board)
+}
+
+/// Parses `blob`; a configuration that passes must map to a session the board can run.
+func mapShareable(_ blob: [UInt8], board: AccessoryCapabilities) {
+    guard let configuration = try? ShareableConfiguration(parsing: blob, board: board) else { return }
+    precondition(board.channels.contains(configuration.channel), "a channel the board lacks passed")
+    precondition(board.preambleCodes.contains(configuration.preambleCode), "a preamble code the board lacks passed")
+    precondition(configuration.slotDurationRSTU >= 2400 && configuration.slotDurationRSTU % 1200 == 0, "a bad slot duration passed")
+    for order in AccessoryOctetOrder.allCases {
+        let session = AccessorySessionConfiguration(configuration, deviceAddress: 0xA1B2, order: order)
+        precondition(session.sessionID != 0 && session.appConfig.allSatisfy { $0.value.count <= 8 }, "an unsendable session")
+    }
 }
