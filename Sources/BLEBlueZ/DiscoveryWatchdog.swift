@@ -19,6 +19,20 @@ struct DiscoveryWatchdog {
         case powerCycle
     }
 
+    /// Whether to send Start Discovery once more, `startAgainAfter` later. Linux 6.1 answers Stop
+    /// Discovery before it records the discovery as stopped (mgmt.c `stop_discovery_complete`:
+    /// `mgmt_cmd_complete`, then `hci_discovery_set_state(hdev, DISCOVERY_STOPPED)`, without the
+    /// device lock that Start Discovery takes), so a Start sent on that answer can still find the
+    /// state STOPPING and answer Busy: the "could not restart discovery … Busy" seen on a loaded
+    /// VM. After any other Stop answer a Busy has another cause (the wedge, another program's
+    /// discovery) and one more try would not change it.
+    static func startsAgain(stop: MgmtStatus, start: MgmtStatus) -> Bool {
+        stop == .success && start == .busy
+    }
+
+    /// Far longer than the few instructions between the kernel's answer and its state change.
+    static let startAgainAfter: Duration = .milliseconds(100)
+
     /// Three discovery cycles (12 s) rule out a start that is merely still in flight.
     static let cyclesBeforePowerCycle = 3
     private var wedgedCycles = 0

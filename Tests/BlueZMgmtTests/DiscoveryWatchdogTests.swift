@@ -25,6 +25,17 @@ struct DiscoveryWatchdogTests {
         #expect(watchdog.restarted(stop: .rejected, start: .busy) == .wedged)
     }
 
+    /// Linux 6.1 answers Stop Discovery a moment before its state says stopped: a Busy Start
+    /// right after a successful Stop is tried once more; a Busy after any other Stop answer is
+    /// not (the wedge, or another program's discovery of another type).
+    @Test func onlyABusyStartRightAfterASuccessfulStopIsTriedAgain() {
+        #expect(DiscoveryWatchdog.startsAgain(stop: .success, start: .busy))
+        #expect(!DiscoveryWatchdog.startsAgain(stop: .rejected, start: .busy))
+        #expect(!DiscoveryWatchdog.startsAgain(stop: .invalidParameters, start: .busy))
+        #expect(!DiscoveryWatchdog.startsAgain(stop: .success, start: .success))
+        #expect(!DiscoveryWatchdog.startsAgain(stop: .success, start: .notPowered))
+    }
+
     /// Another program's discovery is busy for a good reason: never power-cycle for it.
     @Test func anotherProgramsDiscoveryIsLeftAlone() {
         var watchdog = DiscoveryWatchdog()
