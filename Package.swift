@@ -117,6 +117,8 @@ let package = Package(
             dependencies: [
                 "UCI", "StreamIO", "UCIHost", "PeerProtocol", "PeerSecurity", "BLE", "Bridge", "Events", "Proximity",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+                // AES-128 on one block, for resolvable private addresses (`ResolvablePrivateAddress`).
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             resources: [.copy("Scenarios")]),
 
