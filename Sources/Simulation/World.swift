@@ -159,11 +159,6 @@ package final class World: Sendable {
         }
     }
 
-    /// The address `body` is on the air with now.
-    func currentAddress(ofBody body: Int) -> BLEAddress {
-        state.withLock { airAddress(body, &$0) }
-    }
-
     func distance(between a: Int, and b: Int, at milliseconds: Int64) -> Double {
         let t = Double(milliseconds) / 1000
         let p = scenario.nodes[a].position(at: t)
