@@ -120,6 +120,8 @@ let package = Package(
             dependencies: [
                 "UCI", "StreamIO", "UCIHost", "PeerProtocol", "PeerSecurity", "BLE", "Bridge", "Events", "Proximity",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+                // AES-128 on one block, for resolvable private addresses (`ResolvablePrivateAddress`).
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             resources: [.copy("Scenarios")]),
 
@@ -174,7 +176,7 @@ let package = Package(
         .testTarget(name: "ProximityEvaluationTests", dependencies: ["ProximityEvaluation", "Proximity", "Bridge", "Simulation"]),
         .testTarget(name: "UCIUSBTests", dependencies: ["UCIUSB"]),
         .testTarget(name: "PlotTests", dependencies: ["Plot"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Events", "UCI", "UCIHost", "BLE"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Events", "UCI", "UCIHost", "BLE", "Replay"]),
         .testTarget(name: "BlueZMgmtTests", dependencies: ["BLE", "BlueZMgmt", "BLEBlueZ", "PeerProtocol"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EventsTests", dependencies: ["Events"]),
         .testTarget(name: "WatchTests", dependencies: ["Watch", "Events"]),

@@ -9,7 +9,8 @@ the air (docs/PROTOCOL.md, "Security"): no node's ble.pcap may hold
   - the event key or a key seed (from secrets.json, as bytes and as hex text);
 
 and the event key and key seeds must not appear in events.jsonl, capture.json, any uci.pcap, or
-the log files given with --log. secrets.json itself must be mode 0600.
+the log files given with --log. secrets.json itself must be mode 0600. ble.pcap is searched as
+written and as the SDUs its K-frames carry (an SDU over one MPS is split in the file).
 
     scripts/check-capture-secrets.py DIR [--card JSON-FILE ...] [--log FILE ...] [--no-sessions]
 
@@ -120,7 +121,7 @@ def main():
     if (sts_count == 0 and not options["--no-sessions"]) or card_count == 0:
         sys.exit(f"{directory}: no STS material ({sts_count}) or no cards ({card_count}) to search for: the check would prove nothing")
 
-    air = {path: open(path, "rb").read() for path in glob.glob(os.path.join(directory, "*", "ble.pcap*"))}
+    air = {path: open(path, "rb").read() + b"\0".join(sdus(path)) for path in glob.glob(os.path.join(directory, "*", "ble.pcap*"))}
     elsewhere = {path: open(path, "rb").read() for path in
                  glob.glob(os.path.join(directory, "*", "uci.pcap*")) + glob.glob(os.path.join(directory, "events.jsonl*"))
                  + [os.path.join(directory, "capture.json")] + logs}
@@ -135,6 +136,27 @@ def main():
         sys.exit(1)
     print(f"{directory}: none of {sts_count} STS values, {card_count} cards or the keys in {len(air)} BLE captures; "
           f"keys in none of {len(elsewhere)} other files", file=sys.stderr)
+
+
+def sdus(path):
+    """The SDUs of ble.pcap's L2CAP channels, joined from their K-frames (an SDU longer than one
+    MPS is cut into several, so a secret in it may be split in the file's bytes)."""
+    partial, whole = {}, []
+    for record in records(path):
+        h4 = record[4:]
+        if len(h4) < 9 or h4[0] != 0x02 or int.from_bytes(h4[7:9], "little") < 0x0040:
+            continue
+        key = (record[3], int.from_bytes(h4[1:3], "little") & 0x0EFF)
+        length, data = partial.pop(key, (None, b""))
+        if length is None:
+            length, data = int.from_bytes(h4[9:11], "little"), h4[11:]
+        else:
+            data += h4[9:]
+        if len(data) >= length:
+            whole.append(data)
+        else:
+            partial[key] = (length, data)
+    return whole
 
 
 main()

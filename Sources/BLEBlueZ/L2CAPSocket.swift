@@ -8,8 +8,8 @@ import SystemPackage
 /// peer protocol's frames need no extra framing here. Security level LOW: the card exchange
 /// needs no pairing, like iOS's `publishL2CAPChannel(withEncryption: false)`.
 enum L2CAPSocket {
-    /// Our inbound SDU size; the peer protocol's frames are at most 516 bytes.
-    static let receiveMTU: UInt16 = 1024
+    /// Our inbound SDU size; the peer protocol's frames are at most 544 bytes sealed.
+    static let receiveMTU: UInt16 = LEChannelParameters.receiveMTU
 
     /// A socket bound to the adapter's LE address and, for a listener, to `psm`.
     static func make(adapter: [UInt8], psm: UInt8) throws(BlueZError) -> Int32 {

@@ -15,7 +15,7 @@ package struct NodeRecorder: Sendable {
         CapturingUCITransport(uwb, pcap: uci, clock: clock)
     }
 
-    package func wrap(ble: any BLEAdapter, clock: @escaping @Sendable () -> Int64) -> any BLEAdapter {
-        CapturingBLEAdapter(ble, pcap: hci, clock: clock)
+    package func wrap(ble: any BLEAdapter, psm: UInt8, clock: @escaping @Sendable () -> Int64) -> any BLEAdapter {
+        CapturingBLEAdapter(ble, pcap: hci, psm: psm, clock: clock)
     }
 }

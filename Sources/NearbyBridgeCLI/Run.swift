@@ -129,7 +129,7 @@ struct Run: AsyncParsableCommand {
         if let capture {
             let recorder = try capture.recorder(node: displayName)
             let clock: @Sendable () -> Int64 = { SystemClock().wallMilliseconds() * 1000 }
-            radios = (recorder.wrap(uwb: transport, clock: clock), recorder.wrap(ble: adapter, clock: clock))
+            radios = (recorder.wrap(uwb: transport, clock: clock), recorder.wrap(ble: adapter, psm: BridgeConfig().psm, clock: clock))
             reopen = { recorder.wrap(uwb: try await reconnect(), clock: clock) }
         }
 

@@ -24,7 +24,8 @@ struct CapturedNode {
 
     /// From the records of the node's `uci.pcap` and `ble.pcap` (H4 HCI packets with the
     /// direction in front, as `CapturingBLEAdapter` writes them); records that are none of
-    /// what replay feeds back, or too short to be, are skipped.
+    /// what replay feeds back (commands, their completions, L2CAP signalling), or too short to
+    /// be, are skipped.
     init(uci: [PcapReader.Record], ble: [PcapReader.Record]) {
         for record in uci where !record.bytes.isEmpty {
             switch record.bytes[0] >> 5 {
@@ -34,6 +35,8 @@ struct CapturedNode {
             }
         }
         var opened: Set<LinkID> = []
+        var sentSDUs = SDUReassembler()
+        var receivedSDUs = SDUReassembler()
         var pendingScanResponse: (BLEAddress, Int, [UInt8], Int64)?
         func flushAdvert() {
             if let (address, rssi, data, time) = pendingScanResponse {
@@ -46,11 +49,8 @@ struct CapturedNode {
             guard b.count >= 5 else { continue }
             let h4 = Array(b.dropFirst(4))
             guard b[3] == 1 else {
-                // Sent: only the first frame on each link is kept, to check the replay by.
-                if h4[0] == 0x02, h4.count >= 11 {
-                    let link = LinkID((UInt16(h4[1]) | UInt16(h4[2]) << 8) & 0x0EFF)
-                    if firstSent[link] == nil { firstSent[link] = Array(h4.dropFirst(11)) }
-                }
+                // Sent: only the first SDU on each link is kept, to check the replay by.
+                if h4[0] == 0x02, let (link, sdu) = sentSDUs.add(h4), firstSent[link] == nil { firstSent[link] = sdu }
                 continue
             }
             switch (h4[0], h4.count > 1 ? h4[1] : 0) {
@@ -68,6 +68,12 @@ struct CapturedNode {
                     flushAdvert()
                     pendingScanResponse = (address, rssi, data, record.microseconds)
                 }
+            case (0x04, 0x3E) where h4.count >= 22 && h4[3] == 0x01 && h4[4] != 0x00:
+                // A connection never made: our connect, failed or cancelled.
+                flushAdvert()
+                let link = LinkID(UInt16(h4[5]) | UInt16(h4[6]) << 8)
+                if !opened.contains(link) { localLinks.append(link) }
+                timeline.append((record.microseconds, .ble(.linkClosed(link))))
             case (0x04, 0x3E) where h4.count >= 22 && h4[3] == 0x01:
                 flushAdvert()
                 let link = LinkID(UInt16(h4[5]) | UInt16(h4[6]) << 8)
@@ -75,14 +81,13 @@ struct CapturedNode {
                 opened.insert(link)
                 if local { localLinks.append(link) }
                 timeline.append((record.microseconds, .ble(.linkOpened(link, peer: BLEAddress(bytes: Array(h4[9..<15])), initiatedLocally: local))))
-            case (0x02, _) where h4.count >= 11:
+            case (0x02, _):
                 flushAdvert()
-                let link = LinkID((UInt16(h4[1]) | UInt16(h4[2]) << 8) & 0x0EFF)
-                timeline.append((record.microseconds, .ble(.linkData(link, Array(h4.dropFirst(11))))))
+                if let (link, sdu) = receivedSDUs.add(h4) { timeline.append((record.microseconds, .ble(.linkData(link, sdu)))) }
             case (0x04, 0x05) where h4.count >= 7:
                 flushAdvert()
                 let link = LinkID(UInt16(h4[4]) | UInt16(h4[5]) << 8)
-                if !opened.contains(link) { localLinks.append(link) }  // our connect that never opened
+                if !opened.contains(link) { localLinks.append(link) }  // our connect that never opened (older captures)
                 timeline.append((record.microseconds, .ble(.linkClosed(link))))
             default:
                 continue

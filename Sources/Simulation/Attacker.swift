@@ -30,8 +30,9 @@ final class Attacker: Sendable {
     private let attack: Attack
     /// What `handshakeReplay` sends: a valid message 1 made with the event key.
     private let replayedInitiation: [UInt8]?
-    /// The addresses of the scenario's real nodes (the target's alone if the attack names one).
-    private let victims: Set<BLEAddress>
+    /// The scenario's real nodes (the target alone if the attack names one); their adverts are
+    /// told by address (`World.body(at:)`, which resolves private addresses).
+    private let victims: Set<Int>
     private let state: Mutex<State>
 
     init(world: World, body: Int, attack: Attack, eventKey: GroupKey?, seed: UInt64) {
@@ -40,7 +41,7 @@ final class Attacker: Sendable {
         self.attack = attack
         var random = SplitMix64(seed: seed ^ 0xA77A_C4E2)
         let nodes = world.scenario.nodes.indices.filter { world.scenario.nodes[$0].attack == nil }
-        self.victims = Set(nodes.filter { attack.target == nil || world.scenario.nodes[$0].name == attack.target }.map(World.address(ofBody:)))
+        self.victims = Set(nodes.filter { attack.target == nil || world.scenario.nodes[$0].name == attack.target })
         self.replayedInitiation = eventKey.map { Self.initiation(key: $0, random: &random) }
         self.state = Mutex(State(random: random))
         world.attachEndpoint(body: body) { [weak self] event in self?.state.withLock { $0.inbox.append(event) } }
@@ -100,7 +101,7 @@ final class Attacker: Sendable {
     /// What to send in answer to `event` (on a link this attacker opened).
     private func receive(_ event: BLEEvent, _ s: inout State) -> [(LinkID, [UInt8])] {
         switch event {
-        case .advertisement(let address, _, let data) where victims.contains(address):
+        case .advertisement(let address, _, let data) where world.body(at: address).map(victims.contains) == true:
             if s.adverts.updateValue(data, forKey: address) == nil { s.heard.append(address) }
             s.lastAdvertFrom = address
         case .linkOpened(let link, _, true):

@@ -32,6 +32,9 @@ import PeerSecurity
 /// (docs/PROTOCOL.md, "Security"). A node's own `groupKey` overrides it (`"none"`: a v1 node
 /// without a key), and its `allowInsecurePeers` lets a keyed node range with v1 nodes.
 ///
+/// `rpaTimeout` (seconds, default 900: Linux's `HCI_DEFAULT_RPA_TIMEOUT`) is how often a keyed
+/// node's resolvable private address changes, as a kernel with LE privacy rotates it (`World`).
+///
 /// `radio` overrides any field of `RadioModel` (missing ones keep the realistic defaults):
 /// received-level bias (`levelBias`: "aps011" or "none"), RSSI (`levelAtOneMetre`, `rssiSigma`,
 /// `rssiCeiling`, `fadingSigma`), multipath (`multipathSigma`, `multipathNearFactor`,
@@ -48,11 +51,12 @@ package struct Scenario: Codable, Sendable, Equatable {
     package var duration: Double
     package var group: UInt16?
     package var groupKey: String?
+    package var rpaTimeout: Double?
     package var radio: RadioModel?
     package var nodes: [Node]
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case name, duration, group, groupKey, radio, nodes
+        case name, duration, group, groupKey, rpaTimeout, radio, nodes
     }
 
     /// The keys a scenario file may have (a node's `card` is the node's own).
@@ -200,6 +204,7 @@ package struct Scenario: Codable, Sendable, Equatable {
     func validate() throws {
         guard duration > 0, duration.isFinite else { throw Invalid.rule("duration must be a positive number of seconds") }
         guard !nodes.isEmpty else { throw Invalid.rule("at least one node is needed") }
+        if let rpaTimeout, !(rpaTimeout > 0 && rpaTimeout.isFinite) { throw Invalid.rule("rpaTimeout must be a positive number of seconds") }
         for key in [groupKey].compactMap({ $0 }) + nodes.compactMap(\.groupKey) where key != Self.noKey && key != Self.keyFromSeed {
             do { _ = try GroupKey(text: key) } catch { throw Invalid.rule("groupKey: \(error)") }
         }

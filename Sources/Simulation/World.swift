@@ -32,6 +32,15 @@ package final class World: Sendable {
         var target: Int
     }
 
+    /// A keyed body's LE privacy: its identity resolving key and the address of the current
+    /// rotation period.
+    private struct Privacy {
+        var irk: [UInt8]
+        var seed: UInt64
+        var period: Int64 = -1
+        var address = BLEAddress(bytes: [0, 0, 0, 0, 0, 0])
+    }
+
     private struct Delivery {
         var at: Int64
         var body: Int
@@ -45,6 +54,8 @@ package final class World: Sendable {
         var endpoints: [Int: Endpoint] = [:]
         var links: [LinkID: Link] = [:]
         var nextLink: LinkID = 1
+        /// Bodies that advertise and connect from resolvable private addresses.
+        var privacy: [Int: Privacy] = [:]
         var deliveries: [Delivery] = []
         /// Bodies whose scanners hear no adverts (a fault: a wedged discovery).
         var deafBodies: Set<Int> = []
@@ -85,6 +96,8 @@ package final class World: Sendable {
     static let advertPeriodMilliseconds: Int64 = 250
     /// Link traffic arrives with the next time step.
     static let airLatencyMilliseconds: Int64 = 1
+    /// How long a resolvable private address is used (`Scenario.rpaTimeout`).
+    let rpaTimeoutMilliseconds: Int64
 
     package init(scenario: Scenario, seed: UInt64) {
         self.scenario = scenario
@@ -92,6 +105,7 @@ package final class World: Sendable {
         self.radio = radio
         var offsets = SplitMix64(seed: seed ^ 0x0FF5_E7)
         self.boardOffsets = scenario.nodes.map { $0.boardOffset ?? radio.boardOffset(random: &offsets) }
+        self.rpaTimeoutMilliseconds = Int64(((scenario.rpaTimeout ?? 900) * 1000).rounded())
         self.state = Mutex(State(random: SplitMix64(seed: seed ^ 0x5EED_0F_A1D)))
     }
 
@@ -102,8 +116,47 @@ package final class World: Sendable {
     }
 
     /// BLE address of a body: a static random address (two top bits set) derived from its index.
+    /// A body with LE privacy uses it only as its identity; on the air it has `airAddress`.
     package static func address(ofBody body: Int) -> BLEAddress {
         BLEAddress(bytes: [UInt8(truncatingIfNeeded: body), UInt8(truncatingIfNeeded: body >> 8), 0x42, 0x57, 0x42, 0xC0])
+    }
+
+    /// Gives `body` LE privacy, as a kernel with privacy on: from now on it advertises and
+    /// connects from a resolvable private address made with an IRK from `seed` (two SplitMix64
+    /// outputs, little-endian, of `seed` XOR 0x49524B), a new one every `rpaTimeoutMilliseconds`
+    /// from time 0 (the n-th: prand from the first output of SplitMix64 seeded with the same
+    /// XOR n). Links keep the addresses they were made with.
+    func givePrivacy(body: Int, seed: UInt64) {
+        var random = SplitMix64(seed: seed ^ 0x49_52_4B)
+        let irk = (0..<2).flatMap { _ in withUnsafeBytes(of: random.next().littleEndian, Array.init) }
+        state.withLock { $0.privacy[body] = Privacy(irk: irk, seed: seed ^ 0x49_52_4B) }
+    }
+
+    /// The address `body` advertises and connects from now.
+    private func airAddress(_ body: Int, _ s: inout State) -> BLEAddress {
+        guard var privacy = s.privacy[body] else { return Self.address(ofBody: body) }
+        let period = s.now / rpaTimeoutMilliseconds
+        if period != privacy.period {
+            var random = SplitMix64(seed: privacy.seed ^ UInt64(period))
+            privacy.period = period
+            privacy.address = ResolvablePrivateAddress.address(irk: privacy.irk, prand: ResolvablePrivateAddress.prand(random: random.next()))
+            s.privacy[body] = privacy
+        }
+        return privacy.address
+    }
+
+    /// The body an address is, or was, on the air: a static address, or a resolvable private
+    /// address its IRK resolves (as a host that holds every IRK would).
+    func body(at address: BLEAddress) -> Int? {
+        state.withLock { s in
+            let keyed = s.privacy.keys.sorted()
+            if let body = keyed.first(where: { s.privacy[$0]!.address == address })
+                ?? keyed.first(where: { ResolvablePrivateAddress.resolves(address, irk: s.privacy[$0]!.irk) })
+            {
+                return body
+            }
+            return scenario.nodes.indices.first { Self.address(ofBody: $0) == address && s.privacy[$0] == nil }
+        }
     }
 
     func distance(between a: Int, and b: Int, at milliseconds: Int64) -> Double {
@@ -172,10 +225,11 @@ package final class World: Sendable {
     /// attackers (an `Attacker` sending at its own rate, not the adapter's period).
     func broadcastAdvert(from body: Int, data: [UInt8]) {
         state.withLock { s in
+            let address = airAddress(body, &s)
             for scanner in s.endpoints.keys.sorted() where scenario.nodes[scanner].attack == nil && listens(scanner, s) && reaches(body, scanner, s) {
                 guard let rssi = radio.advertRSSI(distance: distance(between: scanner, and: body, at: s.now), random: &s.random) else { continue }
                 s.deliveries.append(
-                    Delivery(at: s.now + Self.airLatencyMilliseconds, body: scanner, event: .advertisement(Self.address(ofBody: body), rssi: rssi, data: data)))
+                    Delivery(at: s.now + Self.airLatencyMilliseconds, body: scanner, event: .advertisement(address, rssi: rssi, data: data)))
             }
         }
     }
@@ -211,7 +265,8 @@ package final class World: Sendable {
         state.withLock { $0.connectionsToStall[body, default: 0] += count }
     }
 
-    /// Opens a link from `body` to whoever has `address`; both sides hear of it after the air latency.
+    /// Opens a link from `body` to whoever is on the air with `address` now (an address a body
+    /// has rotated away from answers no more); both sides hear of it after the air latency.
     func connect(from body: Int, to address: BLEAddress) -> LinkID {
         state.withLock { s in
             let id = s.nextLink
@@ -222,7 +277,16 @@ package final class World: Sendable {
                 return id
             }
             let at = s.now + Self.airLatencyMilliseconds
-            guard !s.poweredOff.contains(body), let target = s.endpoints.keys.first(where: { Self.address(ofBody: $0) == address }),
+            let bodies = s.endpoints.keys.sorted()
+            if !bodies.contains(where: { airAddress($0, &s) == address }),
+                s.privacy.values.contains(where: { ResolvablePrivateAddress.resolves(address, irk: $0.irk) })
+            {
+                // An address its body rotated away from: nobody advertises on it, and the
+                // controller keeps trying until the host gives up, as a real one does.
+                s.stalledConnections[id] = body
+                return id
+            }
+            guard !s.poweredOff.contains(body), let target = bodies.first(where: { airAddress($0, &s) == address }),
                 !s.poweredOff.contains(target), distance(between: body, and: target, at: s.now) <= radio.bleRange
             else {
                 s.deliveries.append(Delivery(at: at, body: body, event: .linkClosed(id)))
@@ -230,9 +294,9 @@ package final class World: Sendable {
             }
             s.links[id] = Link(initiator: body, target: target)
             s.deliveries.append(
-                Delivery(at: at, body: body, event: .linkOpened(id, peer: Self.address(ofBody: target), initiatedLocally: true)))
+                Delivery(at: at, body: body, event: .linkOpened(id, peer: address, initiatedLocally: true)))
             s.deliveries.append(
-                Delivery(at: at, body: target, event: .linkOpened(id, peer: Self.address(ofBody: body), initiatedLocally: false)))
+                Delivery(at: at, body: target, event: .linkOpened(id, peer: airAddress(body, &s), initiatedLocally: false)))
             return id
         }
     }
@@ -443,7 +507,8 @@ package final class World: Sendable {
                 guard let data = s.endpoints[advertiser]!.advertisingData else { continue }
                 let d = distance(between: scanner, and: advertiser, at: s.now)
                 guard let rssi = radio.advertRSSI(distance: d, random: &s.random) else { continue }
-                s.endpoints[scanner]!.outbox.append(.advertisement(Self.address(ofBody: advertiser), rssi: rssi, data: data))
+                let address = airAddress(advertiser, &s)
+                s.endpoints[scanner]!.outbox.append(.advertisement(address, rssi: rssi, data: data))
             }
         }
     }

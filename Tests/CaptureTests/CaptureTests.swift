@@ -39,14 +39,15 @@ import UCIHost
         let address = BLEAddress(bytes: [1, 2, 3, 4, 5, 0xC6])
         let advert: [UInt8] = [0x02, 0x01, 0x06] + [0x1B, 0xFF] + [UInt8](repeating: 0xAB, count: 26)  // 31 bytes
         let name: [UInt8] = [0x04, 0x09, 0x61, 0x62, 0x63]
-        let packets = HCIRendering.received(.advertisement(address, rssi: -60, data: advert + name))
+        let packets = HCIRendering.advertisingReports(address: address, rssi: -60, data: advert + name)
         #expect(packets.count == 2)
-        #expect(packets[0].prefix(4) == [0, 0, 0, 1])  // received
-        #expect(packets[0][4...14] == [0x04, 0x3E, 43, 0x02, 0x01, 0x00, 0x01, 1, 2, 3, 4])
+        #expect(packets[0][0...10] == [0x04, 0x3E, 43, 0x02, 0x01, 0x00, 0x01, 1, 2, 3, 4])
         #expect(packets[0].last == UInt8(bitPattern: -60))
-        #expect(Array(packets[1].dropFirst(4)) == [0x04, 0x3E, 17, 0x02, 0x01, 0x04, 0x01, 1, 2, 3, 4, 5, 0xC6, 5] + name + [0xC4])
+        #expect(packets[1] == [0x04, 0x3E, 17, 0x02, 0x01, 0x04, 0x01, 1, 2, 3, 4, 5, 0xC6, 5] + name + [0xC4])
+        // Received: packet boundary 0b10; the K-frame's SDU length, then the SDU.
         #expect(
-            HCIRendering.acl(link: 3, sdu: [0xAA, 0xBB]) == [0x02, 0x03, 0x20, 0x08, 0x00, 0x04, 0x00, 0x40, 0x00, 0x02, 0x00, 0xAA, 0xBB])
+            HCIRendering.kFrames(link: 3, sent: false, cid: 0x0040, sdu: [0xAA, 0xBB], mps: 247)
+                == [[0x02, 0x03, 0x20, 0x08, 0x00, 0x04, 0x00, 0x40, 0x00, 0x02, 0x00, 0xAA, 0xBB]])
         #expect(HCIRendering.disconnectionComplete(link: 3, reason: 0x13) == [0x04, 0x05, 0x04, 0x00, 0x03, 0x00, 0x13])
     }
 

@@ -7,8 +7,9 @@ import UCI
 import UCIHost
 @testable import Capture
 
-/// Issue 34, item 6: a handle's story in ble.pcap ends with one Disconnection Complete, as on a
-/// real HCI: never two (our disconnect, then the adapter's close), never ACL data after it.
+/// Issue 34, item 6: a handle's story in ble.pcap ends with one Disconnection Complete (a
+/// connection never made: a failed LE Connection Complete), as on a real HCI: never two (our
+/// disconnect, then the adapter's close), never ACL data after it.
 @Suite struct CapturedLinkEndTests {
     /// An adapter that reports the close of a link we disconnected, and an SDU read after it.
     final class ClosingAdapter: BLEAdapter {
@@ -33,7 +34,7 @@ import UCIHost
         defer { unlink(path) }
         let inner = ClosingAdapter()
         let pcap = try PcapWriter(path: path, linkType: 201)
-        let adapter = CapturingBLEAdapter(inner, pcap: pcap, clock: { 0 })
+        let adapter = CapturingBLEAdapter(inner, pcap: pcap, psm: 0x85, clock: { 0 })
         try await adapter.start { _ in }
         let peer = BLEAddress(bytes: [1, 2, 3, 4, 5, 6])
         inner.emit(.linkOpened(3, peer: peer, initiatedLocally: false))
@@ -45,16 +46,23 @@ import UCIHost
         let local = try adapter.connect(to: peer)  // a connect that never opens
         inner.emit(.linkClosed(local))
 
-
         let records = try PcapReader.read(path).records.map { Array($0.bytes.dropFirst(4)) }
         let kinds = records.map { h4 -> String in
             switch (h4[0], h4[1]) {
-            case (0x04, 0x3E): "open"
+            case (0x04, 0x3E): h4[4] == 0 ? "open" : "failed \(h4[5])"
+            case (0x02, _) where h4[7] == 0x05: "signal \(String(h4[9], radix: 16))"
             case (0x02, _): "acl \(h4.last!)"
             case (0x04, 0x05): "closed \(h4[4]) reason \(String(h4[6], radix: 16))"
+            case (0x01, _): "command \(String(UInt16(h4[1]) | UInt16(h4[2]) << 8, radix: 16))"
+            case (0x04, 0x0F): "status"
             default: "other"
             }
         }
-        #expect(kinds == ["open", "acl 1", "acl 2", "closed 3 reason 16", "closed 7 reason 13"])
+        #expect(
+            kinds == [
+                "open", "signal 14", "signal 15", "acl 1", "signal 16", "acl 2", "signal 16",
+                "signal 6", "signal 7", "command 406", "status", "closed 3 reason 16",
+                "command 200d", "status", "failed 7",
+            ])
     }
 }

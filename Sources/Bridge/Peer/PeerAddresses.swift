@@ -13,10 +13,18 @@ import BLE
 /// longer at each refusal in a row (`HandshakeAdmission.backOff`), and its adverts stop counting
 /// as the peer being heard: a peer whose every address was refused is backed off as a whole, and
 /// lost once nothing else is heard from it.
+///
+/// A peer with LE privacy changes its address (every 15 min on Linux): the old one then falls
+/// silent for good, and a kernel connecting to it waits until we give up. So an address gone
+/// quiet for several of the peer's advert intervals while another is heard is not where to
+/// connect, proven or not. The interval is the peer's own (learned from its adverts), so the
+/// proven address, heard at that pace, is never passed over between two of its adverts.
 struct PeerAddresses: Sendable {
     struct Entry: Equatable, Sendable {
         var firstHeard: Int64
         var lastHeard: Int64
+        /// Adverts heard from it.
+        var count = 0
         /// The signal strength of its last advert, in 6 dB steps (finer differences are noise).
         var strength = Int.min
         var failures = 0
@@ -42,15 +50,20 @@ struct PeerAddresses: Sendable {
             entries[oldest.key] = nil
         }
         entries[address, default: Entry(firstHeard: now, lastHeard: now)].lastHeard = now
+        entries[address]?.count += 1
         entries[address]?.strength = Int((Double(rssi) / 6).rounded(.down))
     }
 
-    /// Where to connect now, among the addresses heard within `window`: the proven one, else the
+    /// Where to connect now, among the addresses heard within `window` and not gone quiet (above):
+    /// the proven one, else the
     /// one that failed least often, else the one heard strongest (a peer comes close to bump,
     /// and replayers standing farther off than it are tried after it), else the one heard first
     /// (a replayer can only copy an advert after the peer sent it).
     func best(at now: Int64, window: Int64) -> BLEAddress? {
-        entries.filter { now - $0.value.lastHeard <= window && now >= $0.value.heldUntil }
+        let open = entries.filter { now - $0.value.lastHeard <= window && now >= $0.value.heldUntil }
+        let newest = open.values.map(\.lastHeard).max() ?? now
+        let quiet = advertInterval.map { 3 * $0 } ?? .max
+        return open.filter { newest - $0.value.lastHeard <= quiet }
             .min { a, b in
                 if (a.key == proven) != (b.key == proven) { return a.key == proven }
                 if a.value.failures != b.value.failures { return a.value.failures < b.value.failures }
@@ -58,6 +71,15 @@ struct PeerAddresses: Sendable {
                 if a.value.firstHeard != b.value.firstHeard { return a.value.firstHeard < b.value.firstHeard }
                 return a.key.description < b.key.description
             }?.key
+    }
+
+    /// The peer's advert interval: its proven address's pace (a replayer's faster one must not
+    /// pass over the peer's own address between its adverts), else the most heard address's;
+    /// nil before that address was heard twice.
+    private var advertInterval: Int64? {
+        guard let pacer = proven.flatMap({ entries[$0] }) ?? entries.values.max(by: { $0.count < $1.count }), pacer.count > 1
+        else { return nil }
+        return (pacer.lastHeard - pacer.firstHeard) / Int64(pacer.count - 1)
     }
 
     /// An attempt to `address` ended before its link opened.

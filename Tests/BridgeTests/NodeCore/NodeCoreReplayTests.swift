@@ -89,4 +89,27 @@ import Testing
         // Not heard within the window, the proven address is not where to connect.
         #expect(addresses.best(at: 7_000, window: 6_000) != own)
     }
+
+    /// A peer with LE privacy changes its address; the old one falls silent for good. Three of the
+    /// peer's advert intervals after that, with the new one heard, the proven old address is not
+    /// where to connect (a kernel would wait for it until we give up), while a replayer's faster
+    /// adverts never pass over the proven address between two of the peer's own.
+    @Test func anAddressThePeerRotatedAwayFromIsNotTriedButItsOwnPaceIsKept() {
+        let old = BLEAddress(bytes: [1, 0, 0, 0, 0, 0x4A])
+        let new = BLEAddress(bytes: [2, 0, 0, 0, 0, 0x4B])
+        var rotated = PeerAddresses()
+        for t in stride(from: Int64(0), through: 10_000, by: 250) { rotated.heard(old, rssi: -60, at: t) }
+        rotated.proved(old)
+        rotated.heard(new, rssi: -60, at: 10_250)
+        #expect(rotated.best(at: 10_250, window: 6_000) == old, "silent for one interval only")
+        for t in stride(from: Int64(10_500), through: 11_000, by: 250) { rotated.heard(new, rssi: -60, at: t) }
+        #expect(rotated.best(at: 11_000, window: 6_000) == new)
+
+        let replayer = BLEAddress(bytes: [3, 0, 0, 0, 0xBA, 0xD0])
+        var replayed = PeerAddresses()
+        for t in stride(from: Int64(0), through: 5_000, by: 1_000) { replayed.heard(old, rssi: -60, at: t) }
+        replayed.proved(old)
+        for t in stride(from: Int64(5_010), through: 5_990, by: 10) { replayed.heard(replayer, rssi: -50, at: t) }
+        #expect(replayed.best(at: 5_990, window: 6_000) == old)
+    }
 }
