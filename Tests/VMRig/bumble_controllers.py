@@ -147,6 +147,22 @@ def build_controller_class(le_mode: str):
         hci.HCI_LE_EXTENDED_CREATE_CONNECTION_COMMAND,
     }
 
+    # What a dual-mode controller claims beyond Bumble's LE set: inquiry and what the kernel
+    # sends unconditionally at a BR/EDR controller's initialisation.
+    DUAL_COMMANDS = {
+        hci.HCI_INQUIRY_COMMAND,
+        hci.HCI_INQUIRY_CANCEL_COMMAND,
+        hci.HCI_READ_VOICE_SETTING_COMMAND,
+        hci.HCI_READ_NUMBER_OF_SUPPORTED_IAC_COMMAND,
+        hci.HCI_READ_CURRENT_IAC_LAP_COMMAND,
+        hci.HCI_WRITE_CONNECTION_ACCEPT_TIMEOUT_COMMAND,
+        hci.HCI_WRITE_SCAN_ENABLE_COMMAND,
+        hci.HCI_READ_LOCAL_NAME_COMMAND,
+        hci.HCI_WRITE_LOCAL_NAME_COMMAND,
+        hci.HCI_READ_CLASS_OF_DEVICE_COMMAND,
+        hci.HCI_WRITE_CLASS_OF_DEVICE_COMMAND,
+    }
+
     class RigController(Controller):
         hci_logger: logging.Logger | None = None
         index = 0
@@ -157,9 +173,17 @@ def build_controller_class(le_mode: str):
                 # claim the extended scan and connection commands too, as BT 5 chips do: then
                 # the kernel uses extended advertising, scanning and connection commands
                 self.supported_commands = set(Controller.supported_commands) | EXT_COMMANDS
-            elif le_mode == "legacy":
+            elif le_mode in ("legacy", "dual"):
                 self.le_features = Controller.le_features & ~(
                     hci.LeFeatureMask.LE_EXTENDED_ADVERTISING | hci.LeFeatureMask.LE_PERIODIC_ADVERTISING)
+            if le_mode == "dual":
+                # BR/EDR and LE, like a Pi 4/5's CYW43455/CYW43439 (legacy LE advertising): the
+                # kernel then initialises BR/EDR too, and bluetoothd's discovery is interleaved
+                # (LE scan, then inquiry). Inquiry finds nobody: the air holds no BR/EDR device.
+                self.lmp_features = (Controller.lmp_features & ~hci.LmpFeatureMask.BR_EDR_NOT_SUPPORTED) | (
+                    hci.LmpFeatureMask.SIMULTANEOUS_LE_AND_BR_EDR_TO_SAME_DEVICE_CAPABLE_CONTROLLER)
+                self.supported_commands = set(Controller.supported_commands) | DUAL_COMMANDS
+                self.rig_inquiry: _asyncio.TimerHandle | None = None
             self.le_acl_data_packet_length = 251
             self.rig_scan_ext = False        # the host scans with the extended commands
             self.rig_scan_active = False
@@ -354,6 +378,43 @@ def build_controller_class(le_mode: str):
                 self.send_hci_packet(hci.HCI_LE_Advertising_Set_Terminated_Event(
                     status=hci.HCI_ErrorCode.ADVERTISING_TIMEOUT_ERROR, advertising_handle=handle,
                     connection_handle=0, num_completed_extended_advertising_events=0))
+
+        # BR/EDR commands the kernel sends a dual-mode controller at initialisation whatever its
+        # supported-commands bitmap says (6.1 hci_sync.c br_init2), with the values a CYW43455
+        # reports; Bumble has no handlers for them.
+        def on_hci_read_voice_setting_command(self, command):
+            return hci.HCI_Read_Voice_Setting_ReturnParameters(status=hci.HCI_ErrorCode.SUCCESS, voice_setting=0x0060)
+
+        def on_hci_read_number_of_supported_iac_command(self, command):
+            return hci.HCI_Read_Number_Of_Supported_IAC_ReturnParameters(status=hci.HCI_ErrorCode.SUCCESS, num_support_iac=1)
+
+        def on_hci_read_current_iac_lap_command(self, command):
+            return hci.HCI_Read_Current_IAC_LAP_ReturnParameters(
+                status=hci.HCI_ErrorCode.SUCCESS, num_support_iac=1, iac_lap=bytes([0x33, 0x8B, 0x9E]))  # GIAC
+
+        def on_hci_write_connection_accept_timeout_command(self, command):
+            return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.SUCCESS)
+
+        # Inquiry (Vol 4 Part E §7.1.1, §7.7.1): Command Status, then Inquiry Complete after
+        # Inquiry_Length × 1.28 s; a cancelled inquiry sends no Inquiry Complete (§7.1.2).
+        def on_hci_inquiry_command(self, command):
+            if getattr(self, "rig_inquiry", None) is not None:
+                self._send_hci_command_status(hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR, command.op_code)
+                return None
+            self._send_hci_command_status(hci.HCI_COMMAND_STATUS_PENDING, command.op_code)
+            self.rig_inquiry = _asyncio.get_running_loop().call_later(command.inquiry_length * 1.28, self.rig_inquiry_complete)
+            return None
+
+        def rig_inquiry_complete(self) -> None:
+            self.rig_inquiry = None
+            self.send_hci_packet(hci.HCI_Inquiry_Complete_Event(status=hci.HCI_ErrorCode.SUCCESS))
+
+        def on_hci_inquiry_cancel_command(self, command):
+            if (inquiry := getattr(self, "rig_inquiry", None)) is None:
+                return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR)
+            inquiry.cancel()
+            self.rig_inquiry = None
+            return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.SUCCESS)
 
         # HCI Reset: forget advertising, scanning and connections (peers see a timeout)
         def on_hci_reset_command(self, command):
@@ -576,8 +637,8 @@ def bind_free(host: str) -> socket.socket:
 async def async_main(args) -> int:
     from bumble import hci
     modes = args.le_mode.split(",")
-    if any(m not in ("ext", "legacy", "bumble") for m in modes):
-        print(f"bumble_controllers: --le-mode: each mode is ext, legacy or bumble, not {args.le_mode}", file=sys.stderr)
+    if any(m not in ("ext", "legacy", "dual", "bumble") for m in modes):
+        print(f"bumble_controllers: --le-mode: each mode is ext, legacy, dual or bumble, not {args.le_mode}", file=sys.stderr)
         return 2
     classes = {mode: build_controller_class(mode) for mode in set(modes)}
     if args.log_hci:

@@ -50,14 +50,15 @@ built=$(date +%s)
 printf '{"groupKeyFile": "/opt/rig/event.key"}\n' >"$work/event.json"
 printf '{"groupKeyFile": "/opt/rig/other.key"}\n' >"$work/other.json"
 
-# Legacy-advertising controllers, as in ble-bump.sh: the kernel then enforces an advertising
-# instance's timeout itself, so a killed rig vanishes from the air (Bumble ignores the
-# duration the kernel hands an extended-advertising controller).
+# hci0, rig-a's, is a dual-mode controller (BR/EDR and LE with legacy advertising, like a Pi
+# 4/5's): the kernel initialises BR/EDR on it, bluetoothd runs its BR/EDR side, and bluetoothd's
+# discovery there (btd-scan) is interleaved, LE scanning then inquiry, beside the rig's own LE
+# discovery (issue 34 item 4). hci1, rig-b's, is an LE-only BT 4.x-like one.
 echo "== the VM: two boards on dummy_hcd, two adapters on Bumble, two bridges" >&2
 status=0
 with=(); script_args=()
 [ "$bluetoothd" = 1 ] && { with=(--bluetoothd); script_args=(bluetoothd); }
-"$HERE/run-vm.sh" --adapters 2 --timeout 480 --no-ext-adv "${with[@]+"${with[@]}"}" \
+"$HERE/run-vm.sh" --adapters 2 --timeout 480 --bumble-arg --le-mode=dual,legacy --hci-log "$work/hci.log" "${with[@]+"${with[@]}"}" \
   --module dummy_hcd --module libcomposite --module usb_f_fs \
   --file "$bin:/opt/rig/nearby-bridge" \
   --file "$HERE/scenarios/two-rigs-usb.json:/opt/rig/two-rigs-usb.json" \

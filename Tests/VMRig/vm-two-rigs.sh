@@ -132,6 +132,7 @@ mark phase1-done
 if [ $BTD = 1 ]; then
   # ---------------------------------------------------------------- bluetoothd discovers and advertises
   mark btd-scan-start
+  E0=$(lines a.err)
   btctl btd-scan.log "select $ADDR0" "scan on" "sleep 14" "scan off" "sleep 1" &
   S=$!
   btctl btd-adv.log "select $ADDR1" "advertise.name btd-adv" "advertise on" "sleep 14" "advertise off" "sleep 1" &
@@ -140,6 +141,9 @@ if [ $BTD = 1 ]; then
   mark btd-scan-running
   wait $S; wait $V
   mark btd-scan-end
+  # hci0 is dual-mode: bluetoothd's discovery there is BR/EDR and LE, and the rig's own LE-only
+  # Start Discovery meets it (Busy); how often the rig said so
+  echo "VM: rig-a's discovery answered Busy $(tail -n +$((E0 + 1)) a.err | grep -c 'discovery busy\|could not restart discovery') time(s) while bluetoothd discovered on hci0"
   # (bluetoothd 5.66 joins a discovery of the same type that is already running, the rig's,
   # without answering StartDiscovery: bluetoothctl never says "Discovery started", and its
   # "scan off" gets InProgress; the discovery ends when bluetoothctl disconnects)
