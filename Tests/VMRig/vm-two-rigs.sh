@@ -148,6 +148,8 @@ if [ $BTD = 1 ]; then
   # without answering StartDiscovery: bluetoothctl never says "Discovery started", and its
   # "scan off" gets InProgress; the discovery ends when bluetoothctl disconnects)
   grep -q "Controller $ADDR0 Discovering: yes" btd-scan.log || echo "VM: bluetoothd did not start discovery on hci0"
+  grep -q "Failed to start discovery: org.bluez.Error.InProgress" btd-scan.log &&
+    echo "VM: bluetoothd's StartDiscovery on hci0 failed: InProgress"
   grep -q "Advertising object registered" btd-adv.log || echo "VM: bluetoothd did not register an advertisement on hci1"
   grep -q "Name: btd-adv" btd-scan.log || echo "VM: bluetoothd's discovery on hci0 did not hear its advertisement on hci1"
   echo "VM: bluetoothd's discovery on hci0 reported $(grep -c 'Device ..:..:..:..:..:..' btd-scan.log) device lines"
