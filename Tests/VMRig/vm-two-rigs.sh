@@ -150,6 +150,8 @@ if [ $BTD = 1 ]; then
   grep -q "Controller $ADDR0 Discovering: yes" btd-scan.log || echo "VM: bluetoothd did not start discovery on hci0"
   grep -q "Failed to start discovery: org.bluez.Error.InProgress" btd-scan.log &&
     echo "VM: bluetoothd's StartDiscovery on hci0 failed: InProgress"
+  grep -q "Discovery started" btd-scan.log || ! grep -q "Failed to stop discovery: org.bluez.Error.InProgress" btd-scan.log ||
+    echo "VM: bluetoothd's StartDiscovery on hci0 never answered (its StopDiscovery: InProgress)"
   grep -q "Advertising object registered" btd-adv.log || echo "VM: bluetoothd did not register an advertisement on hci1"
   grep -q "Name: btd-adv" btd-scan.log || echo "VM: bluetoothd's discovery on hci0 did not hear its advertisement on hci1"
   echo "VM: bluetoothd's discovery on hci0 reported $(grep -c 'Device ..:..:..:..:..:..' btd-scan.log) device lines"
