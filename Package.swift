@@ -165,7 +165,7 @@ let package = Package(
         .testTarget(name: "UCITests", dependencies: ["UCI"]),
         .testTarget(name: "MQTTOutputTests", dependencies: ["MQTTOutput"]),
         .testTarget(name: "PeerProtocolTests", dependencies: ["PeerProtocol"]),
-        .testTarget(name: "NearbyInteractionAccessoryTests", dependencies: ["NearbyInteractionAccessory", "UCI"]),
+        .testTarget(name: "NearbyInteractionAccessoryTests", dependencies: ["NearbyInteractionAccessory", "UCI", "Bridge"]),
         .testTarget(
             name: "PeerSecurityTests", dependencies: ["PeerSecurity", "PeerProtocol"], exclude: ["make-vectors.py"],
             resources: [.copy("Vectors")]),

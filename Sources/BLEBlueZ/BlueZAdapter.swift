@@ -409,10 +409,11 @@ package final class BlueZAdapter: BLEAdapter {
     /// of the start, if it failed.
     private func stopThenStartDiscovery(on socket: MgmtSocket) async -> (stopped: MgmtStatus, started: MgmtStatus, error: (any Error)?) {
         let (stopped, _) = await Self.status { try await socket.send(.stopDiscovery(addressTypes: 0x06), index: index) }
-        var (started, error) = await Self.status { try await socket.send(.startDiscovery(addressTypes: 0x06), index: index) }
+        let start = { await Self.status { try await socket.send(.startDiscovery(addressTypes: 0x06), index: self.index) } }
+        var (started, error) = await start()
         if DiscoveryWatchdog.startsAgain(stop: stopped, start: started) {
             try? await Task.sleep(for: DiscoveryWatchdog.startAgainAfter)
-            (started, error) = await Self.status { try await socket.send(.startDiscovery(addressTypes: 0x06), index: index) }
+            (started, error) = await start()
         }
         return (stopped, started, error)
     }

@@ -8,9 +8,6 @@ import SystemPackage
 /// peer protocol's frames need no extra framing here. Security level LOW: the card exchange
 /// needs no pairing, like iOS's `publishL2CAPChannel(withEncryption: false)`.
 enum L2CAPSocket {
-    /// Our inbound SDU size; the peer protocol's frames are at most 544 bytes sealed.
-    static let receiveMTU: UInt16 = LEChannelParameters.receiveMTU
-
     /// A socket bound to the adapter's LE address and, for a listener, to `psm`.
     static func make(adapter: [UInt8], psm: UInt8) throws(BlueZError) -> Int32 {
         let fd = socket(AF_BLUETOOTH, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_L2CAP)
@@ -26,7 +23,7 @@ enum L2CAPSocket {
             try check(
                 "setsockopt(BT_SECURITY)",
                 setsockopt(fd, SOL_BLUETOOTH, BT_SECURITY, &security, socklen_t(MemoryLayout<bt_security>.size)), fd: fd)
-            var mtu = receiveMTU
+            var mtu = LEChannelParameters.receiveMTU
             try check("setsockopt(BT_RCVMTU)", setsockopt(fd, SOL_BLUETOOTH, BT_RCVMTU, &mtu, socklen_t(2)), fd: fd)
         } catch {
             throw error

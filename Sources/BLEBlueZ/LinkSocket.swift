@@ -177,7 +177,7 @@ final class LinkSocket: Sendable {
     /// the SDUs still queued, and a shut-down Bluetooth socket answers it as end of file
     /// (bt_sock_recvmsg). So after the end or an error the queue is read out, without waiting.
     func readUntilEnd(data: ([UInt8]) -> Void) {
-        var buffer = [UInt8](repeating: 0, count: Int(L2CAPSocket.receiveMTU))
+        var buffer = [UInt8](repeating: 0, count: Int(LEChannelParameters.receiveMTU))
         var waiting = true
         while true {
             let flags = waiting ? 0 : Int32(MSG_DONTWAIT)

@@ -111,20 +111,13 @@ package final class CapturingBLEAdapter: BLEAdapter {
                 (false, HCIRendering.disconnectionComplete(link: link, reason: 0x13)),
             ]
         case .connectRefused(let link):
-            // The peer's host answered our request with SPSM Not Supported (result 0x0002, Vol 3
-            // Part A §4.23; the kernel's ECONNREFUSED): the LE connection is up, the channel is not.
+            // The peer's host answered our request with SPSM Not Supported (the kernel's
+            // ECONNREFUSED): the LE connection is up, the channel is not.
             guard var entry = s.links[link], !entry.open else { return [] }
             entry.refused = true
             defer { s.links[link] = entry }
-            let identifier = Link.next(&entry.ours)
-            return [
-                (false, HCIRendering.connectionComplete(link: link, peer: entry.peer, central: true)),
-                (true, HCIRendering.signalling(
-                    link: link, sent: true, code: 0x14, identifier: identifier,
-                    data: HCIRendering.words(psm, entry.localCID, Self.mtu, Self.mps, Self.credits))),
-                (false, HCIRendering.signalling(
-                    link: link, sent: false, code: 0x15, identifier: identifier, data: HCIRendering.words(0, 0, 0, 0, 0x0002))),
-            ]
+            return [(false, HCIRendering.connectionComplete(link: link, peer: entry.peer, central: true))]
+                + channelOpening(link: link, local: true, &entry, refused: true)
         case .adapterPowered(let on):
             // Switched off, a controller forgets its advertising and scanning.
             if !on { (s.advertising, s.scanning) = (false, false) }
@@ -133,12 +126,14 @@ package final class CapturingBLEAdapter: BLEAdapter {
     }
 
     /// The LE Credit Based Connection Request and Response (Vol 3 Part A §4.22, §4.23): the
-    /// side that connected asks, both with the same kernel's values.
-    private func channelOpening(link: LinkID, local: Bool, _ entry: inout Link) -> [(sent: Bool, h4: [UInt8])] {
+    /// side that connected asks, both with the same kernel's values; a `refused` request is
+    /// answered SPSM Not Supported (result 0x0002, its other fields 0).
+    private func channelOpening(link: LinkID, local: Bool, _ entry: inout Link, refused: Bool = false) -> [(sent: Bool, h4: [UInt8])] {
         let identifier = local ? Link.next(&entry.ours) : Link.next(&entry.theirs)
         let (asking, answering) = local ? (entry.localCID, entry.remoteCID) : (entry.remoteCID, entry.localCID)
         let request = HCIRendering.words(psm, asking, Self.mtu, Self.mps, Self.credits)
-        let response = HCIRendering.words(answering, Self.mtu, Self.mps, Self.credits, 0x0000)
+        let response =
+            refused ? HCIRendering.words(0, 0, 0, 0, 0x0002) : HCIRendering.words(answering, Self.mtu, Self.mps, Self.credits, 0x0000)
         return [
             (local, HCIRendering.signalling(link: link, sent: local, code: 0x14, identifier: identifier, data: request)),
             (!local, HCIRendering.signalling(link: link, sent: !local, code: 0x15, identifier: identifier, data: response)),

@@ -277,16 +277,14 @@ package final class World: Sendable {
                 return id
             }
             let at = s.now + Self.airLatencyMilliseconds
-            let bodies = s.endpoints.keys.sorted()
-            if !bodies.contains(where: { airAddress($0, &s) == address }),
-                s.privacy.values.contains(where: { ResolvablePrivateAddress.resolves(address, irk: $0.irk) })
-            {
+            let target = s.endpoints.keys.sorted().first { airAddress($0, &s) == address }
+            if target == nil, s.privacy.values.contains(where: { ResolvablePrivateAddress.resolves(address, irk: $0.irk) }) {
                 // An address its body rotated away from: nobody advertises on it, and the
                 // controller keeps trying until the host gives up, as a real one does.
                 s.stalledConnections[id] = body
                 return id
             }
-            guard !s.poweredOff.contains(body), let target = bodies.first(where: { airAddress($0, &s) == address }),
+            guard !s.poweredOff.contains(body), let target,
                 !s.poweredOff.contains(target), distance(between: body, and: target, at: s.now) <= radio.bleRange
             else {
                 s.deliveries.append(Delivery(at: at, body: body, event: .linkClosed(id)))

@@ -1,3 +1,4 @@
+import Bridge
 import Testing
 
 @testable import NearbyInteractionAccessory
@@ -115,7 +116,7 @@ import Testing
     /// Arbitrary octets get a configuration or an error, never a trap (the libFuzzer target
     /// `phone-message` does this at length; this is its quick, seeded cousin).
     @Test func arbitraryOctetsNeverTrap() {
-        var generator = SplitMix(seed: 33)
+        var generator = SplitMix64(seed: 33)
         for _ in 0..<20_000 {
             let count = Int(generator.next() % 40)
             var blob = (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
@@ -123,18 +124,5 @@ import Testing
             _ = try? ShareableConfiguration(parsing: blob, board: Blobs.board)
             _ = try? AccessoryMessage(blob)
         }
-    }
-}
-
-/// A small deterministic generator for the quick robustness test.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
