@@ -45,7 +45,13 @@ def check(condition, message):
         fail(message)
 
 
+STEPS = 200  # far more than the procedures need: a server that never ends a loop fails
+
+
 def step(line):
+    global STEPS
+    STEPS -= 1
+    check(STEPS > 0, "too many steps: a discovery procedure does not advance")
     print(line, flush=True)
     answer = sys.stdin.readline()
     if not answer:
@@ -74,6 +80,7 @@ def discover_services():
             check(answer.error_code == att.ErrorCode.ATTRIBUTE_NOT_FOUND, f"discovery ended with {answer}")
             break
         check(isinstance(answer, att.ATT_Read_By_Group_Type_Response), f"not a group response: {answer}")
+        check(answer.attributes, f"an empty group response: {answer}")
         for handle, end, value in answer.attributes:
             check(handle >= start and end >= handle, f"bad group {handle:#x}-{end:#x}")
             services.append((handle, end, UUID.from_bytes(value)))
@@ -98,6 +105,7 @@ def discover_characteristics(start, end):
         if isinstance(answer, att.ATT_Error_Response):
             check(answer.error_code == att.ErrorCode.ATTRIBUTE_NOT_FOUND, f"characteristic discovery: {answer}")
             break
+        check(isinstance(answer, att.ATT_Read_By_Type_Response) and answer.attributes, f"not a read-by-type answer: {answer}")
         for handle, value in answer.attributes:
             properties, value_handle = struct.unpack_from("<BH", value)
             found.append((handle, properties, value_handle, UUID.from_bytes(value[3:])))
@@ -113,7 +121,9 @@ def discover_descriptors(start, end):
         if isinstance(answer, att.ATT_Error_Response):
             check(answer.error_code == att.ErrorCode.ATTRIBUTE_NOT_FOUND, f"descriptor discovery: {answer}")
             break
+        check(isinstance(answer, att.ATT_Find_Information_Response) and answer.information, f"not an information answer: {answer}")
         for handle, uuid in answer.information:
+            check(handle >= start, f"handle {handle:#x} before {start:#x}")
             found.append((handle, UUID.from_bytes(uuid)))
             start = handle + 1
     return found
