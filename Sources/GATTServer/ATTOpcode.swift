@@ -1,4 +1,4 @@
-/// ATT PDU opcodes (Core Specification Vol 3 Part F §3.4.8, table 3.37): what the server
+/// ATT PDU opcodes (Core Specification Vol 3 Part F §3.4.8): what the server
 /// answers, and the ones it must recognise only to ignore.
 package enum ATTOpcode: UInt8, Sendable {
     case errorResponse = 0x01
@@ -33,7 +33,7 @@ package enum ATTOpcode: UInt8, Sendable {
     case signedWriteCommand = 0xD2
 
     /// Bit 6 of the opcode, the Command Flag (§3.3.1): a command gets no response, not even an
-    /// error; an unsupported one is ignored (§3.4.9).
+    /// error; an unsupported one is ignored (§3.3).
     package static func isCommand(_ opcode: UInt8) -> Bool { opcode & 0x40 != 0 }
 
     /// Whether a client sending this is sending something only a server sends (a response,

@@ -51,7 +51,7 @@ package struct ATTServer: Sendable {
     package mutating func handle(_ pdu: [UInt8]) -> [ATTServerAction] {
         guard let opcode = pdu.first else { return [] }
         if ATTOpcode.isCommand(opcode) {
-            // §3.4.9: an unsupported command is ignored; so is a malformed or refused one,
+            // §3.3: an unsupported command is ignored; so is a malformed or refused one,
             // since a command never gets a response (§3.3.1).
             return opcode == ATTOpcode.writeCommand.rawValue ? writeCommand(pdu) : []
         }

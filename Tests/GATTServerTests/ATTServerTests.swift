@@ -233,7 +233,7 @@ import Testing
         #expect(try server.indication(uuid, value: [2]) == octets("1D 03 00 02"))
     }
 
-    /// §3.4.9 and §3.3.1: a request the server does not serve gets Request Not Supported with
+    /// §3.3 and §3.3.1: a request the server does not serve gets Request Not Supported with
     /// handle 0; a command, a response or a notification from the client gets nothing.
     @Test func unsupportedAndUnexpectedPDUs() {
         var server = server()
