@@ -44,6 +44,9 @@ let package = Package(
         // Apple's Nearby Interaction accessory protocol: the phone's and the accessory's messages,
         // their configuration blobs, and the FiRa session a shareable configuration implies.
         .target(name: "NearbyInteractionAccessory", dependencies: ["ByteCoding", "UCI"]),
+        // The GATT database a rig offers a phone (Qorvo's NI service, Nordic UART, the attendee
+        // token) and a pure ATT server over it: the core of both GATT backends (issue 33).
+        .target(name: "GATTServer", dependencies: ["ByteCoding"]),
         // The peer protocol's v2 security: event key schedule, private adverts, the Noise
         // handshake and sealed frames. Pure: keys and randomness come in as arguments.
         .target(
@@ -166,6 +169,7 @@ let package = Package(
         .testTarget(name: "MQTTOutputTests", dependencies: ["MQTTOutput"]),
         .testTarget(name: "PeerProtocolTests", dependencies: ["PeerProtocol"]),
         .testTarget(name: "NearbyInteractionAccessoryTests", dependencies: ["NearbyInteractionAccessory", "UCI", "Bridge"]),
+        .testTarget(name: "GATTServerTests", dependencies: ["GATTServer"], exclude: ["bumble_client.py"]),
         .testTarget(
             name: "PeerSecurityTests", dependencies: ["PeerSecurity", "PeerProtocol"], exclude: ["make-vectors.py"],
             resources: [.copy("Vectors")]),
@@ -198,7 +202,7 @@ if ProcessInfo.processInfo.environment["NEARBY_BRIDGE_FUZZ"] == "1" {
         .executableTarget(
             name: "NearbyBridgeFuzz",
             dependencies: [
-                "BLE", "Bridge", "BlueZMgmt", "Capture", "NearbyInteractionAccessory", "PeerProtocol", "PeerSecurity", "Replay",
+                "BLE", "Bridge", "BlueZMgmt", "Capture", "GATTServer", "NearbyInteractionAccessory", "PeerProtocol", "PeerSecurity", "Replay",
                 "Simulation", "UCI", "UCIHost", .product(name: "Logging", package: "swift-log"),
             ]))
 }

@@ -116,3 +116,27 @@ accessory_1_1 = struct.pack("<HHB", 1, 0, 0) + bytes(10) + bytes([21]) + struct.
 for message in (b"\x0a", b"\x0c", b"\x02", b"\x03", b"\x0b" + shareable_1_1, b"\x0b" + shareable_2_0, b"\x01" + accessory_1_1):
     write("phone-message", b"\x09" + message)
 write("phone-message", b"\x09" + shareable_2_0)
+
+# The ATT server: a selector octet (bit 0 Generic Access, 1 Qorvo NI, 2 Nordic UART, 3 the token,
+# 4-6 the Server Rx MTU in steps of 33 above 23, 7 an encrypted link), then PDUs, each after a
+# length octet, laid out as the Core Specification Vol 3 Part F §3.4 gives them: GATT's discovery
+# (Part G §4.4.1, §4.6.1, §4.7.1), a CCCD write, writes to Qorvo's RX, and requests it refuses.
+def att(selector, *pdus):
+    return bytes([selector]) + b"".join(bytes([len(p)]) + p for p in pdus)
+
+
+ni_rx = 5  # with the NI service first: 1 service, 2-3 SEC, 4-5 RX, 6-8 TX and its 0x2902
+write("att-server", att(0x0E,
+    struct.pack("<BH", 0x02, 185),
+    struct.pack("<BHH", 0x10, 1, 0xFFFF) + b"\x00\x28",
+    struct.pack("<BHH", 0x08, 1, 8) + b"\x03\x28",
+    struct.pack("<BHH", 0x04, 8, 8),
+    struct.pack("<BHH", 0x12, 8, 1),
+    struct.pack("<BH", 0x12, ni_rx) + b"\x0a",
+    struct.pack("<BH", 0x52, ni_rx) + b"\x0c"))
+write("att-server", att(0x8F,
+    struct.pack("<BHH", 0x06, 1, 0xFFFF) + b"\x00\x28" + bytes.fromhex("9ECADC240EE5A9E093F3A3B50100406E"),
+    struct.pack("<BH", 0x0A, 3), struct.pack("<BHH", 0x0C, 3, 4), struct.pack("<BH", 0x0A, 7)))
+write("att-server", att(0x3C,
+    struct.pack("<BH", 0x02, 0x0200), struct.pack("<BH", 0x12, 9) + bytes(64), struct.pack("<BH", 0x12, 9) + bytes(65),
+    struct.pack("<BHH", 0x0E, 1, 2), b"\x16\x05\x00\x00\x00\x01", b"\x1e", b"\xd2\x05\x00" + bytes(13), b""))

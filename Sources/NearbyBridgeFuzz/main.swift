@@ -15,6 +15,7 @@ import BlueZMgmt
 import Capture
 import Dispatch
 import Foundation
+import GATTServer
 import Logging
 import NearbyInteractionAccessory
 import PeerProtocol
@@ -35,6 +36,7 @@ enum FuzzTarget: String, CaseIterable {
     case json
     case capture
     case phoneMessage = "phone-message"
+    case attServer = "att-server"
 
     static let current: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["NEARBY_FUZZ_TARGET"] ?? ""
@@ -55,6 +57,7 @@ enum FuzzTarget: String, CaseIterable {
         case .json: fuzzJSON(data)
         case .capture: fuzzCapture(data)
         case .phoneMessage: fuzzPhoneMessage(data)
+        case .attServer: fuzzATTServer(data)
         }
     }
 }
@@ -360,5 +363,42 @@ func mapShareable(_ blob: [UInt8], board: AccessoryCapabilities) {
     for order in AccessoryOctetOrder.allCases {
         let session = AccessorySessionConfiguration(configuration, deviceAddress: 0xA1B2, order: order)
         precondition(session.sessionID != 0 && session.appConfig.allSatisfy { $0.value.count <= 8 }, "an unsendable session")
+    }
+}
+
+/// A client's PDUs to the ATT server (issue 33's GATT core): the first byte picks the services
+/// offered, the Server Rx MTU and whether the link is encrypted; then PDUs, each a length byte
+/// (0-255) and its octets, with a notification and an indication attempted on every
+/// characteristic after each. Every request gets exactly one PDU back, no command does, and
+/// nothing the server sends exceeds ATT_MTU.
+func fuzzATTServer(_ data: [UInt8]) {
+    guard let selector = data.first else { return }
+    let offered: [AccessoryGATTService] = [.genericAccess(deviceName: "rig"), .qorvoNearbyInteraction, .nordicUART, .attendeeToken]
+    var server = ATTServer(
+        database: AccessoryGATTService.database(offering: offered.enumerated().filter { selector >> $0.offset & 1 == 1 }.map(\.element)),
+        serverMTU: 23 + Int(selector >> 4) * 33)
+    server.linkEncrypted = selector & 0x80 != 0
+    var rest = data.dropFirst()
+    while let length = rest.first {
+        let pdu = Array(rest.dropFirst().prefix(Int(length)))
+        rest = rest.dropFirst(1 + pdu.count)
+        let mtuBefore = server.mtu
+        let actions = server.handle(pdu)
+        let sent = actions.compactMap { if case .send(let octets) = $0 { octets } else { nil } }
+        precondition(sent.allSatisfy { $0.count <= max(mtuBefore, server.mtu) }, "a PDU longer than ATT_MTU")
+        precondition(sent.count <= 1, "more than one answer to one PDU")
+        precondition(server.mtu >= 23 && server.mtu <= 517, "ATT_MTU out of range")
+        if let opcode = pdu.first {
+            let isRequest = opcode & 0x40 == 0 && !ATTOpcode.isServerToClient(opcode) && opcode != 0x1E
+            precondition(sent.count == (isRequest ? 1 : 0), "a request unanswered or a command answered")
+        }
+        for characteristic in server.database.characteristics {
+            if let notification = try? server.notification(characteristic.uuid, value: pdu) {
+                precondition(notification.count <= server.mtu && notification.first == 0x1B, "a bad notification")
+            }
+            if let indication = try? server.indication(characteristic.uuid, value: pdu) {
+                precondition(indication.count <= server.mtu && indication.first == 0x1D, "a bad indication")
+            }
+        }
     }
 }
