@@ -43,8 +43,7 @@ package final class BlueZAdapter: BLEAdapter {
         var extendedAdvertising = false
         /// What the kernel granted our extended instance (TX power), once it did.
         var advertisingGrant: ExtendedAdvertisingGrant?
-        /// The adapter's powered setting as last seen (start, New Settings).
-        var powered = false
+        var power = AdapterPower()
         /// We want LE privacy (a keyed rig) and the adapter has it: another program turning it
         /// off is undone (`restorePrivacy`).
         var privacy = false
@@ -112,7 +111,8 @@ package final class BlueZAdapter: BLEAdapter {
         if privateAddresses { info.currentSettings = await enablePrivacy(socket, info) }
         if !info.currentSettings.contains(.powered) {
             logger.notice("powering on \(name)")
-            info.currentSettings = try await powerOn(socket)
+            guard let settings = await powerOn(socket) else { throw BlueZError.unsupported("\(name) could not be powered on") }
+            info.currentSettings = settings
         }
         let features = try AdvertisingFeatures(returnParameters: try await socket.send(.readAdvertisingFeatures, index: index))
         let address = info.address
@@ -127,7 +127,7 @@ package final class BlueZAdapter: BLEAdapter {
         state.withLock {
             $0.instance = instance
             $0.adapterAddress = address
-            $0.powered = settings.contains(.powered)
+            $0.power.commanded(powered: settings.contains(.powered))
             $0.privacy = privateAddresses && settings.contains(.privacy)
             $0.extendedAdvertising = extended
         }
@@ -171,17 +171,36 @@ package final class BlueZAdapter: BLEAdapter {
         return settings
     }
 
-    /// Powers the adapter on; the settings in force afterwards. Right after a power-off (LE
-    /// privacy) the kernel may answer before it is up: this waits for it, or Add Advertising
-    /// would be refused (Rejected: not powered).
-    private func powerOn(_ socket: MgmtSocket) async throws -> ControllerSettings {
-        var settings = ControllerSettings(rawValue: Self.settings(try await socket.send(.setPowered(true), index: index)))
-        for _ in 0..<10 where !settings.contains(.powered) {
-            try await Task.sleep(for: .milliseconds(200))
-            settings = ControllerSettings(rawValue: Self.settings(try await socket.send(.setPowered(true), index: index)))
+    /// Powers the adapter on and checks that it is; the settings in force afterwards, or nil
+    /// when it stayed off. Set Powered is answered once the controller is initialised: seconds
+    /// for a dual-mode controller on a loaded host (the VM rig), longer than other commands may
+    /// take; an answer that comes too late makes the next try Busy, then powered. Right after a
+    /// power-off the kernel may answer before it is up, so "not yet" is polled too. Every
+    /// caller powered the adapter off itself, or found it off at start: leaving it off would
+    /// leave the rig without Bluetooth for good, since no one else powers it on.
+    private func powerOn(_ socket: MgmtSocket) async -> ControllerSettings? {
+        for attempt in 1...Self.powerOnAttempts {
+            do {
+                _ = try await socket.send(.setPowered(true), index: index, timeout: Self.powerOnAnswer)
+                for _ in 0..<10 {
+                    let read = state.withLock { $0.power.readSent() }
+                    let info = try ControllerInfo(returnParameters: try await socket.send(.readControllerInfo, index: index))
+                    let powered = state.withLock { $0.power.answered(powered: info.currentSettings.contains(.powered), to: read) }
+                    if powered { return info.currentSettings }
+                    try await Task.sleep(for: .milliseconds(200))
+                }
+                logger.warning("adapter still off after Set Powered on", metadata: ["adapter": "\(name)", "attempt": "\(attempt)"])
+            } catch {
+                logger.warning("Set Powered on failed", metadata: ["adapter": "\(name)", "attempt": "\(attempt)", "error": "\(error)"])
+            }
+            try? await Task.sleep(for: .seconds(1))
         }
-        return settings
+        logger.error("could not power the adapter on; advertising and discovery keep retrying", metadata: ["adapter": "\(name)"])
+        return nil
     }
+
+    static let powerOnAttempts = 5
+    static let powerOnAnswer: Duration = .seconds(15)
 
     /// Turns LE privacy on again after another program turned it off. bluetoothd does so each
     /// time it starts (main.conf's `Privacy` defaults to off), and its own exit powers the
@@ -194,31 +213,35 @@ package final class BlueZAdapter: BLEAdapter {
             "another program turned LE privacy off (bluetoothd does when it starts): turning it on again",
             metadata: ["adapter": "\(name)"])
         var poweredOff = false
-        var powered: Bool?
         do {
             let socket = try socket()
             let info = try ControllerInfo(returnParameters: try await socket.send(.readControllerInfo, index: index))
             if info.currentSettings.contains(.powered) {
                 poweredOff = true
-                state.withLock { $0.powered = false }
+                state.withLock { $0.power.commanded(powered: false) }
                 emit(.adapterPowered(false))
             }
             _ = await enablePrivacy(socket, info)
-            if poweredOff { _ = try await powerOn(socket) }
-            // Someone (bluetoothd at its start) may have powered it on meanwhile; `handle` left
-            // resuming for that to us.
-            let now = try ControllerInfo(returnParameters: try await socket.send(.readControllerInfo, index: index))
-            powered = now.currentSettings.contains(.powered)
+            if poweredOff {
+                _ = await powerOn(socket)
+            } else {
+                // Someone (bluetoothd at its start) may have powered it on meanwhile.
+                let read = state.withLock { $0.power.readSent() }
+                let now = try ControllerInfo(returnParameters: try await socket.send(.readControllerInfo, index: index))
+                _ = state.withLock { $0.power.answered(powered: now.currentSettings.contains(.powered), to: read) }
+            }
         } catch {
             logger.error(
                 "could not turn LE privacy on again; advertising and discovery keep retrying",
                 metadata: ["adapter": "\(name)", "error": "\(error)"])
         }
-        state.withLock { s in
+        // One step with the flag: a power-on `handle` sees while the flag is up is left to us,
+        // one after it is its own.
+        let powered = state.withLock { s in
             s.restoringPrivacy = false
-            if let powered { s.powered = powered }
+            return s.power.powered
         }
-        guard powered == true else { return }
+        guard powered else { return }
         if poweredOff { emit(.adapterPowered(true)) }
         await resumeAfterPowerOn()
     }
@@ -371,26 +394,12 @@ package final class BlueZAdapter: BLEAdapter {
             logger.error("could not power the adapter off; the discovery watchdog tries again", metadata: ["adapter": "\(name)"])
             return
         }
-        state.withLock { $0.powered = false }
+        state.withLock { $0.power.commanded(powered: false) }
         emit(.adapterPowered(false))
-        for attempt in 1...5 {
-            do {
-                _ = try await socket.send(.setPowered(true), index: index)
-                let info = try ControllerInfo(returnParameters: try await socket.send(.readControllerInfo, index: index))
-                if info.currentSettings.contains(.powered) {
-                    logger.notice("adapter powered on again after the power cycle", metadata: ["adapter": "\(name)", "attempt": "\(attempt)"])
-                    state.withLock { $0.powered = true }
-                    emit(.adapterPowered(true))
-                    await resumeAfterPowerOn()
-                    return
-                }
-                logger.warning("adapter still off after Set Powered on", metadata: ["adapter": "\(name)", "attempt": "\(attempt)"])
-            } catch {
-                logger.warning("Set Powered on failed", metadata: ["adapter": "\(name)", "attempt": "\(attempt)", "error": "\(error)"])
-            }
-            try? await Task.sleep(for: .seconds(1))
-        }
-        logger.error("could not power the adapter on again; advertising and discovery keep retrying", metadata: ["adapter": "\(name)"])
+        guard await powerOn(socket) != nil else { return }
+        logger.notice("adapter powered on again after the power cycle", metadata: ["adapter": "\(name)"])
+        emit(.adapterPowered(true))
+        await resumeAfterPowerOn()
     }
 
     /// Power-off removed our advertising instance (and a controller reset leaves it with empty
@@ -444,10 +453,9 @@ package final class BlueZAdapter: BLEAdapter {
         case .newSettings(let settings):
             let powered = settings.contains(.powered)
             let (wasPowered, restoring, privacyLost) = state.withLock { s in
-                defer { s.powered = powered }
                 let lost = s.privacy && !settings.contains(.privacy) && !s.restoringPrivacy
                 if lost { s.restoringPrivacy = true }
-                return (s.powered, s.restoringPrivacy, lost)
+                return (s.power.settingsChanged(powered: powered), s.restoringPrivacy, lost)
             }
             if wasPowered, !powered {
                 logger.warning("Bluetooth adapter powered off", metadata: ["adapter": "\(name)"])
