@@ -90,6 +90,13 @@ phases = ["phase1-done"] + (btd_phases if with_bluetoothd else []) + ["clock-sta
           "ble-power-start", "ble-power-settled", "ble-power-end", "ble-drop-start", "ble-drop-over",
           "ble-drop-end", "ble-wedge-start", "ble-wedge-settled", "ble-wedge-end", "kill-restart-start", "outsider-start", "outsider-end", "kill-restart-restarted", "kill-restart-end",
           "goodbye-start", "goodbye-end"]
+# Ranging that did not come back after a fault ends the VM's run early (vm-two-rigs.sh `stuck`):
+# the rigs' last words go last, where a CI log's tail shows them.
+if early := next((i for i, line in enumerate(console) if line.startswith("VM: stopping early")), None):
+    for line in console:
+        if line.startswith(("VM-a| ", "VM-b| ")):
+            print(line, file=sys.stderr)
+    fail(f"{console[early - 1][4:]}; {console[early][4:]} (the rigs' last log lines above, all of it in {out}/diag)")
 for phase in phases:
     if phase not in marks:
         fail(f"the VM script never reached its mark {phase}")
@@ -400,7 +407,7 @@ ok("LE privacy: every private advert either rig heard came from a resolvable pri
 
 # ------------------------------------------------------------------ processes
 text = "\n".join(console)
-problems = [line for line in console if line.startswith("VM: ") and re.search(r"did not|incomplete|DEAD|no removal|still wedged", line)]
+problems = [line for line in console if line.startswith("VM: ") and re.search(r"did not|incomplete|DEAD|no removal|still wedged|never drew", line)]
 if problems:
     fail("the VM script reported: " + " | ".join(problems))
 for needle in ("VM: rig-a exit status 0", "VM: rig-b (restarted) exit status 0"):

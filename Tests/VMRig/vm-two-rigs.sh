@@ -27,8 +27,9 @@
 #                and powers them on (AutoEnable); the rigs must turn privacy on again. If it
 #                crashes instead (exit status 139, a bluez 5.66 bug), the adapters stay on and the
 #                rigs must simply go on
-# The streams go to the console byte-exact (gzip + base64 between VM-FILE markers); the host
-# decodes and checks them.
+# Ranging that does not come back after a fault ends the run there (`stuck`): the later faults
+# would only pile up timeouts. The streams go to the console byte-exact (gzip + base64 between
+# VM-FILE markers); the host decodes and checks them.
 set -u
 R=/opt/rig
 BTD=0
@@ -57,6 +58,37 @@ ranged() {
 }
 mark() { echo "VM: MARK $1 a=$(lines a.jsonl) b=$(lines b.jsonl) c=$(lines c.jsonl) t=$(now)s"; }
 alive() { kill -0 "$1" 2>/dev/null && echo alive || echo DEAD; }
+# dump: the streams, the captures and the logs to the console, for the host's checks
+dump() {
+  for f in a b c d; do
+    echo "VM-FILE $f.jsonl BEGIN $(lines $f.jsonl) lines"
+    gzip -c $f.jsonl | base64 | sed 's/^/VM-B64| /'
+    echo "VM-FILE $f.jsonl END"
+  done
+  for f in a b c d; do
+    echo "VM-DIAG $f BEGIN"; tar czf - cap-$f $f.err | base64 | sed 's/^/VM-D64| /'; echo "VM-DIAG $f END"
+  done
+  for f in a b c d; do echo "--- stderr of rig $f (last 30 lines)"; tail -n 30 $f.err; done
+  echo "--- gadgets"; cat ga.err gb.err
+  echo "--- world (last 10 lines)"; tail -n 10 world.err
+  if [ $BTD = 1 ]; then
+    for f in btd-scan btd-adv btd-power; do echo "--- bluetoothctl: $f"; sed 's/\x1b\[[0-9;]*m//g; s/\r//g' $f.log | grep -v '^\s*$' | tail -n 25; done
+    echo "--- bluetoothd"; cat btd.log
+  fi
+  echo "VM: done at $(now)s"
+}
+# stuck MESSAGE: ranging did not come back after a fault. The later faults would only pile up
+# timeouts until the VM's time limit cut off the logs that say why: stop the rigs, report, and
+# end with the rigs' last words as the console's last lines (what a CI log's tail shows).
+stuck() {
+  echo "VM: $1"
+  echo "VM: stopping early at $(now)s: rig-a $(alive $A), rig-b $(alive $B)"
+  kill -TERM $A $B 2>/dev/null; sleep 3
+  dump
+  for f in a b; do echo "VM: rig-$f's last log lines:"; grep -v '^bluetoothd' $f.err | tail -n 12 | cut -c1-240 | sed "s/^/VM-$f| /"; done
+  echo "VM: $1"
+  exit 0   # the host's check_two_rigs.py fails the run on "stopping early", with these lines
+}
 : >a.jsonl; : >b.jsonl; : >c.jsonl
 
 # ------------------------------------------------------------------ USB: two UDCs, relay
@@ -119,8 +151,28 @@ start_a() { $R/nearby-bridge run --config $R/event.json --uwb usb:UWBRIGA00001 -
 # start_b STREAM CONFIG: rig-b's board and adapter, with the event's key or another one
 start_b() { $R/nearby-bridge run --config $R/$2.json --uwb usb:UWBRIGB00002 --ble hci1 --name rig-b --profile $R/card-b.json --ranges --log-level info --capture /tmp/cap-$1 >>$1.jsonl 2>>$1.err & B=$!; }
 : >d.jsonl
+# peer_id FILE: the peer id a rig logged at start (16 hex digits), once it has.
+peer_id() {
+  wait_until 60 grep -q "peer id [0-9a-f]*," "$1" || { echo "VM: no peer id in $1"; return; }
+  sed -n 's/.*peer id \([0-9a-f]*\),.*/\1/p' "$1" | head -1
+}
 start_a
-start_b b event
+ida=$(peer_id a.err)
+# Peer ids are random per run and the lower one connects. Which rig connects must not be a draw:
+# rig-a connects, so its discovery on the dual-mode hci0 (where bluetoothd's discovery is BR/EDR
+# and LE) is what finds rig-b again after every fault. rig-b starts again (before anything
+# happened) until its id is the higher.
+starts=0
+while :; do
+  starts=$((starts + 1))
+  : >b.jsonl; : >b.err
+  start_b b event
+  idb=$(peer_id b.err)
+  expr "x$ida" \< "x$idb" >/dev/null && break
+  [ $starts -ge 20 ] && { echo "VM: rig-b never drew a peer id above rig-a's"; break; }
+  kill -TERM $B; wait $B
+done
+echo "VM: rig-b started $starts time(s) until its peer id ($idb) was above rig-a's ($ida): rig-a connects"
 echo "VM: rigs started at $(now)s (world time ~$(now)s minus its start)"
 
 # ------------------------------------------------------------------ phase 1: approach, bump, separate
@@ -184,7 +236,7 @@ if [ $BTD = 1 ]; then
   sleep 3   # links torn down by the power-off are re-established by now
   mark btd-power-settled
   B1=$(lines b.jsonl); A1=$(lines a.jsonl)
-  wait_until 30 ranged a.jsonl "$A1" b.jsonl "$B1" || echo "VM: ranging did not continue after bluetoothd's power cycle"
+  wait_until 30 ranged a.jsonl "$A1" b.jsonl "$B1" || stuck "ranging did not continue after bluetoothd's power cycle"
   mark btd-power-end
   echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
 
@@ -205,7 +257,7 @@ if [ $BTD = 1 ]; then
   sleep 6   # the rigs turned privacy on again (a power cycle if bluetoothd powered on first)
   mark btd-restart-settled
   B1=$(lines b.jsonl); A1=$(lines a.jsonl)
-  wait_until 30 ranged a.jsonl "$A1" b.jsonl "$B1" || echo "VM: ranging did not continue after bluetoothd's restart"
+  wait_until 30 ranged a.jsonl "$A1" b.jsonl "$B1" || stuck "ranging did not continue after bluetoothd's restart"
   mark btd-restart-end
   echo "VM: rig-a restored LE privacy $(count a.err 'turning it on again') time(s), rig-b $(count b.err 'turning it on again')"
   echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
@@ -220,12 +272,12 @@ date -s "@$(( $(date +%s) + 3600 ))" >/dev/null && echo "VM: wall clock stepped 
 sleep 7   # beyond the 6 s peer timeout
 mark clock-forward
 A1=$(lines a.jsonl); B1=$(lines b.jsonl)
-wait_until 20 ranged a.jsonl "$A1" b.jsonl "$B1" || echo "VM: the rigs did not range after the step forward"
+wait_until 20 ranged a.jsonl "$A1" b.jsonl "$B1" || stuck "the rigs did not range after the step forward"
 date -s "@$(( $(date +%s) - 7200 ))" >/dev/null && echo "VM: wall clock stepped back 2 h at $(now)s"
 sleep 7
 mark clock-back
 A2=$(lines a.jsonl); B2=$(lines b.jsonl)
-wait_until 20 ranged a.jsonl "$A2" b.jsonl "$B2" || echo "VM: the rigs did not range after the step back"
+wait_until 20 ranged a.jsonl "$A2" b.jsonl "$B2" || stuck "the rigs did not range after the step back"
 if adjtimex -t 10500 >/dev/null 2>&1; then
   echo "VM: wall clock slewing (tick 10500 us) at $(now)s"; sleep 6; adjtimex -t 10000 >/dev/null
 else
@@ -233,7 +285,7 @@ else
 fi
 date -s "@$(( $(date +%s) + 3600 ))" >/dev/null   # back to about the right time
 A3=$(lines a.jsonl); B3=$(lines b.jsonl)
-wait_until 20 ranged a.jsonl "$A3" b.jsonl "$B3" || echo "VM: the rigs did not range after the slew"
+wait_until 20 ranged a.jsonl "$A3" b.jsonl "$B3" || stuck "the rigs did not range after the slew"
 mark clock-end
 echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
 
@@ -251,7 +303,7 @@ mark usb-unplug-replugged
 wait_until 30 sh -c "[ \$(tail -n +$((A0 + 1)) a.jsonl | grep -c '\"radio\":\"uwb\",\"state\":\"ready\"') -ge 1 ]" \
   || echo "VM: rig-a's board did not come back"
 A1=$(lines a.jsonl)
-wait_until 30 ranged a.jsonl "$A1" || echo "VM: rig-a did not range again after the replug"
+wait_until 30 ranged a.jsonl "$A1" || stuck "rig-a did not range again after the replug"
 mark usb-unplug-end
 echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
 
@@ -270,7 +322,7 @@ done
 sleep 6   # links torn down by the power-off are re-established by now; count rounds after this
 mark ble-power-settled
 B1=$(lines b.jsonl); A1=$(lines a.jsonl)
-wait_until 30 ranged a.jsonl "$A1" b.jsonl "$B1" || echo "VM: ranging did not continue after the power cycle"
+wait_until 30 ranged a.jsonl "$A1" b.jsonl "$B1" || stuck "ranging did not continue after the power cycle"
 mark ble-power-end
 echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
 
@@ -280,7 +332,7 @@ echo "VMRIG-CTL drop 0 3"
 sleep 4   # the link is back (qemu reconnects within a second of the 3 s)
 mark ble-drop-over
 B1=$(lines b.jsonl); A1=$(lines a.jsonl)
-wait_until 30 ranged a.jsonl "$A1" b.jsonl "$B1" || echo "VM: ranging did not continue after the dropped link"
+wait_until 30 ranged a.jsonl "$A1" b.jsonl "$B1" || stuck "ranging did not continue after the dropped link"
 mark ble-drop-end
 echo "VM: rig-a $(alive $A), rig-b $(alive $B)"
 
@@ -293,7 +345,7 @@ sleep 6   # links torn down by the power cycle are re-established by now
 mark ble-wedge-settled
 W0=$(count a.err "discovery wedged")
 B1=$(lines b.jsonl); A1=$(lines a.jsonl)
-wait_until 30 ranged a.jsonl "$A1" b.jsonl "$B1" || echo "VM: ranging did not continue after the power cycle that cured the wedge"
+wait_until 30 ranged a.jsonl "$A1" b.jsonl "$B1" || stuck "ranging did not continue after the power cycle that cured the wedge"
 sleep 5   # two more discovery cycles: they must work again
 [ "$(count a.err "discovery wedged")" = "$W0" ] || echo "VM: rig-a's discovery still wedged after the power cycle"
 mark ble-wedge-end
@@ -317,7 +369,7 @@ start_b c event
 echo "VM: rig-b restarted at $(now)s"
 mark kill-restart-restarted
 A1=$(lines a.jsonl)
-wait_until 60 ranged a.jsonl "$A1" c.jsonl 0 || echo "VM: ranging did not resume with the restarted rig-b"
+wait_until 60 ranged a.jsonl "$A1" c.jsonl 0 || stuck "ranging did not resume with the restarted rig-b"
 mark kill-restart-end
 
 # ------------------------------------------------------------------ the end: clean exits
@@ -340,19 +392,4 @@ wait $A; echo "VM: rig-a exit status $?"
 wait $B; echo "VM: rig-b (restarted) exit status $?"
 kill $GA $GB $W 2>/dev/null
 
-for f in a b c d; do
-  echo "VM-FILE $f.jsonl BEGIN $(lines $f.jsonl) lines"
-  gzip -c $f.jsonl | base64 | sed 's/^/VM-B64| /'
-  echo "VM-FILE $f.jsonl END"
-done
-for f in a b c d; do
-  echo "VM-DIAG $f BEGIN"; tar czf - cap-$f $f.err | base64 | sed 's/^/VM-D64| /'; echo "VM-DIAG $f END"
-done
-for f in a b c d; do echo "--- stderr of rig $f (last 30 lines)"; tail -n 30 $f.err; done
-echo "--- gadgets"; cat ga.err gb.err
-echo "--- world (last 10 lines)"; tail -n 10 world.err
-if [ $BTD = 1 ]; then
-  for f in btd-scan btd-adv btd-power; do echo "--- bluetoothctl: $f"; sed 's/\x1b\[[0-9;]*m//g; s/\r//g' $f.log | grep -v '^\s*$' | tail -n 25; done
-  echo "--- bluetoothd"; cat btd.log
-fi
-echo "VM: done at $(now)s"
+dump
