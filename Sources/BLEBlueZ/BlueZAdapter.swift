@@ -182,7 +182,7 @@ package final class BlueZAdapter: BLEAdapter {
         for attempt in 1...Self.powerOnAttempts {
             do {
                 _ = try await socket.send(.setPowered(true), index: index, timeout: Self.powerOnAnswer)
-                for _ in 0..<10 {
+                for _ in 0..<25 {
                     let read = state.withLock { $0.power.readSent() }
                     let info = try ControllerInfo(returnParameters: try await socket.send(.readControllerInfo, index: index))
                     let powered = state.withLock { $0.power.answered(powered: info.currentSettings.contains(.powered), to: read) }
