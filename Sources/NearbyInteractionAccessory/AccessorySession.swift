@@ -219,6 +219,10 @@ package struct AccessorySession: Sendable {
     private mutating func commandFailed(session: UInt32, status: StatusCode, now: Int64) -> [AccessorySessionAction] {
         guard session == boardSessionID else { return [] }
         switch state {
+        case .starting where status == .sessionNotExist:
+            // The board has no such session: nothing to undo, and the phone hears nothing.
+            state = .stopped
+            return [.log(.startCommandFailed(session: session, status: status))]
         case .starting(let configuration, _):
             // Whatever of the start went through is undone; the phone hears nothing.
             return giveUp(configuration.sessionID, .startCommandFailed(session: session, status: status), now: now)

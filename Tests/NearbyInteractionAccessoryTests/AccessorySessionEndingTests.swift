@@ -102,6 +102,15 @@ import UCI
         #expect(h.machine.state == .stopped)
     }
 
+    /// SET_APP_CONFIG or START on a session the board does not know: nothing to stop.
+    @Test func startOfASessionTheBoardDoesNotKnow() {
+        var h = H()
+        _ = h.phone([0x0B] + Blobs.version1_1)
+        let failed = h.receive(.boardCommandFailed(session: Self.sessionID, status: .sessionNotExist))
+        #expect(failed == [.log(.startCommandFailed(session: Self.sessionID, status: .sessionNotExist))])
+        #expect(h.machine.state == .stopped)
+    }
+
     @Test func boardDropsTheSessionWhileStarting() {
         var h = H()
         _ = h.phone([0x0B] + Blobs.version1_1)
