@@ -48,7 +48,8 @@ package enum AccessorySessionReason: Equatable, Sendable, CustomStringConvertibl
         case let .startCommandFailed(session, status):
             "Starting session \(Self.hex(session)) failed on the board (\(status)); the phone is not told it started."
         case let .startTimedOut(session, milliseconds):
-            "The board did not make session \(Self.hex(session)) active within \(milliseconds) ms; it is stopped and the phone is not told it started."
+            "The board did not make session \(Self.hex(session)) active within \(milliseconds) ms; it is stopped, "
+                + "and the phone is not told it started."
         case let .boardStoppedRanging(session, reason):
             "The board stopped ranging in session \(Self.hex(session)) (\(reason)); it is deinitialised and the phone told it stopped."
         case let .boardDroppedSession(session, reason):

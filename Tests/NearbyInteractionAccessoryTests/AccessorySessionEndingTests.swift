@@ -88,7 +88,11 @@ import UCI
         _ = h.phone([0x0B] + Blobs.version1_1)
         _ = h.board(Self.sessionID, .initialized)
         let refused = h.board(Self.sessionID, .idle, .slotLengthNotSupported)
-        #expect(refused == [.log(.boardRefusedStart(session: Self.sessionID, reason: .slotLengthNotSupported)), .stopBoardSession(sessionID: Self.sessionID)])
+        #expect(
+            refused == [
+                .log(.boardRefusedStart(session: Self.sessionID, reason: .slotLengthNotSupported)),
+                .stopBoardSession(sessionID: Self.sessionID),
+            ])
         #expect(h.board(Self.sessionID, .deinitialized).isEmpty)
     }
 
@@ -96,7 +100,11 @@ import UCI
         var h = H()
         _ = h.phone([0x0B] + Blobs.version1_1)
         let failed = h.receive(.boardCommandFailed(session: Self.sessionID, status: .maxSessionsExceeded))
-        #expect(failed == [.log(.startCommandFailed(session: Self.sessionID, status: .maxSessionsExceeded)), .stopBoardSession(sessionID: Self.sessionID)])
+        #expect(
+            failed == [
+                .log(.startCommandFailed(session: Self.sessionID, status: .maxSessionsExceeded)),
+                .stopBoardSession(sessionID: Self.sessionID),
+            ])
         // SESSION_INIT never went through, so the board does not know the session: that is gone too.
         #expect(h.receive(.boardCommandFailed(session: Self.sessionID, status: .sessionNotExist)).isEmpty)
         #expect(h.machine.state == .stopped)
@@ -140,7 +148,8 @@ import UCI
     @Test func commandFailureWhileRangingKeepsRanging() {
         var h = ranging()
         let before = h.machine.state
-        #expect(h.receive(.boardCommandFailed(session: Self.sessionID, status: .failed)) == [.log(.commandFailedWhileRanging(session: Self.sessionID, status: .failed))])
+        let failed = h.receive(.boardCommandFailed(session: Self.sessionID, status: .failed))
+        #expect(failed == [.log(.commandFailedWhileRanging(session: Self.sessionID, status: .failed))])
         #expect(h.machine.state == before)
     }
 
@@ -148,7 +157,8 @@ import UCI
     @Test func stopTimesOutWithoutDidStop() {
         var h = ranging()
         _ = h.phone([0x0C])
-        #expect(h.receive(.boardCommandFailed(session: Self.sessionID, status: .failed)) == [.log(.deinitFailed(session: Self.sessionID, status: .failed))])
+        let failed = h.receive(.boardCommandFailed(session: Self.sessionID, status: .failed))
+        #expect(failed == [.log(.deinitFailed(session: Self.sessionID, status: .failed))])
         #expect(h.tick(after: 5_000).isEmpty)
         #expect(h.tick(after: 1) == [.log(.stopTimedOut(session: Self.sessionID, milliseconds: 5_000))])
         #expect(h.board(Self.sessionID, .deinitialized).isEmpty)

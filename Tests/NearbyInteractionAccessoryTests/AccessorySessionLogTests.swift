@@ -117,7 +117,8 @@ import UCI
         }
         #expect(Set(reasons.map(\.description)).count == reasons.count)
         #expect(AccessorySessionReason.startTimedOut(session: 1, milliseconds: 5_000).description.contains("5000 ms"))
-        #expect(AccessorySessionReason.boardRefusedStart(session: 1, reason: .slotLengthNotSupported).description.contains("ERROR_SLOT_LENGTH_NOT_SUPPORTED"))
+        let refused = AccessorySessionReason.boardRefusedStart(session: 1, reason: .slotLengthNotSupported)
+        #expect(refused.description.contains("ERROR_SLOT_LENGTH_NOT_SUPPORTED"))
         #expect(
             AccessorySessionReason.malformedConfiguration(.unsupportedChannel(7, supported: [5, 9])).description
                 == "Refused a phone's configure and start (0x0B), no board command sent: Channel 7 is not one the board supports (5, 9).")
