@@ -170,7 +170,11 @@ let package = Package(
         .testTarget(name: "PeerProtocolTests", dependencies: ["PeerProtocol"]),
         .testTarget(name: "NearbyInteractionAccessoryTests", dependencies: ["NearbyInteractionAccessory", "UCI", "Bridge"]),
         .testTarget(
-            name: "GATTServerTests", dependencies: ["GATTServer", "BLEBlueZ", "StreamIO", .product(name: "SystemPackage", package: "swift-system")],
+            name: "GATTServerTests",
+            dependencies: [
+                "GATTServer", "BLE", "BLEBlueZ", "BlueZMgmt", "CBlueZ", "StreamIO",
+                .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system"),
+            ],
             exclude: ["bumble_client.py"]),
         .testTarget(
             name: "PeerSecurityTests", dependencies: ["PeerSecurity", "PeerProtocol"], exclude: ["make-vectors.py"],

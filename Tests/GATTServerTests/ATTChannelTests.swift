@@ -16,22 +16,22 @@ import Testing
     /// 512, and one Read By Group Type response carries all three services.
     @Test func exchangeMTUThenDiscoverPrimaryServices() throws {
         let link = try ChannelLink()
-        #expect(try link.ask(octets("02 00 02")) == octets("03 05 02"))
+        #expect(try link.client.ask(octets("02 00 02")) == octets("03 05 02"))
         #expect(link.channel.mtu == 512)
         #expect(
-            try link.ask(octets("10 01 00 FF FF 00 28"))
+            try link.client.ask(octets("10 01 00 FF FF 00 28"))
                 == octets("11 14 01 00 08 00") + niServiceLE + octets("09 00 0E 00") + uartServiceLE + octets("0F 00 11 00") + tokenServiceLE)
-        #expect(try link.ask(octets("10 12 00 FF FF 00 28")) == octets("01 10 12 00 0A"))
+        #expect(try link.client.ask(octets("10 12 00 FF FF 00 28")) == octets("01 10 12 00 0A"))
     }
 
     /// §3.4.3.1-2: Find Information, format 0x01 (16-bit types) up to the first 128-bit type,
     /// format 0x02 for that one; a 0x2902 descriptor alone.
     @Test func findInformation() throws {
         let link = try ChannelLink()
-        #expect(try link.ask(octets("04 01 00 FF FF")) == octets("05 01 01 00 00 28 02 00 03 28"))
-        #expect(try link.ask(octets("04 03 00 03 00")) == octets("05 02 03 00") + niSecureLE)
-        #expect(try link.ask(octets("04 08 00 08 00")) == octets("05 01 08 00 02 29"))
-        #expect(try link.ask(octets("04 12 00 FF FF")) == octets("01 04 12 00 0A"))
+        #expect(try link.client.ask(octets("04 01 00 FF FF")) == octets("05 01 01 00 00 28 02 00 03 28"))
+        #expect(try link.client.ask(octets("04 03 00 03 00")) == octets("05 02 03 00") + niSecureLE)
+        #expect(try link.client.ask(octets("04 08 00 08 00")) == octets("05 01 08 00 02 29"))
+        #expect(try link.client.ask(octets("04 12 00 FF FF")) == octets("01 04 12 00 0A"))
     }
 
     /// §3.4.5.1-2: a Write Request to TX's 0x2902 (0x0008) is answered 0x13 and subscribes the
@@ -42,22 +42,22 @@ import Testing
         #expect(throws: ATTNotificationError.notSubscribed(AccessoryGATTService.qorvoTX)) {
             try link.channel.notify(AccessoryGATTService.qorvoTX, value: [0x01])
         }
-        #expect(try link.ask(octets("12 08 00 01 00")) == octets("13"))
+        #expect(try link.client.ask(octets("12 08 00 01 00")) == octets("13"))
         #expect(link.waitForActions(1) == [.subscription(characteristic: AccessoryGATTService.qorvoTX, .notifications)])
         try link.channel.notify(AccessoryGATTService.qorvoTX, value: octets("01 02 03"))
         try link.channel.notify(AccessoryGATTService.qorvoTX, value: octets("02"))
-        #expect(link.receive() == octets("1B 07 00 01 02 03"))
-        #expect(link.receive() == octets("1B 07 00 02"))
-        #expect(link.receive(timeoutMilliseconds: 100) == nil)
+        #expect(link.client.receive() == octets("1B 07 00 01 02 03"))
+        #expect(link.client.receive() == octets("1B 07 00 02"))
+        #expect(link.client.receive(timeoutMilliseconds: 100) == nil)
     }
 
     /// §3.4.5.1: a value written to RX (0x0005) is answered and handed up; a 0x2902 value with a
     /// bit the characteristic does not allow (indications on a notify-only TX) is refused.
     @Test func writeRequests() throws {
         let link = try ChannelLink()
-        #expect(try link.ask(octets("12 05 00 0A")) == octets("13"))
+        #expect(try link.client.ask(octets("12 05 00 0A")) == octets("13"))
         #expect(link.waitForActions(1) == [.write(characteristic: AccessoryGATTService.qorvoRX, valueHandle: 0x0005, value: [0x0A], withResponse: true)])
-        #expect(try link.ask(octets("12 08 00 02 00")) == octets("01 12 08 00 13"))
+        #expect(try link.client.ask(octets("12 08 00 02 00")) == octets("01 12 08 00 13"))
     }
 
     /// §3.2.8: a client may send at most ATT_MTU octets. A 600-octet Read Request at ATT_MTU 23
@@ -66,11 +66,11 @@ import Testing
     /// at ATT_MTU 100 is served, a 101-octet one refused.
     @Test func pduLongerThanMTU() throws {
         let link = try ChannelLink()
-        #expect(try link.ask(octets("0A 0F 00") + [UInt8](repeating: 0xEE, count: 597)) == octets("01 0A 00 00 04"))
-        #expect(try link.ask(octets("0A 0F 00")) == octets("0B") + tokenServiceLE)
-        #expect(try link.ask(octets("02 64 00")) == octets("03 05 02"))
-        #expect(try link.ask(octets("12 05 00") + [UInt8](repeating: 0x11, count: 97)) == octets("13"))
-        #expect(try link.ask(octets("12 05 00") + [UInt8](repeating: 0x22, count: 98)) == octets("01 12 00 00 04"))
+        #expect(try link.client.ask(octets("0A 0F 00") + [UInt8](repeating: 0xEE, count: 597)) == octets("01 0A 00 00 04"))
+        #expect(try link.client.ask(octets("0A 0F 00")) == octets("0B") + tokenServiceLE)
+        #expect(try link.client.ask(octets("02 64 00")) == octets("03 05 02"))
+        #expect(try link.client.ask(octets("12 05 00") + [UInt8](repeating: 0x11, count: 97)) == octets("13"))
+        #expect(try link.client.ask(octets("12 05 00") + [UInt8](repeating: 0x22, count: 98)) == octets("01 12 00 00 04"))
         #expect(link.waitForActions(1) == [.write(characteristic: AccessoryGATTService.qorvoRX, valueHandle: 0x0005, value: [UInt8](repeating: 0x11, count: 97), withResponse: true)])
     }
 
@@ -97,27 +97,27 @@ import Testing
     /// has no business sending; the link goes on.
     @Test func garbageIsAnsweredAndTheLinkGoesOn() throws {
         let link = try ChannelLink()
-        #expect(try link.ask(octets("20 FF")) == octets("01 20 00 00 06"))
-        try link.send(octets("FF 00 01"))
-        try link.send(octets("01 02 03 04 05"))
-        #expect(try link.ask(octets("0A 01 00")) == octets("0B") + niServiceLE, "the ignored PDUs got no answer")
+        #expect(try link.client.ask(octets("20 FF")) == octets("01 20 00 00 06"))
+        try link.client.send(octets("FF 00 01"))
+        try link.client.send(octets("01 02 03 04 05"))
+        #expect(try link.client.ask(octets("0A 01 00")) == octets("0B") + niServiceLE, "the ignored PDUs got no answer")
     }
 
     /// A socketpair is no Bluetooth socket, so the link counts as unencrypted: SEC (0x0003, read
     /// only when encrypted) answers Insufficient Encryption (0x0F).
     @Test func unencryptedLinkRefusesTheSecureCharacteristic() throws {
         let link = try ChannelLink()
-        #expect(try link.ask(octets("0A 03 00")) == octets("01 0A 03 00 0F"))
+        #expect(try link.client.ask(octets("0A 03 00")) == octets("01 0A 03 00 0F"))
     }
 
     /// End of file from the client ends the session and closes the server's descriptor: the
     /// client then reads end of file too, and a notification has nowhere to go.
     @Test func endOfFileEndsTheSession() throws {
         let link = try ChannelLink()
-        #expect(try link.ask(octets("12 08 00 01 00")) == octets("13"))
-        #expect(Glibc.shutdown(link.client.rawValue, Int32(SHUT_WR)) == 0)
+        #expect(try link.client.ask(octets("12 08 00 01 00")) == octets("13"))
+        #expect(Glibc.shutdown(link.client.fd.rawValue, Int32(SHUT_WR)) == 0)
         #expect(link.waitUntilEnded())
-        #expect(link.clientSeesEndOfFile())
+        #expect(link.client.seesEndOfFile())
         #expect(throws: BlueZError.socket(call: "send(ATT)", errno: ENOTCONN)) {
             try link.channel.notify(AccessoryGATTService.qorvoTX, value: [0x01])
         }
@@ -128,7 +128,7 @@ import Testing
         let link = try ChannelLink()
         link.channel.shutdown()
         #expect(link.waitUntilEnded())
-        #expect(link.clientSeesEndOfFile())
+        #expect(link.client.seesEndOfFile())
     }
 
     /// EADDRINUSE from bind names bluetoothd and the D-Bus backend; other failures stay as they
@@ -154,13 +154,13 @@ private func seqpacketPair() throws -> (FileDescriptor, FileDescriptor) {
 /// An `ATTChannel` serving the accessory database on its own thread, and the client's end.
 private final class ChannelLink: Sendable {
     let channel: ATTChannel
-    let client: FileDescriptor
+    let client: SeqpacketClient
     private let actions = Mutex<[ATTServerAction]>([])
     private let ended = Mutex(false)
 
     init() throws {
         let (server, client) = try seqpacketPair()
-        self.client = client
+        self.client = SeqpacketClient(fd: client)
         channel = ATTChannel(server, database: accessoryDatabase)
         // Weakly: the link's deinit shuts the channel down, which ends this thread.
         IOThread.detach(name: "att-test") { [channel, weak self] in
@@ -171,35 +171,7 @@ private final class ChannelLink: Sendable {
 
     deinit {
         channel.shutdown()
-        try? client.close()
-    }
-
-    func send(_ pdu: [UInt8]) throws {
-        let written = pdu.withUnsafeBytes { Glibc.send(client.rawValue, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        guard written == pdu.count else { throw Errno(rawValue: errno) }
-    }
-
-    /// Sends a request and returns the one PDU that answers it.
-    func ask(_ pdu: [UInt8]) throws -> [UInt8]? {
-        try send(pdu)
-        return receive()
-    }
-
-    /// The next PDU, whole, or nil when none comes in time (or at end of file).
-    func receive(timeoutMilliseconds: Int32 = 5_000) -> [UInt8]? {
-        var request = pollfd(fd: client.rawValue, events: Int16(POLLIN), revents: 0)
-        guard poll(&request, 1, timeoutMilliseconds) == 1 else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 2048)
-        let count = buffer.withUnsafeMutableBytes { recv(client.rawValue, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-        return count > 0 ? Array(buffer[0..<count]) : nil
-    }
-
-    /// Whether the client's next read is end of file, within a few seconds.
-    func clientSeesEndOfFile() -> Bool {
-        var request = pollfd(fd: client.rawValue, events: Int16(POLLIN), revents: 0)
-        guard poll(&request, 1, 5_000) == 1 else { return false }
-        var octet: UInt8 = 0
-        return recv(client.rawValue, &octet, 1, Int32(MSG_DONTWAIT)) == 0
+        try? client.fd.close()
     }
 
     /// What the server handed up once there are `count` of them (the answer goes out first).
