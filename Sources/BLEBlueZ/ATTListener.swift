@@ -12,9 +12,9 @@ import SystemPackage
 /// thread of its own.
 ///
 /// Start it only where bluetoothd does not run. The kernel does not refuse a second socket bound
-/// to CID 4 on the same address (l2cap_add_scid; seen on the VM rig's 6.1 kernel), and by its
-/// source a new connection goes to the listener created last, so beside bluetoothd this would
-/// take ATT from it; the EADDRINUSE case is for a kernel that does refuse. The kernel offers the channel on every LE link of the
+/// to CID 4 on the same address (l2cap_add_scid), and a new connection goes to the listener
+/// created last, so beside bluetoothd this takes ATT from it (both seen on the VM rig's 6.1
+/// kernel, Tests/VMRig/att-kernel.sh); the EADDRINUSE case is for a kernel that does refuse. The kernel offers the channel on every LE link of the
 /// adapter (l2cap_connect_cfm), so a link another rig opens for the peer protocol opens one here
 /// too; it is served like a phone's.
 package final class ATTListener: Sendable {

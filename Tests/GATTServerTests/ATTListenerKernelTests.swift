@@ -12,7 +12,7 @@ import Testing
 
 /// `ATTListener` on a real kernel: runs only in the VM rig (Tests/VMRig/att-kernel.sh sets
 /// NEARBY_BRIDGE_VM_ATT), where hci0 advertises connectable and hci1 is powered, both on the
-/// rig's Bumble air. The client is the kernel's own LE ATT socket on hci1 (CID 4, as BlueZ's
+/// rig's Bumble air, with or without bluetoothd listening on CID 4 before it. The client is the kernel's own LE ATT socket on hci1 (CID 4, as BlueZ's
 /// GATT client connects); PDUs and answers as in ATTChannelTests, from Vol 3 Part F.
 @Suite(.enabled(if: getenv("NEARBY_BRIDGE_VM_ATT") != nil))
 struct ATTListenerKernelTests {
