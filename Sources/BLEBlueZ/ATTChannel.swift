@@ -23,9 +23,9 @@ package final class ATTChannel: Sendable {
     private let ownerDescriptor: FileDescriptor
 
     /// Takes ownership of `fd`, an open SOCK_SEQPACKET channel.
-    package init(_ fd: FileDescriptor, database: GATTDatabase, serverMTU: Int = ATTServer.maximumMTU) {
+    package init(_ fd: FileDescriptor, database: GATTDatabase) {
         ownerDescriptor = fd
-        state = Mutex(State(fd: fd, server: ATTServer(database: database, serverMTU: serverMTU)))
+        state = Mutex(State(fd: fd, server: ATTServer(database: database)))
     }
 
     /// ATT_MTU as the client and server agreed it (23 before an exchange).
