@@ -71,7 +71,7 @@ let package = Package(
         .target(
             name: "BLEBlueZ",
             dependencies: [
-                "CBlueZ", "BLE", "BlueZMgmt", "StreamIO",
+                "CBlueZ", "BLE", "BlueZMgmt", "GATTServer", "StreamIO",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]),
@@ -169,7 +169,13 @@ let package = Package(
         .testTarget(name: "MQTTOutputTests", dependencies: ["MQTTOutput"]),
         .testTarget(name: "PeerProtocolTests", dependencies: ["PeerProtocol"]),
         .testTarget(name: "NearbyInteractionAccessoryTests", dependencies: ["NearbyInteractionAccessory", "UCI", "Bridge"]),
-        .testTarget(name: "GATTServerTests", dependencies: ["GATTServer"], exclude: ["bumble_client.py"]),
+        .testTarget(
+            name: "GATTServerTests",
+            dependencies: [
+                "GATTServer", "BLE", "BLEBlueZ", "BlueZMgmt", "CBlueZ", "StreamIO",
+                .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            exclude: ["bumble_client.py"]),
         .testTarget(
             name: "PeerSecurityTests", dependencies: ["PeerSecurity", "PeerProtocol"], exclude: ["make-vectors.py"],
             resources: [.copy("Vectors")]),

@@ -19,6 +19,9 @@ package enum BlueZError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformedReply(MgmtOpcode, MgmtError)
     case socket(call: String, errno: Int32)
     case unsupported(String)
+    /// Binding the LE ATT channel (CID 4) on `adapter` failed with EADDRINUSE: another GATT server
+    /// listens there.
+    case attChannelInUse(adapter: String)
 
     package var description: String {
         switch self {
@@ -36,6 +39,8 @@ package enum BlueZError: Error, Equatable, Sendable, CustomStringConvertible {
         case .malformedReply(let command, let error): "unreadable reply to \(command): \(error)"
         case .socket(let call, let code): "\(call) failed: \(String(cString: strerror(code)))"
         case .unsupported(let what): what
+        case .attChannelInUse(let adapter):
+            "another GATT server (bluetoothd) holds the LE ATT channel on \(adapter); where bluetoothd runs, the D-Bus GATT backend is the one to use"
         }
     }
 }

@@ -8,8 +8,9 @@ import ByteCoding
 /// serve), nothing for a command, a response or a notification. State is a few values per
 /// characteristic, bounded by the database: any byte sequence costs at most one response.
 ///
-/// The kernel-socket backend runs one per LE ATT channel (CID 4) and owns the ATT transaction
-/// timeout (30 s, §3.3.3); where bluetoothd serves ATT, a D-Bus backend uses the database alone.
+/// The kernel-socket backend (`ATTChannel`) runs one per LE ATT channel (CID 4); a backend that
+/// sends indications owns the ATT transaction timeout (30 s, §3.3.3). Where bluetoothd serves
+/// ATT, a D-Bus backend uses the database alone.
 package struct ATTServer: Sendable {
     /// ATT_MTU before an exchange on LE (Vol 3 Part F §3.2.8).
     package static let defaultMTU = 23
