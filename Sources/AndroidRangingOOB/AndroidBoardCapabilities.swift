@@ -1,0 +1,78 @@
+/// What the rig's board offers an Android phone over the ranging OOB exchange, and the one place
+/// a phone's UWB configuration is checked against it. Both the capability the rig sends
+/// (`capability(address:)`) and the check of the configuration that comes back (`validate`) are
+/// built from this value, so the rig never accepts what it did not offer nor offers what it would
+/// refuse (the role `AccessoryCapabilities` plays for Apple's protocol).
+package struct AndroidBoardCapabilities: Equatable, Sendable {
+    /// UWB channels the board can range on.
+    package var channels: [UInt8]
+    /// Preamble code indexes the board can range with.
+    package var preambleIndexes: [UInt8]
+    /// Android config ids the board can run (issue 31: only those whose UCI mapping exists).
+    package var configIDs: [UInt8]
+    package var minimumIntervalMilliseconds: UInt16
+    package var minimumSlotDurationMilliseconds: UInt8
+    /// The UWB roles the board can take.
+    package var roles: UWBRoles
+    /// Session key lengths the board can use: 8 (static STS: vendor id and STS IV) always; 16
+    /// and 32 (provisioned STS) only for a board with SESSION_KEY.
+    package var sessionKeyLengths: [Int]
+
+    /// The BPRF preamble indexes (9 to 12) every FiRa board supports.
+    package static let bprfPreambleIndexes: [UInt8] = [9, 10, 11, 12]
+    /// CONFIG_UNICAST_DS_TWR, the config id Jetpack's `RangingParameters` and AOSP's presets
+    /// both call 1.
+    package static let unicastDSTWR: UInt8 = 1
+
+    package init(
+        channels: [UInt8], preambleIndexes: [UInt8] = Self.bprfPreambleIndexes, configIDs: [UInt8] = [Self.unicastDSTWR],
+        minimumIntervalMilliseconds: UInt16, minimumSlotDurationMilliseconds: UInt8, roles: UWBRoles = .assigned,
+        sessionKeyLengths: [Int] = [8]
+    ) {
+        self.channels = channels
+        self.preambleIndexes = preambleIndexes
+        self.configIDs = configIDs
+        self.minimumIntervalMilliseconds = minimumIntervalMilliseconds
+        self.minimumSlotDurationMilliseconds = minimumSlotDurationMilliseconds
+        self.roles = roles
+        self.sessionKeyLengths = sessionKeyLengths
+    }
+
+    /// The UWB block of the rig's Capability Response, for a rig whose short address is
+    /// `address` (wire order).
+    package func capability(address: [UInt8]) -> UWBCapability {
+        UWBCapability(
+            address: address, channels: channels, preambleIndexes: preambleIndexes, configIDs: configIDs,
+            minimumIntervalMilliseconds: minimumIntervalMilliseconds,
+            minimumSlotDurationMilliseconds: minimumSlotDurationMilliseconds, roles: roles)
+    }
+
+    /// Checks every field of a phone's UWB configuration the board depends on, in the order the
+    /// layout has them; the first that fails is the reason.
+    package func validate(_ configuration: UWBConfiguration) throws(RangingConfigurationError) {
+        guard configuration.sessionID != 0 else { throw .reservedSessionID }
+        guard configIDs.contains(configuration.configID) else { throw .unsupportedConfigID(configuration.configID, supported: configIDs) }
+        guard channels.contains(configuration.channel) else { throw .unsupportedChannel(configuration.channel, supported: channels) }
+        guard preambleIndexes.contains(configuration.preambleIndex) else {
+            throw .unsupportedPreambleIndex(configuration.preambleIndex, supported: preambleIndexes)
+        }
+        guard configuration.intervalMilliseconds >= minimumIntervalMilliseconds else {
+            throw .intervalBelowMinimum(configuration.intervalMilliseconds, minimum: minimumIntervalMilliseconds)
+        }
+        guard configuration.slotDurationMilliseconds >= minimumSlotDurationMilliseconds else {
+            throw .slotBelowMinimum(configuration.slotDurationMilliseconds, minimum: minimumSlotDurationMilliseconds)
+        }
+        guard sessionKeyLengths.contains(configuration.sessionKey.count) else {
+            throw .sessionKeyLength(configuration.sessionKey.count, supported: sessionKeyLengths)
+        }
+        guard roles.contains(configuration.role.bit) else { throw .unsupportedRole(configuration.role) }
+    }
+
+    /// The UWB configuration of a whole Ranging Configuration message, checked; a configuration
+    /// without UWB is refused, since UWB is what the board is for.
+    package func validate(_ configuration: RangingConfiguration) throws(RangingConfigurationError) -> UWBConfiguration {
+        guard let uwb = configuration.uwb else { throw .noUWBConfiguration }
+        try validate(uwb)
+        return uwb
+    }
+}
