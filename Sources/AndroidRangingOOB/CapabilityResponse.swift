@@ -11,11 +11,12 @@ package struct CapabilityResponse: Equatable, Sendable {
     /// 4 wearable, 5 hearable). Informational, so kept as sent; a version 1 response reads as 0.
     package var deviceType: UInt16
 
-    /// What a rig says it is: a tag.
+    /// What a rig says it is in version 2 and later: a tag. The initializer's default is 0,
+    /// unknown, which is also what a version 1 response reads as, so that the two compare equal.
     package static let deviceTypeTag: UInt16 = 0x3
 
     /// A response whose bitmap is exactly its blocks' technologies.
-    package init(capabilities: [TechnologyCapability], transitioning: TechnologyTransitioning = .notSupported, deviceType: UInt16 = Self.deviceTypeTag) {
+    package init(capabilities: [TechnologyCapability], transitioning: TechnologyTransitioning = .notSupported, deviceType: UInt16 = 0) {
         supported = RangingTechnologySet(capabilities.map(\.technology))
         self.capabilities = capabilities
         self.transitioning = transitioning

@@ -67,7 +67,7 @@ package struct OOBMessage: Equatable, Sendable {
             let blocks = try TechnologyBlocks.read(&reader, leaving: CapabilityResponse.trailingSize(version), expected: supported)
             var capabilities: [TechnologyCapability] = []
             for (technology, body) in blocks { capabilities.append(try TechnologyCapability(technology, body: body)) }
-            var response = CapabilityResponse(capabilities: capabilities, transitioning: .notSupported, deviceType: 0)
+            var response = CapabilityResponse(capabilities: capabilities)
             if version >= .v2 {
                 let octet = try reader.u8("technology transitioning")
                 guard let transitioning = TechnologyTransitioning(rawValue: octet) else {
