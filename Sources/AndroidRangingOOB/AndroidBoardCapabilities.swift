@@ -24,6 +24,14 @@ package struct AndroidBoardCapabilities: Equatable, Sendable {
     /// both call 1.
     package static let unicastDSTWR: UInt8 = 1
 
+    /// The ranging intervals (fast, normal, infrequent) Android runs each config id at: AOSP's
+    /// `Utils.java` (packages/modules/Uwb, ranging/uwb_backend/.../internal/) holds one set per id,
+    /// and `UwbOobConfig` refuses any other interval, so a phone never sends one; one that does
+    /// is refused here too.
+    package static let presetIntervals: [UInt8: [UInt16]] = [
+        1: [120, 240, 600], 2: [120, 200, 600], 3: [120, 240, 600], 4: [120, 200, 600], 5: [120, 200, 600], 6: [96, 240, 600],
+    ]
+
     package init(
         channels: [UInt8], preambleIndexes: [UInt8] = Self.bprfPreambleIndexes, configIDs: [UInt8] = [Self.unicastDSTWR],
         minimumIntervalMilliseconds: UInt16, minimumSlotDurationMilliseconds: UInt8, roles: UWBRoles = .assigned,
@@ -58,6 +66,9 @@ package struct AndroidBoardCapabilities: Equatable, Sendable {
         }
         guard configuration.intervalMilliseconds >= minimumIntervalMilliseconds else {
             throw .intervalBelowMinimum(configuration.intervalMilliseconds, minimum: minimumIntervalMilliseconds)
+        }
+        if let presets = Self.presetIntervals[configuration.configID], !presets.contains(configuration.intervalMilliseconds) {
+            throw .intervalNotAPreset(configuration.intervalMilliseconds, configID: configuration.configID, presets: presets)
         }
         guard configuration.slotDurationMilliseconds >= minimumSlotDurationMilliseconds else {
             throw .slotBelowMinimum(configuration.slotDurationMilliseconds, minimum: minimumSlotDurationMilliseconds)

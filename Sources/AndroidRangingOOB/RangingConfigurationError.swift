@@ -10,6 +10,8 @@ package enum RangingConfigurationError: Error, Equatable, Sendable, CustomString
     case unsupportedChannel(UInt8, supported: [UInt8])
     case unsupportedPreambleIndex(UInt8, supported: [UInt8])
     case intervalBelowMinimum(UInt16, minimum: UInt16)
+    /// An interval that is not one of Android's presets for the config id.
+    case intervalNotAPreset(UInt16, configID: UInt8, presets: [UInt16])
     case slotBelowMinimum(UInt8, minimum: UInt8)
     case sessionKeyLength(Int, supported: [Int])
     case unsupportedRole(UWBDeviceRole)
@@ -23,6 +25,8 @@ package enum RangingConfigurationError: Error, Equatable, Sendable, CustomString
         case let .unsupportedPreambleIndex(index, supported):
             "Preamble index \(index) is not one the board ranges with (\(Self.list(supported)))."
         case let .intervalBelowMinimum(interval, minimum): "A ranging interval of \(interval) ms is below the board's minimum of \(minimum) ms."
+        case let .intervalNotAPreset(interval, configID, presets):
+            "A ranging interval of \(interval) ms is not one of Android's presets for config id \(configID) (\(Self.list(presets)) ms)."
         case let .slotBelowMinimum(slot, minimum): "A slot duration of \(slot) ms is below the board's minimum of \(minimum) ms."
         case let .sessionKeyLength(length, supported):
             "A session key of \(length) octets is not a length the board can use (\(Self.list(supported)))."

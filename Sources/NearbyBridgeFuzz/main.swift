@@ -371,8 +371,9 @@ func mapShareable(_ blob: [UInt8], board: AccessoryCapabilities) {
 
 /// An Android ranging OOB message from a phone, after one octet that describes the board (its
 /// channels bitmap over channels 5, 6, 8, 9 in bits 0-3; bit 4 adds config id 3; bits 5-7 the
-/// minimum interval in steps of 40 ms). What parses must re-encode to the same octets, and a
-/// configuration that passes the board check must be inside the board's offer.
+/// minimum interval in steps of 40 ms). What parses must re-encode to the same octets, a
+/// configuration that passes the board check must be inside the board's offer, and one with
+/// config id 1 must map to a sendable session.
 func fuzzAndroidOOB(_ data: [UInt8]) {
     guard let selector = data.first else { return }
     let board = AndroidBoardCapabilities(
@@ -388,6 +389,11 @@ func fuzzAndroidOOB(_ data: [UInt8]) {
     precondition(board.preambleIndexes.contains(uwb.preambleIndex), "a preamble index the board lacks passed")
     precondition(uwb.intervalMilliseconds >= board.minimumIntervalMilliseconds, "an interval below the minimum passed")
     precondition(uwb.sessionKey.count == 8 && uwb.sessionID != 0, "a key length or session id the board cannot use passed")
+    guard uwb.configID == 1 else { return }
+    guard let session = try? AndroidSessionConfiguration(uwb, deviceAddress: [0xA1, 0xB2]) else {
+        preconditionFailure("a checked config id 1 configuration did not map")
+    }
+    precondition(session.sessionID == uwb.sessionID && session.appConfig.allSatisfy { $0.value.count <= 8 }, "an unsendable session")
 }
 
 /// A client's PDUs to the ATT server (issue 33's GATT core): the first byte picks the services
