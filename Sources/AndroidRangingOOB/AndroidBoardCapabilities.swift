@@ -32,6 +32,11 @@ package struct AndroidBoardCapabilities: Equatable, Sendable {
         1: [120, 240, 600], 2: [120, 200, 600], 3: [120, 240, 600], 4: [120, 200, 600], 5: [120, 200, 600], 6: [96, 240, 600],
     ]
 
+    /// The slot durations Android ranges with, in ms (AOSP `Utils.java`'s `SlotDuration`: 1 or
+    /// 2). UCI's SLOT_DURATION is 2 octets of RSTU (1200 a millisecond), so anything past 54 ms
+    /// could not even be sent.
+    package static let slotDurations: [UInt8] = [1, 2]
+
     package init(
         channels: [UInt8], preambleIndexes: [UInt8] = Self.bprfPreambleIndexes, configIDs: [UInt8] = [Self.unicastDSTWR],
         minimumIntervalMilliseconds: UInt16, minimumSlotDurationMilliseconds: UInt8, roles: UWBRoles = .assigned,
@@ -72,6 +77,9 @@ package struct AndroidBoardCapabilities: Equatable, Sendable {
         }
         guard configuration.slotDurationMilliseconds >= minimumSlotDurationMilliseconds else {
             throw .slotBelowMinimum(configuration.slotDurationMilliseconds, minimum: minimumSlotDurationMilliseconds)
+        }
+        guard Self.slotDurations.contains(configuration.slotDurationMilliseconds) else {
+            throw .unsupportedSlotDuration(configuration.slotDurationMilliseconds, supported: Self.slotDurations)
         }
         guard sessionKeyLengths.contains(configuration.sessionKey.count) else {
             throw .sessionKeyLength(configuration.sessionKey.count, supported: sessionKeyLengths)

@@ -55,6 +55,11 @@ package struct AndroidSessionConfiguration: Equatable, Sendable {
             throw .unsupportedConfigID(configuration.configID, supported: [AndroidBoardCapabilities.unicastDSTWR])
         }
         guard configuration.sessionKey.count == 8 else { throw .sessionKeyLength(configuration.sessionKey.count, supported: [8]) }
+        // Checked again here, not trusted: a 244 ms slot overflowed SLOT_DURATION's 2 octets
+        // (found by the android-oob fuzz target, when the board check bounded it only below).
+        guard AndroidBoardCapabilities.slotDurations.contains(configuration.slotDurationMilliseconds) else {
+            throw .unsupportedSlotDuration(configuration.slotDurationMilliseconds, supported: AndroidBoardCapabilities.slotDurations)
+        }
         sessionID = configuration.sessionID
         appConfig = [
             .deviceType(configuration.mode == .controller ? .controller : .controlee),

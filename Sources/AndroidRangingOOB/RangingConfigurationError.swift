@@ -13,6 +13,8 @@ package enum RangingConfigurationError: Error, Equatable, Sendable, CustomString
     /// An interval that is not one of Android's presets for the config id.
     case intervalNotAPreset(UInt16, configID: UInt8, presets: [UInt16])
     case slotBelowMinimum(UInt8, minimum: UInt8)
+    /// A slot duration that is not one of Android's (1 or 2 ms).
+    case unsupportedSlotDuration(UInt8, supported: [UInt8])
     case sessionKeyLength(Int, supported: [Int])
     case unsupportedRole(UWBDeviceRole)
 
@@ -28,6 +30,8 @@ package enum RangingConfigurationError: Error, Equatable, Sendable, CustomString
         case let .intervalNotAPreset(interval, configID, presets):
             "A ranging interval of \(interval) ms is not one of Android's presets for config id \(configID) (\(Self.list(presets)) ms)."
         case let .slotBelowMinimum(slot, minimum): "A slot duration of \(slot) ms is below the board's minimum of \(minimum) ms."
+        case let .unsupportedSlotDuration(slot, supported):
+            "A slot duration of \(slot) ms is not one Android ranges with (\(Self.list(supported)) ms)."
         case let .sessionKeyLength(length, supported):
             "A session key of \(length) octets is not a length the board can use (\(Self.list(supported)))."
         case .unsupportedRole(let role): "The board cannot take the UWB \(role) role."

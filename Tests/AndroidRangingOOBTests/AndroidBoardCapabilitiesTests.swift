@@ -34,6 +34,8 @@ import Testing
         #expect(refused { $0.intervalMilliseconds = 119 } == .intervalBelowMinimum(119, minimum: 120))
         #expect(refused { $0.intervalMilliseconds = 120 } == nil)
         #expect(refused { $0.slotDurationMilliseconds = 0 } == .slotBelowMinimum(0, minimum: 1))
+        #expect(refused { $0.slotDurationMilliseconds = 3 } == .unsupportedSlotDuration(3, supported: [1, 2]))
+        #expect(refused { $0.slotDurationMilliseconds = 1 } == nil)
         #expect(refused { $0.sessionKey = Array(repeating: 0, count: 16) } == .sessionKeyLength(16, supported: [8]))
         var provisioned = board
         provisioned.sessionKeyLengths = [8, 16, 32]
@@ -83,6 +85,7 @@ import Testing
             (.unsupportedPreambleIndex(25, supported: [9]), "index 25"),
             (.intervalBelowMinimum(60, minimum: 120), "60 ms"),
             (.slotBelowMinimum(0, minimum: 1), "0 ms"),
+            (.unsupportedSlotDuration(3, supported: [1, 2]), "3 ms"),
             (.sessionKeyLength(16, supported: [8]), "16 octets"),
             (.unsupportedRole(.initiator), "initiator"),
         ]

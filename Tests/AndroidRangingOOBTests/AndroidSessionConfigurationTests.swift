@@ -59,6 +59,25 @@ import UCI
         }
     }
 
+    /// The fuzz target's first crash (android-oob, board octet 0x69): a v1 configuration with a
+    /// 244 ms slot passed the board check, which bounded slots only below, and 244 × 1200 RSTU
+    /// overflowed SLOT_DURATION's 2 octets in the mapping.
+    @Test func aLongSlotIsRefusedNotOverflowed() throws {
+        let crash: [UInt8] = [
+            0x01, 0x02, 0x01, 0x00, 0x01, 0x00, 0x00, 0x1B, 0xC4, 0xD3, 0x78, 0x56, 0x34, 0x12, 0x01, 0x09, 0x0A, 0xF0, 0x00,
+            0xF4, 0x08, 0x08, 0x07, 0x01, 0x02, 0x03, 0x0C, 0x05, 0x06, 0x55, 0x53, 0x02, 0x02,
+        ]
+        guard case .configuration(let configuration) = try OOBMessage(crash).payload, let uwb = configuration.uwb else {
+            Issue.record("the crash input is not a configuration")
+            return
+        }
+        #expect(uwb.slotDurationMilliseconds == 244)
+        #expect(throws: RangingConfigurationError.unsupportedSlotDuration(244, supported: [1, 2])) { try Octets.board.validate(configuration) }
+        #expect(throws: RangingConfigurationError.unsupportedSlotDuration(244, supported: [1, 2])) {
+            try AndroidSessionConfiguration(uwb, deviceAddress: [0xA1, 0xB2])
+        }
+    }
+
     @Test func intervalsOutsideAndroidsPresetsAreRefused() throws {
         var configuration = Octets.uwbConfiguration
         for interval: UInt16 in [120, 240, 600] {
