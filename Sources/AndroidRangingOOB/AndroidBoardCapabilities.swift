@@ -1,3 +1,5 @@
+import UCI
+
 /// What the rig's board offers an Android phone over the ranging OOB exchange, and the one place
 /// a phone's UWB configuration is checked against it. Both the capability the rig sends
 /// (`capability(address:)`) and the check of the configuration that comes back (`validate`) are
@@ -49,6 +51,24 @@ package struct AndroidBoardCapabilities: Equatable, Sendable {
         self.minimumSlotDurationMilliseconds = minimumSlotDurationMilliseconds
         self.roles = roles
         self.sessionKeyLengths = sessionKeyLengths
+    }
+
+    /// The channels an Android initiator ranges on today (issue 31, from AOSP's selection of a
+    /// responder's channel): 9, else 5.
+    package static let androidChannels: [UInt8] = [5, 9]
+
+    /// Read from a board's CORE_GET_CAPS_INFO answer (UCI major version `uciMajor`): the
+    /// channels of its SUPPORTED_CHANNELS bitmap an Android phone uses (channel 9 alone for a
+    /// board that does not report them, the channel the FiRa PHY makes mandatory). Config id 1
+    /// only, since it is the one mapped (`AndroidSessionConfiguration`); BPRF preambles; both
+    /// roles; static STS keys; 120 ms (Android's fastest interval for id 1) and 1 ms slots, which
+    /// UCI capabilities do not report.
+    package init(capabilities: [CapabilityTLV], uciMajor: UInt8) {
+        let bitmap = Capabilities.value(of: .channels, in: capabilities, uciMajor: uciMajor)?.first ?? 0
+        let reported = Capabilities.channelBits.enumerated().filter { bitmap & (1 << $0.offset) != 0 }.map(\.element)
+        let usable = reported.filter(Self.androidChannels.contains)
+        self.init(
+            channels: reported.isEmpty ? [9] : usable, minimumIntervalMilliseconds: 120, minimumSlotDurationMilliseconds: 1)
     }
 
     /// The UWB block of the rig's Capability Response, for a rig whose short address is

@@ -1,4 +1,5 @@
 import Testing
+import UCI
 
 @testable import AndroidRangingOOB
 
@@ -74,6 +75,18 @@ import Testing
             configuration.channel = channel
             #expect(throws: RangingConfigurationError.unsupportedChannel(channel, supported: [5, 9])) { try board.validate(configuration) }
         }
+    }
+
+    /// SUPPORTED_CHANNELS is TLV 0x0E on a UCI 2.0 board (bits: 5, 6, 8, 9, 10, 12, 13, 14).
+    @Test func readFromTheBoardsCapabilities() {
+        let channels5689 = AndroidBoardCapabilities(capabilities: [CapabilityTLV(type: 0x0E, value: [0x0F])], uciMajor: 2)
+        #expect(channels5689 == Octets.board)
+        let only9 = AndroidBoardCapabilities(capabilities: [CapabilityTLV(type: 0x0E, value: [0x08])], uciMajor: 2)
+        #expect(only9.channels == [9])
+        // A board with neither 5 nor 9 offers no channel, so every configuration is refused.
+        let channel6 = AndroidBoardCapabilities(capabilities: [CapabilityTLV(type: 0x0E, value: [0x02])], uciMajor: 2)
+        #expect(channel6.channels == [])
+        #expect(AndroidBoardCapabilities(capabilities: [], uciMajor: 2).channels == [9])
     }
 
     @Test func errorsReadAsOneSentenceNamingTheValue() {
