@@ -44,6 +44,9 @@ let package = Package(
         // Apple's Nearby Interaction accessory protocol: the phone's and the accessory's messages,
         // their configuration blobs, and the FiRa session a shareable configuration implies.
         .target(name: "NearbyInteractionAccessory", dependencies: ["ByteCoding", "UCI"]),
+        // Android's ranging out-of-band exchange (issue 31): the published spec's messages, and
+        // a phone's UWB configuration checked against what the rig's board offers.
+        .target(name: "AndroidRangingOOB", dependencies: ["ByteCoding", "UCI"]),
         // The GATT database a rig offers a phone (Qorvo's NI service, Nordic UART, the attendee
         // token) and a pure ATT server over it: the core of both GATT backends (issue 33).
         .target(name: "GATTServer", dependencies: ["ByteCoding"]),
@@ -169,6 +172,7 @@ let package = Package(
         .testTarget(name: "MQTTOutputTests", dependencies: ["MQTTOutput"]),
         .testTarget(name: "PeerProtocolTests", dependencies: ["PeerProtocol"]),
         .testTarget(name: "NearbyInteractionAccessoryTests", dependencies: ["NearbyInteractionAccessory", "UCI", "Bridge"]),
+        .testTarget(name: "AndroidRangingOOBTests", dependencies: ["AndroidRangingOOB", "UCI", "Bridge"]),
         .testTarget(
             name: "GATTServerTests",
             dependencies: [
@@ -208,7 +212,7 @@ if ProcessInfo.processInfo.environment["NEARBY_BRIDGE_FUZZ"] == "1" {
         .executableTarget(
             name: "NearbyBridgeFuzz",
             dependencies: [
-                "BLE", "Bridge", "BlueZMgmt", "Capture", "GATTServer", "NearbyInteractionAccessory", "PeerProtocol", "PeerSecurity", "Replay",
+                "AndroidRangingOOB", "BLE", "Bridge", "BlueZMgmt", "Capture", "GATTServer", "NearbyInteractionAccessory", "PeerProtocol", "PeerSecurity", "Replay",
                 "Simulation", "UCI", "UCIHost", .product(name: "Logging", package: "swift-log"),
             ]))
 }

@@ -117,6 +117,20 @@ for message in (b"\x0a", b"\x0c", b"\x02", b"\x03", b"\x0b" + shareable_1_1, b"\
     write("phone-message", b"\x09" + message)
 write("phone-message", b"\x09" + shareable_2_0)
 
+# Android's ranging OOB messages, after the board octet fuzzAndroidOOB reads (0x69: channels 5
+# and 9, config id 1, a 120 ms minimum interval), laid out from the spec's PDL as docs/PROTOCOL.md
+# ("Phones — Android") gives them: version, id, little-endian fields, technology blocks whose
+# size octet counts their own two header octets.
+uwb_capability = b"\x00\x14" + b"\xa1\xb2" + struct.pack("<IIIHBB", 0x220, 0xF00, 0x2, 120, 1, 3)
+uwb_configuration = b"\x00\x1b" + b"\xc4\xd3" + struct.pack("<IBBBHBB", 0x12345678, 1, 9, 10, 240, 2, 8) \
+    + bytes([8, 7, 1, 2, 3, 4, 5, 6]) + b"US" + b"\x02\x02"
+rssi = b"\x03\x08" + bytes(range(0x11, 0x17))
+for message in (b"\x01\x00\x01\x00", b"\x01\x01\x01\x00" + uwb_capability,
+                b"\x02\x01\x09\x00" + uwb_capability + rssi + b"\x01\x03\x00",
+                b"\x01\x02\x01\x00\x01\x00" + uwb_configuration, b"\x03\x02\x01\x00\x01\x00" + uwb_configuration + b"\x01",
+                b"\x01\x03\x01\x00", b"\x01\x06\x01\x00", b"\x01\x07\x01\x00", b"\x03\x08\x02"):
+    write("android-oob", b"\x69" + message)
+
 # The ATT server: a selector octet (bit 0 Generic Access, 1 Qorvo NI, 2 Nordic UART, 3 the token,
 # 4-6 the Server Rx MTU in steps of 33 above 23, 7 an encrypted link), then PDUs, each after a
 # length octet, laid out as the Core Specification Vol 3 Part F §3.4 gives them: GATT's discovery

@@ -9,6 +9,7 @@
 // an executable's entry point, which rules out libFuzzer's) and hands control to libFuzzer's
 // driver, `LLVMFuzzerRunDriver`, with the same command line.
 
+import AndroidRangingOOB
 import BLE
 @testable import Bridge
 import BlueZMgmt
@@ -37,6 +38,7 @@ enum FuzzTarget: String, CaseIterable {
     case capture
     case phoneMessage = "phone-message"
     case attServer = "att-server"
+    case androidOOB = "android-oob"
 
     static let current: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["NEARBY_FUZZ_TARGET"] ?? ""
@@ -58,6 +60,7 @@ enum FuzzTarget: String, CaseIterable {
         case .capture: fuzzCapture(data)
         case .phoneMessage: fuzzPhoneMessage(data)
         case .attServer: fuzzATTServer(data)
+        case .androidOOB: fuzzAndroidOOB(data)
         }
     }
 }
@@ -364,6 +367,33 @@ func mapShareable(_ blob: [UInt8], board: AccessoryCapabilities) {
         let session = AccessorySessionConfiguration(configuration, deviceAddress: 0xA1B2, order: order)
         precondition(session.sessionID != 0 && session.appConfig.allSatisfy { $0.value.count <= 8 }, "an unsendable session")
     }
+}
+
+/// An Android ranging OOB message from a phone, after one octet that describes the board (its
+/// channels bitmap over channels 5, 6, 8, 9 in bits 0-3; bit 4 adds config id 3; bits 5-7 the
+/// minimum interval in steps of 40 ms). What parses must re-encode to the same octets, a
+/// configuration that passes the board check must be inside the board's offer, and one with
+/// config id 1 must map to a sendable session.
+func fuzzAndroidOOB(_ data: [UInt8]) {
+    guard let selector = data.first else { return }
+    let board = AndroidBoardCapabilities(
+        channels: [5, 6, 8, 9].enumerated().filter { selector >> $0.offset & 1 == 1 }.map(\.element),
+        configIDs: selector & 0x10 != 0 ? [1, 3] : [1], minimumIntervalMilliseconds: UInt16(selector >> 5) * 40,
+        minimumSlotDurationMilliseconds: 1)
+    let octets = Array(data.dropFirst())
+    guard let message = try? OOBMessage(octets) else { return }
+    precondition(message.encoded == octets, "a parsed OOB message re-encodes to other octets")
+    guard case .configuration(let configuration) = message.payload, let uwb = try? board.validate(configuration) else { return }
+    precondition(board.channels.contains(uwb.channel), "a channel the board lacks passed")
+    precondition(board.configIDs.contains(uwb.configID), "a config id the board lacks passed")
+    precondition(board.preambleIndexes.contains(uwb.preambleIndex), "a preamble index the board lacks passed")
+    precondition(uwb.intervalMilliseconds >= board.minimumIntervalMilliseconds, "an interval below the minimum passed")
+    precondition(uwb.sessionKey.count == 8 && uwb.sessionID != 0, "a key length or session id the board cannot use passed")
+    guard uwb.configID == 1 else { return }
+    guard let session = try? AndroidSessionConfiguration(uwb, deviceAddress: [0xA1, 0xB2]) else {
+        preconditionFailure("a checked config id 1 configuration did not map")
+    }
+    precondition(session.sessionID == uwb.sessionID && session.appConfig.allSatisfy { $0.value.count <= 8 }, "an unsendable session")
 }
 
 /// A client's PDUs to the ATT server (issue 33's GATT core): the first byte picks the services
