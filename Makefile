@@ -1,5 +1,5 @@
 # Convenience targets; the scripts are the source of truth.
-.PHONY: test sanitize rig ble-bump rig-attack rig-kernel-race vm-selftest e2e-repeat fuzz-long wireshark-uci package soak flood
+.PHONY: test sanitize rig ble-bump rig-attack rig-att rig-kernel-race vm-selftest e2e-repeat fuzz-long wireshark-uci package soak flood
 
 test:          ## everything CI runs (Swift tests, end-to-end checks, emulated USB, VM rigs)
 	scripts/test
@@ -36,6 +36,11 @@ ble-bump:      ## two bridges on kernel Bluetooth adapters (UWB over TCP)
 rig-attack:    ## two keyed bridges on kernel Bluetooth adapters bump while Bumble attackers replay adverts and handshakes, send garbage and hold links
 	scripts/bootstrap --python
 	Tests/VMRig/ble-attack.sh .venv/bin/python3
+
+rig-att:       ## the kernel-socket GATT backend serves the GATT database on a real kernel's LE ATT channel, without and beside bluetoothd (~1 min, not in CI)
+	swift build --build-tests
+	Tests/VMRig/att-kernel.sh
+	Tests/VMRig/att-kernel.sh --bluetoothd
 
 rig-kernel-race: ## the Debian 12 kernel BUG a closed connecting L2CAP socket hits, reproduced, and a way around it (~7 min)
 	Tests/VMRig/kernel-race.sh
