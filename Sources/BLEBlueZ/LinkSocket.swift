@@ -1,4 +1,5 @@
 import BLE
+import CBlueZ
 import Glibc
 import StreamIO
 import Synchronization
