@@ -49,7 +49,6 @@ grep -q '"type":"peer.found".*"name":"rig-a"' "$work/b.jsonl" || fail "rig-b did
 grep -q '"type":"bump".*"card":{"booth":"B7","name":"Rig B"}' "$work/a.jsonl" || fail "rig-a: bump without rig-b's card"
 grep -q '"type":"bump".*"card":{"booth":"A1","name":"Rig A"}' "$work/b.jsonl" || fail "rig-b: bump without rig-a's card"
 echo "ok    two kernel adapters: found each other, L2CAP channel, parameters, ranging, one bump each with the other's card" >&2
-grep -q "VM: rig-a never drew" "$work/console.log" && fail "rig-a never drew the lower peer id: the roles were not as the test needs"
 grep -q "VM: rig-b killed mid-exchange: profile drop" "$work/console.log" || fail "rig-b was not killed during a profile drop"
 grep -q '"type":"peer.lost".*"reason":"timeout"' "$work/a.jsonl" || fail "rig-a did not time out the killed rig-b"
 grep -q "VM: rig-a still running" "$work/console.log" || fail "rig-a died"
@@ -77,7 +76,7 @@ expired = [i for i, l in enumerate(hci) if "[C1] ctrl>host EVT HCI_LE_ADVERTISIN
 stopped = [i for i, l in enumerate(hci) if re.search(r"\[C0\] host>ctrl CMD HCI_LE_SET_SCAN_ENABLE_COMMAND 0x200c 00", l, re.I)]
 console = open(sys.argv[2], errors="replace").read()
 lost_after = int(re.search(r"VM: phase 2 done after (\d+)s", console).group(1))
-killed = re.search(r"VM: the rigs started \d+ time\(s\) until rig-a's peer id \([0-9a-f]+\) was below rig-b's \(([0-9a-f]+)\)", console).group(1)
+killed = re.search(r"VM: rig-b started \d+ time\(s\) until its peer id \(([0-9a-f]+)\)", console).group(1)
 found = sum('"type":"peer.found"' in l and f'"peer":"{killed}"' in l for l in open(sys.argv[3]))
 refused = int(re.search(r"VM: rig-a refused connects after the kill: (\d+)", console).group(1))
 print(f"killed rig's set ended by its duration at HCI log line {expired[-1] if expired else None}, rig-a's stop at {stopped[-1] if stopped else None}; "

@@ -27,23 +27,23 @@ peer_id() {
   done
   sed -n 's/.*peer id \([0-9a-f]*\),.*/\1/p' "$1" | head -1
 }
-start_a() { $R/nearby-bridge run --uwb tcp:127.0.0.1:7000 --ble hci0 --name rig-a --profile $R/card-a.json --log-level info >a.jsonl 2>a.err & A=$!; }
-start_b() { $R/nearby-bridge run --uwb tcp:127.0.0.1:7001 --ble hci1 --name rig-b --profile $R/card-b.json --log-level info >b.jsonl 2>b.err & B=$!; }
-# Peer ids are random per start and the lower one connects. rig-a must be the one that
-# connects, to the rig that is killed, whatever the draw: on the wrong draw both stop, their
-# adverts are let expire (the kernel keeps a killed rig's advertising instance until its 8 s
-# timeout) and both start again, a coin toss per start.
+$R/nearby-bridge run --uwb tcp:127.0.0.1:7000 --ble hci0 --name rig-a --profile $R/card-a.json --log-level info >a.jsonl 2>a.err &
+A=$!
+ida=$(peer_id a.err)
+# Peer ids are random per run and the lower one connects. rig-a must be the one that connects,
+# to the rig that is killed, whatever the draw: rig-b starts again (before anything happened)
+# until its id is the higher.
 starts=0
 while :; do
   starts=$((starts + 1))
-  start_a; start_b
-  ida=$(peer_id a.err); idb=$(peer_id b.err)
+  $R/nearby-bridge run --uwb tcp:127.0.0.1:7001 --ble hci1 --name rig-b --profile $R/card-b.json --log-level info >b.jsonl 2>b.err &
+  B=$!
+  idb=$(peer_id b.err)
   expr "x$ida" \< "x$idb" >/dev/null && break
-  [ $starts -ge 20 ] && { echo "VM: rig-a never drew the lower peer id"; break; }
-  kill -TERM $A $B; wait $A; wait $B
-  sleep 9
+  [ $starts -ge 20 ] && { echo "VM: rig-b never drew a peer id above rig-a's"; break; }
+  kill -TERM $B; wait $B
 done
-echo "VM: the rigs started $starts time(s) until rig-a's peer id ($ida) was below rig-b's ($idb): rig-a connects"
+echo "VM: rig-b started $starts time(s) until its peer id ($idb) was above rig-a's ($ida): rig-a connects"
 
 waited=0
 until grep -q '"type":"bump"' a.jsonl 2>/dev/null && grep -q '"type":"bump"' b.jsonl 2>/dev/null; do

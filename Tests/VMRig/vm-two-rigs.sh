@@ -151,29 +151,10 @@ start_a() { $R/nearby-bridge run --config $R/event.json --uwb usb:UWBRIGA00001 -
 # start_b STREAM CONFIG: rig-b's board and adapter, with the event's key or another one
 start_b() { $R/nearby-bridge run --config $R/$2.json --uwb usb:UWBRIGB00002 --ble hci1 --name rig-b --profile $R/card-b.json --ranges --log-level info --capture /tmp/cap-$1 >>$1.jsonl 2>>$1.err & B=$!; }
 : >d.jsonl
-# peer_id FILE: the peer id a rig logged at start (16 hex digits), once it has.
-peer_id() {
-  wait_until 60 grep -q "peer id [0-9a-f]*," "$1" || { echo "VM: no peer id in $1"; return; }
-  sed -n 's/.*peer id \([0-9a-f]*\),.*/\1/p' "$1" | head -1
-}
-# Peer ids are random per start and the lower one connects. Which rig connects must not be a
-# draw: rig-a connects, so its discovery on the dual-mode hci0 (where bluetoothd's discovery is
-# BR/EDR and LE) is what finds rig-b again after every fault. On the wrong draw both stop, their
-# adverts are let expire (the kernel keeps a killed rig's advertising instance until its 8 s
-# timeout) and both start again: a coin toss per start, and neither stream holds the other's
-# discarded instances (restarting one rig beside the other left dozens of peer.found behind).
-starts=0
-while :; do
-  starts=$((starts + 1))
-  : >a.jsonl; : >a.err; : >b.jsonl; : >b.err
-  start_a; start_b b event
-  ida=$(peer_id a.err); idb=$(peer_id b.err)
-  expr "x$ida" \< "x$idb" >/dev/null && break
-  [ $starts -ge 20 ] && { echo "VM: rig-a never drew the lower peer id"; break; }
-  kill -TERM $A $B; wait $A; wait $B
-  sleep 9
-done
-echo "VM: the rigs started $starts time(s) until rig-a's peer id ($ida) was below rig-b's ($idb): rig-a connects"
+# Which rig connects (the lower random peer id) is a draw per run: both directions have passed
+# the faults (a fixed role cost the scripted approach its timing when the draw was redone).
+start_a
+start_b b event
 echo "VM: rigs started at $(now)s (world time ~$(now)s minus its start)"
 
 # ------------------------------------------------------------------ phase 1: approach, bump, separate
