@@ -76,7 +76,7 @@ expired = [i for i, l in enumerate(hci) if "[C1] ctrl>host EVT HCI_LE_ADVERTISIN
 stopped = [i for i, l in enumerate(hci) if re.search(r"\[C0\] host>ctrl CMD HCI_LE_SET_SCAN_ENABLE_COMMAND 0x200c 00", l, re.I)]
 console = open(sys.argv[2], errors="replace").read()
 lost_after = int(re.search(r"VM: phase 2 done after (\d+)s", console).group(1))
-killed = re.search(r"VM: rig-b started \d+ time\(s\) until its peer id \(([0-9a-f]+)\)", console).group(1)
+killed = re.search(r"VM: started \d+ time\(s\) until rig-b's peer id \(([0-9a-f]+)\)", console).group(1)
 found = sum('"type":"peer.found"' in l and f'"peer":"{killed}"' in l for l in open(sys.argv[3]))
 refused = int(re.search(r"VM: rig-a refused connects after the kill: (\d+)", console).group(1))
 print(f"killed rig's set ended by its duration at HCI log line {expired[-1] if expired else None}, rig-a's stop at {stopped[-1] if stopped else None}; "

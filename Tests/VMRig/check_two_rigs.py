@@ -94,7 +94,7 @@ phases = ["phase1-done"] + (btd_phases if with_bluetoothd else []) + ["clock-sta
 # the rigs' last words go last, where a CI log's tail shows them.
 if early := next((i for i, line in enumerate(console) if line.startswith("VM: stopping early")), None):
     for line in console:
-        if line.startswith(("VM-a| ", "VM-b| ")):
+        if line.startswith(("VM-a| ", "VM-b| ", "VM-x| ")):
             print(line, file=sys.stderr)
     fail(f"{console[early - 1][4:]}; {console[early][4:]} (the rigs' last log lines above, all of it in {out}/diag)")
 for phase in phases:

@@ -11,13 +11,6 @@
 set -u
 R=/opt/rig
 cd /tmp
-$R/nearby-bridge world --scenario $R/two-rigs.json --uwb-port 7000 --air-port 7100 --log-level notice >world.jsonl 2>world.err &
-# TCG is slow: wait until the world listens before the bridges connect.
-waited=0
-until grep -q "rig-b: nearby-bridge run" world.err 2>/dev/null; do
-  sleep 1; waited=$((waited + 1))
-  [ $waited -ge 60 ] && { echo "VM: world server did not start"; cat world.err; exit 1; }
-done
 # peer_id FILE: the peer id a rig logged at start (16 hex digits), once it has.
 peer_id() {
   waited=0
@@ -27,23 +20,32 @@ peer_id() {
   done
   sed -n 's/.*peer id \([0-9a-f]*\),.*/\1/p' "$1" | head -1
 }
-$R/nearby-bridge run --uwb tcp:127.0.0.1:7000 --ble hci0 --name rig-a --profile $R/card-a.json --log-level info >a.jsonl 2>a.err &
-A=$!
-ida=$(peer_id a.err)
 # Peer ids are random per run and the lower one connects. rig-a must be the one that connects,
-# to the rig that is killed, whatever the draw: rig-b starts again (before anything happened)
-# until its id is the higher.
+# to the rig that is killed, whatever the draw: when rig-b's id is the lower, everything starts
+# again, the world too. Redrawing rig-b alone would be a draw against rig-a's id (one near the
+# top rarely loses), and each start under TCG costs seconds of the world's scripted approach
+# (rig-b touches rig-a at 16-19 s): the restarted world's clock starts over.
 starts=0
 while :; do
   starts=$((starts + 1))
+  $R/nearby-bridge world --scenario $R/two-rigs.json --uwb-port 7000 --air-port 7100 --log-level notice >world.jsonl 2>world.err &
+  W=$!
+  # TCG is slow: wait until the world listens before the bridges connect.
+  waited=0
+  until grep -q "rig-b: nearby-bridge run" world.err 2>/dev/null; do
+    sleep 1; waited=$((waited + 1))
+    [ $waited -ge 60 ] && { echo "VM: world server did not start"; cat world.err; exit 1; }
+  done
+  $R/nearby-bridge run --uwb tcp:127.0.0.1:7000 --ble hci0 --name rig-a --profile $R/card-a.json --log-level info >a.jsonl 2>a.err &
+  A=$!
   $R/nearby-bridge run --uwb tcp:127.0.0.1:7001 --ble hci1 --name rig-b --profile $R/card-b.json --log-level info >b.jsonl 2>b.err &
   B=$!
-  idb=$(peer_id b.err)
+  ida=$(peer_id a.err); idb=$(peer_id b.err)
   expr "x$ida" \< "x$idb" >/dev/null && break
-  [ $starts -ge 20 ] && { echo "VM: rig-b never drew a peer id above rig-a's"; break; }
-  kill -TERM $B; wait $B
+  [ $starts -ge 12 ] && { echo "VM: rig-b never drew a peer id above rig-a's"; break; }
+  kill -TERM $A $B $W; wait $A $B $W
 done
-echo "VM: rig-b started $starts time(s) until its peer id ($idb) was above rig-a's ($ida): rig-a connects"
+echo "VM: started $starts time(s) until rig-b's peer id ($idb) was above rig-a's ($ida): rig-a connects"
 
 waited=0
 until grep -q '"type":"bump"' a.jsonl 2>/dev/null && grep -q '"type":"bump"' b.jsonl 2>/dev/null; do

@@ -85,7 +85,20 @@ stuck() {
   echo "VM: stopping early at $(now)s: rig-a $(alive $A), rig-b $(alive $B)"
   kill -TERM $A $B 2>/dev/null; sleep 3
   dump
-  for f in a b; do echo "VM: rig-$f's last log lines:"; grep -v '^bluetoothd' $f.err | tail -n 12 | cut -c1-240 | sed "s/^/VM-$f| /"; done
+  # Each distinct message once, at its last occurrence, with its count: a rig retrying one thing
+  # every few seconds would otherwise fill the tail with it.
+  for f in a b; do
+    echo "VM: rig-$f's last distinct log lines:"
+    grep -v '^bluetoothd' $f.err | awk '{ key = $0; sub(/^[^ ]* /, "", key); last[key] = NR; line[key] = $0; n[key]++ }
+      END { for (k in last) printf "%d\t%s%s\n", last[k], line[k], (n[k] > 1 ? " (" n[k] " times)" : "") }' \
+      | sort -n | cut -f2- | tail -n 12 | cut -c1-260 | sed "s/^/VM-$f| /"
+  done
+  if [ $BTD = 1 ]; then
+    echo "VM-x| bluetoothd says: hci0 $(bluetoothctl show "$ADDR0" 2>/dev/null | grep -o 'Powered: [a-z]*'), hci1 $(bluetoothctl show "$ADDR1" 2>/dev/null | grep -o 'Powered: [a-z]*')"
+    for f in btd-power btd-scan; do
+      [ -f $f.log ] && sed 's/\x1b\[[0-9;]*m//g; s/\r//g' $f.log | grep -a "Changing\|Powered:\|Failed\|Discovering:" | tail -n 4 | sed "s/^/VM-x| $f: /"
+    done
+  fi
   echo "VM: $1"
   exit 0   # the host's check_two_rigs.py fails the run on "stopping early", with these lines
 }
