@@ -220,15 +220,26 @@ if [ $BTD = 1 ]; then
     || { echo "VM: bluetoothd did not power hci0 off"; sed 's/^/VM-BTCTL| /' btd-power.log; }
   # The power-on reply comes when the controller is initialised: a few seconds under TCG, and a
   # loaded host can time that out (bluetoothd: org.bluez.Error.Failed), as in ble-power below:
-  # try again, as a person at the rig would. The rig does not power on what bluetoothd turned off.
-  for try in 1 2 3; do
-    btctl btd-power.log "select $ADDR0" "power on" "until Controller $ADDR0 Powered: yes"
-    grep -q "Controller $ADDR0 Powered: yes" btd-power.log && break
-    echo "VM: bluetoothd's power-on of hci0 failed (try $try)"
+  # try again, as a person at the rig would, until bluetoothd says hci0 is on and it still is a
+  # few seconds later. The rig does not power on what bluetoothd turned off; what bluetoothctl
+  # answered each try goes to the console (a CI log shows why a try did not take).
+  powered_on=0
+  for try in 1 2 3 4; do
+    btctl btd-power-$try.log "select $ADDR0" "power on" "until Controller $ADDR0 Powered: yes"
+    sed 's/\x1b\[[0-9;]*m//g; s/\r//g' btd-power-$try.log | grep -ao "Changing power on .*\|Failed.*\|Controller $ADDR0 Powered: .*" \
+      | sed "s/^/VM: bluetoothctl power on, try $try at $(now)s: /"
+    if grep -q "Controller $ADDR0 Powered: yes" btd-power-$try.log; then
+      sleep 2
+      bluetoothctl show "$ADDR0" 2>/dev/null | grep -q "Powered: yes" && { powered_on=1; break; }
+      echo "VM: hci0 was off again 2 s after bluetoothd powered it on (rig-a powered it off $(count a.err 'powering hci0 off\|power-cycling the adapter') time(s) in all)"
+    else
+      echo "VM: bluetoothd's power-on of hci0 failed (try $try)"
+    fi
   done
+  cat btd-power-*.log >>btd-power.log
   echo "VM: bluetoothd powered hci0 off and on by $(now)s"
-  grep -q "Controller $ADDR0 Powered: yes" btd-power.log || echo "VM: bluetoothd did not power hci0 on"
-  sleep 3   # links torn down by the power-off are re-established by now
+  [ $powered_on = 1 ] || echo "VM: bluetoothd did not power hci0 on"
+  sleep 1   # links torn down by the power-off are re-established by now
   mark btd-power-settled
   B1=$(lines b.jsonl); A1=$(lines a.jsonl)
   wait_until 30 ranged a.jsonl "$A1" b.jsonl "$B1" || stuck "ranging did not continue after bluetoothd's power cycle"
