@@ -183,10 +183,8 @@ package final class BlueZAdapter: BLEAdapter {
             do {
                 _ = try await socket.send(.setPowered(true), index: index, timeout: Self.powerOnAnswer)
                 for _ in 0..<25 {
-                    let read = state.withLock { $0.power.readSent() }
-                    let info = try ControllerInfo(returnParameters: try await socket.send(.readControllerInfo, index: index))
-                    let powered = state.withLock { $0.power.answered(powered: info.currentSettings.contains(.powered), to: read) }
-                    if powered { return info.currentSettings }
+                    let (settings, powered) = try await readPowered(socket)
+                    if powered { return settings }
                     try await Task.sleep(for: .milliseconds(200))
                 }
                 logger.warning("adapter still off after Set Powered on", metadata: ["adapter": "\(name)", "attempt": "\(attempt)"])
@@ -195,8 +193,17 @@ package final class BlueZAdapter: BLEAdapter {
             }
             try? await Task.sleep(for: .seconds(1))
         }
-        logger.error("could not power the adapter on; advertising and discovery keep retrying", metadata: ["adapter": "\(name)"])
+        logger.error("could not power the adapter on", metadata: ["adapter": "\(name)", "attempts": "\(Self.powerOnAttempts)"])
         return nil
+    }
+
+    /// Reads the controller's settings and adopts its powered state, unless a New Settings event
+    /// overtook the read (`AdapterPower`); the settings read and the powered state in force.
+    private func readPowered(_ socket: MgmtSocket) async throws -> (ControllerSettings, Bool) {
+        let read = state.withLock { $0.power.readSent() }
+        let info = try ControllerInfo(returnParameters: try await socket.send(.readControllerInfo, index: index))
+        let powered = state.withLock { $0.power.answered(powered: info.currentSettings.contains(.powered), to: read) }
+        return (info.currentSettings, powered)
     }
 
     static let powerOnAttempts = 5
@@ -223,12 +230,12 @@ package final class BlueZAdapter: BLEAdapter {
             }
             _ = await enablePrivacy(socket, info)
             if poweredOff {
-                _ = await powerOn(socket)
+                if await powerOn(socket) == nil {
+                    logger.error("the adapter stays off; advertising and discovery keep retrying", metadata: ["adapter": "\(name)"])
+                }
             } else {
                 // Someone (bluetoothd at its start) may have powered it on meanwhile.
-                let read = state.withLock { $0.power.readSent() }
-                let now = try ControllerInfo(returnParameters: try await socket.send(.readControllerInfo, index: index))
-                _ = state.withLock { $0.power.answered(powered: now.currentSettings.contains(.powered), to: read) }
+                _ = try await readPowered(socket)
             }
         } catch {
             logger.error(
@@ -396,7 +403,10 @@ package final class BlueZAdapter: BLEAdapter {
         }
         state.withLock { $0.power.commanded(powered: false) }
         emit(.adapterPowered(false))
-        guard await powerOn(socket) != nil else { return }
+        guard await powerOn(socket) != nil else {
+            logger.error("the adapter stays off; advertising and discovery keep retrying", metadata: ["adapter": "\(name)"])
+            return
+        }
         logger.notice("adapter powered on again after the power cycle", metadata: ["adapter": "\(name)"])
         emit(.adapterPowered(true))
         await resumeAfterPowerOn()
