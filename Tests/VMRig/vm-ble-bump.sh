@@ -16,7 +16,7 @@ peer_id() {
   waited=0
   until grep -q "peer id [0-9a-f]*," "$1" 2>/dev/null; do
     usleep 100000; waited=$((waited + 1))
-    [ $waited -ge 300 ] && { echo "VM: no peer id in $1"; return; }
+    [ $waited -ge 300 ] && { echo "VM: no peer id in $1 after 30 s; it says:" >&2; tail -n 15 "$1" | sed 's/^/VM-ERR| /' >&2; return; }
   done
   sed -n 's/.*peer id \([0-9a-f]*\),.*/\1/p' "$1" | head -1
 }
@@ -41,6 +41,7 @@ while :; do
   $R/nearby-bridge run --uwb tcp:127.0.0.1:7001 --ble hci1 --name rig-b --profile $R/card-b.json --log-level info >b.jsonl 2>b.err &
   B=$!
   ida=$(peer_id a.err); idb=$(peer_id b.err)
+  [ -n "$ida" ] && [ -n "$idb" ] || { echo "VM: a rig did not start (world: $(tail -n 3 world.err | tr '\n' ' '))"; break; }
   expr "x$ida" \< "x$idb" >/dev/null && break
   [ $starts -ge 12 ] && { echo "VM: rig-b never drew a peer id above rig-a's"; break; }
   kill -TERM $A $B $W; wait $A $B $W
