@@ -1,7 +1,6 @@
 import BLE
 import Events
 import Glibc
-import Synchronization
 import Testing
 import UCI
 import UCIHost
@@ -11,28 +10,14 @@ import UCIHost
 /// connection never made: a failed LE Connection Complete), as on a real HCI: never two (our
 /// disconnect, then the adapter's close), never ACL data after it.
 @Suite struct CapturedLinkEndTests {
-    /// An adapter that reports the close of a link we disconnected, and an SDU read after it.
-    final class ClosingAdapter: BLEAdapter {
-        let handler = Mutex<(@Sendable (BLEEvent) -> Void)?>(nil)
-        var backendName: String { "test" }
-        func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws { handler.withLock { $0 = events } }
-        func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {}
-        func startScanning() async throws {}
-        func connect(to peer: BLEAddress) throws -> LinkID { 7 }
-        func send(_ sdu: [UInt8], on link: LinkID) throws {}
-        func disconnect(_ link: LinkID) {
-            let events = handler.withLock { $0 }
-            events?(.linkData(link, [0xEE]))
-            events?(.linkClosed(link))
-        }
-        func stop() async {}
-        func emit(_ event: BLEEvent) { handler.withLock { $0 }?(event) }
-    }
-
     @Test func oneDisconnectionCompletePerHandleAndNothingAfterIt() async throws {
         let path = "/tmp/nb-capture-\(UInt64.random(in: 0...UInt64.max)).pcap"
         defer { unlink(path) }
-        let inner = ClosingAdapter()
+        // The adapter reports the close of a link we disconnected, and an SDU read after it.
+        let inner = FedAdapter { link, emit in
+            emit(.linkData(link, [0xEE]))
+            emit(.linkClosed(link))
+        }
         let pcap = try PcapWriter(path: path, linkType: 201)
         let adapter = CapturingBLEAdapter(inner, pcap: pcap, psm: 0x85, clock: { 0 })
         try await adapter.start { _ in }

@@ -12,7 +12,7 @@ import Testing
     @Test func replayJoinsTheKFramesOfEachSDUAndSkipsTheSignalling() async throws {
         let path = "/tmp/nb-sdus-\(UInt64.random(in: 0...UInt64.max)).pcap"
         defer { unlink(path) }
-        let inner = CapturedSignallingTests.QuietAdapter()
+        let inner = FedAdapter()
         let adapter = CapturingBLEAdapter(inner, pcap: try PcapWriter(path: path, linkType: 201), psm: 0x85, clock: { 0 })
         try await adapter.start { _ in }
         let peer = BLEAddress(bytes: [1, 2, 3, 4, 5, 0xC6])

@@ -1,6 +1,5 @@
 import BLE
 import Glibc
-import Synchronization
 import Testing
 
 @testable import Capture
@@ -9,20 +8,6 @@ import Testing
 /// Every expected octet is written here from the Bluetooth Core Specification (v5.4) and the
 /// values docs/PROTOCOL.md names, not taken from the code under test.
 @Suite struct CapturedSignallingTests {
-    /// An adapter whose links the test opens and feeds.
-    final class QuietAdapter: BLEAdapter {
-        let handler = Mutex<(@Sendable (BLEEvent) -> Void)?>(nil)
-        var backendName: String { "test" }
-        func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws { handler.withLock { $0 = events } }
-        func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {}
-        func startScanning() async throws {}
-        func connect(to peer: BLEAddress) throws -> LinkID { 7 }
-        func send(_ sdu: [UInt8], on link: LinkID) throws {}
-        func disconnect(_ link: LinkID) {}
-        func stop() async {}
-        func emit(_ event: BLEEvent) { handler.withLock { $0 }?(event) }
-    }
-
     static let peer = BLEAddress(bytes: [0x11, 0x22, 0x33, 0x44, 0x55, 0xC6])
     static let sent: [UInt8] = [0, 0, 0, 0]
     static let received: [UInt8] = [0, 0, 0, 1]
@@ -57,10 +42,10 @@ import Testing
     }()
 
     /// Runs `body` on a capturing adapter and returns the records it wrote, direction first.
-    func records(_ body: (CapturingBLEAdapter, QuietAdapter) async throws -> Void) async throws -> [[UInt8]] {
+    func records(_ body: (CapturingBLEAdapter, FedAdapter) async throws -> Void) async throws -> [[UInt8]] {
         let path = "/tmp/nb-signalling-\(UInt64.random(in: 0...UInt64.max)).pcap"
         defer { unlink(path) }
-        let inner = QuietAdapter()
+        let inner = FedAdapter()
         let adapter = CapturingBLEAdapter(inner, pcap: try PcapWriter(path: path, linkType: 201), psm: 0x85, clock: { 0 })
         try await adapter.start { _ in }
         try await body(adapter, inner)
