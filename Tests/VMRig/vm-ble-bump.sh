@@ -28,6 +28,9 @@ peer_id() {
 starts=0
 while :; do
   starts=$((starts + 1))
+  # The parent removes the last draw's logs: the children's own truncation can come after the
+  # greps below, which would then read the dead world's "listening" line or a dead rig's id.
+  rm -f world.jsonl world.err a.jsonl a.err b.jsonl b.err
   $R/nearby-bridge world --scenario $R/two-rigs.json --uwb-port 7000 --air-port 7100 --log-level notice >world.jsonl 2>world.err &
   W=$!
   # TCG is slow: wait until the world listens before the bridges connect.
