@@ -1,7 +1,7 @@
 # Convenience targets; the scripts are the source of truth.
 .PHONY: test sanitize rig ble-bump rig-attack rig-att rig-kernel-race vm-selftest e2e-repeat fuzz-long wireshark-uci package soak flood
 
-test:          ## everything CI runs (Swift tests, end-to-end checks, emulated USB, VM rigs)
+test:          ## everything CI runs (Swift tests, TSan, fuzzing, end-to-end checks, emulated USB, VM rigs)
 	scripts/test
 
 MINUTES ?= 60
@@ -22,7 +22,7 @@ wireshark-uci: ## every uci.pcap under CAPTURE=DIR (a --capture directory) throu
 package:       ## dist/nearby-bridge_<version>-1_<arch>.deb for this machine (arm64 on a Pi); scripts/test-package DEB checks it
 	scripts/package
 
-sanitize:      ## the Swift suites under ThreadSanitizer and AddressSanitizer (part of test)
+sanitize:      ## the Swift suites under ThreadSanitizer (in test) and AddressSanitizer (not in test)
 	scripts/sanitize
 
 rig:           ## two bridges on a real kernel: USB boards on dummy_hcd, Bumble-backed adapters, bluetoothd, faults
