@@ -24,8 +24,7 @@ mkdir -p "$work"
 fail() { echo "FAIL  $1" >&2; exit 1; }
 
 echo "== building the release binary for the VM (static Swift runtime)" >&2
-(cd "$ROOT" && swift build -c release --static-swift-stdlib -Xlinker -lcurl --product nearby-bridge --scratch-path "$ROOT/.build-vm/swift" >&2)
-bin="$ROOT/.build-vm/swift/release/nearby-bridge"
+bin=$("$ROOT/scripts/build-release")
 "$HERE/build-rig.sh" >&2
 printf '{"groupKey": "%s"}\n' "$(printf '35%.0s' $(seq 32))" >"$work/event.json"
 

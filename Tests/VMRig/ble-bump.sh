@@ -15,10 +15,7 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL  $1" >&2; exit 1; }
 
 echo "== building the release binary for the VM (static Swift runtime)" >&2
-# The Swift runtime is linked in; libcurl is not (FoundationNetworking, which FlyingFox imports,
-# needs it): the VM gets it with the binary's other shared libraries.
-(cd "$ROOT" && swift build -c release --static-swift-stdlib -Xlinker -lcurl --product nearby-bridge --scratch-path "$ROOT/.build-vm/swift" >&2)
-bin="$ROOT/.build-vm/swift/release/nearby-bridge"
+bin=$("$ROOT/scripts/build-release")
 "$HERE/build-rig.sh" >&2
 
 # hci0 a BT 4.x-like controller (legacy advertising: rig-a gets Add Advertising), hci1 a BT 5-like

@@ -37,10 +37,7 @@ fail() { echo "FAIL  $1" >&2; exit 1; }
 start=$(date +%s)
 
 echo "== building the release binary for the VM (static Swift runtime)" >&2
-# The Swift runtime is linked in; libcurl is not (FoundationNetworking, which FlyingFox imports,
-# needs it): the VM gets it with the binary's other shared libraries.
-(cd "$ROOT" && swift build -c release --static-swift-stdlib -Xlinker -lcurl --product nearby-bridge --scratch-path "$ROOT/.build-vm/swift" >&2)
-bin="$ROOT/.build-vm/swift/release/nearby-bridge"
+bin=$("$ROOT/scripts/build-release")
 "$HERE/build-rig.sh" >&2
 built=$(date +%s)
 # The event's key, and another event's for the outsider; the key files are given through a
