@@ -111,7 +111,7 @@ package final class BlueZAdapter: BLEAdapter {
         if privateAddresses { info.currentSettings = await enablePrivacy(socket, info) }
         if !info.currentSettings.contains(.powered) {
             logger.notice("powering on \(name)")
-            guard let settings = await powerOn(socket) else { throw BlueZError.unsupported("\(name) could not be powered on") }
+            guard let settings = await powerOn(socket, failing: "the rig cannot start on it") else { throw BlueZError.unsupported("\(name) could not be powered on") }
             info.currentSettings = settings
         }
         let features = try AdvertisingFeatures(returnParameters: try await socket.send(.readAdvertisingFeatures, index: index))
@@ -177,8 +177,9 @@ package final class BlueZAdapter: BLEAdapter {
     /// take; an answer that comes too late makes the next try Busy, then powered. Right after a
     /// power-off the kernel may answer before it is up, so "not yet" is polled too. Every
     /// caller powered the adapter off itself, or found it off at start: leaving it off would
-    /// leave the rig without Bluetooth for good, since no one else powers it on.
-    private func powerOn(_ socket: MgmtSocket) async -> ControllerSettings? {
+    /// leave the rig without Bluetooth for good, since no one else powers it on. `failing`
+    /// says what follows when it stays off, in the one log line that reports it.
+    private func powerOn(_ socket: MgmtSocket, failing consequence: String) async -> ControllerSettings? {
         for attempt in 1...Self.powerOnAttempts {
             do {
                 _ = try await socket.send(.setPowered(true), index: index, timeout: Self.powerOnAnswer)
@@ -193,7 +194,8 @@ package final class BlueZAdapter: BLEAdapter {
             }
             try? await Task.sleep(for: .seconds(1))
         }
-        logger.error("could not power the adapter on", metadata: ["adapter": "\(name)", "attempts": "\(Self.powerOnAttempts)"])
+        logger.error(
+            "could not power the adapter on; \(consequence)", metadata: ["adapter": "\(name)", "attempts": "\(Self.powerOnAttempts)"])
         return nil
     }
 
@@ -208,6 +210,8 @@ package final class BlueZAdapter: BLEAdapter {
 
     static let powerOnAttempts = 5
     static let powerOnAnswer: Duration = .seconds(15)
+    /// What follows a failed power-on after start: nothing else powers the adapter on.
+    static let staysOff = "it stays off; advertising and discovery keep retrying"
 
     /// Turns LE privacy on again after another program turned it off. bluetoothd does so each
     /// time it starts (main.conf's `Privacy` defaults to off), and its own exit powers the
@@ -230,9 +234,7 @@ package final class BlueZAdapter: BLEAdapter {
             }
             _ = await enablePrivacy(socket, info)
             if poweredOff {
-                if await powerOn(socket) == nil {
-                    logger.error("the adapter stays off; advertising and discovery keep retrying", metadata: ["adapter": "\(name)"])
-                }
+                _ = await powerOn(socket, failing: Self.staysOff)
             } else {
                 // Someone (bluetoothd at its start) may have powered it on meanwhile.
                 _ = try await readPowered(socket)
@@ -403,10 +405,7 @@ package final class BlueZAdapter: BLEAdapter {
         }
         state.withLock { $0.power.commanded(powered: false) }
         emit(.adapterPowered(false))
-        guard await powerOn(socket) != nil else {
-            logger.error("the adapter stays off; advertising and discovery keep retrying", metadata: ["adapter": "\(name)"])
-            return
-        }
+        guard await powerOn(socket, failing: Self.staysOff) != nil else { return }
         logger.notice("adapter powered on again after the power cycle", metadata: ["adapter": "\(name)"])
         emit(.adapterPowered(true))
         await resumeAfterPowerOn()
