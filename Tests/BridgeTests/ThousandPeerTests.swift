@@ -8,8 +8,11 @@ import Testing
 /// An event with a thousand visitors around one rig, at an accelerated clock, with a stdout that
 /// stalls: range events may be shed, nothing else may go missing, and memory stays flat.
 @Suite(.serialized) struct ThousandPeerTests {
-    /// Keeps every line except `range` (counted), and stalls for three seconds at the first range
-    /// line after `stallAfter` of virtual time, like a consumer that stops reading for a while.
+    /// Keeps every line except `range` (counted), and stalls at the first range line after
+    /// `stallAfter` of virtual time, like a consumer that stops reading for a while, until the
+    /// world has run on for a virtual second: some 150 range lines, past the stream's 64-line
+    /// buffer, so some are shed however fast this machine runs the world (a fixed three seconds
+    /// of wall time was half a virtual second here, and less than the buffer under load).
     final class StallingOutput: EventOutput {
         private let world: World
         private let stallAfter: Int64
@@ -24,7 +27,11 @@ import Testing
                 defer { s.stalled = s.stalled || (isRange && world.nowMilliseconds >= stallAfter) }
                 return !s.stalled && isRange && world.nowMilliseconds >= stallAfter
             }
-            if stall { usleep(3_000_000) }
+            if stall {
+                let until = world.nowMilliseconds + 1_000
+                let giveUp = ContinuousClock.now + .seconds(120)
+                while world.nowMilliseconds < until, ContinuousClock.now < giveUp { usleep(10_000) }
+            }
             storage.withLock { s in
                 if isRange { s.ranges += 1 } else { s.lines.append(line) }
             }
