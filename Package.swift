@@ -54,7 +54,11 @@ let package = Package(
         // handshake and sealed frames. Pure: keys and randomness come in as arguments.
         .target(
             name: "PeerSecurity",
-            dependencies: ["BLE", "ByteCoding", "PeerProtocol", .product(name: "Crypto", package: "swift-crypto")]),
+            dependencies: [
+                "BLE", "ByteCoding", "PeerProtocol", .product(name: "Crypto", package: "swift-crypto"),
+                // AES-128 on one block, for resolvable private addresses (`ResolvablePrivateAddress`).
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]),
 
         // I/O and protocol state.
         // Byte streams on descriptors (TCP, tty), the queue that hands their bytes to async code,
@@ -126,8 +130,6 @@ let package = Package(
             dependencies: [
                 "UCI", "StreamIO", "UCIHost", "PeerProtocol", "PeerSecurity", "BLE", "Bridge", "Events", "Proximity",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
-                // AES-128 on one block, for resolvable private addresses (`ResolvablePrivateAddress`).
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             resources: [.copy("Scenarios")]),
 
@@ -181,7 +183,7 @@ let package = Package(
             ],
             exclude: ["bumble_client.py"]),
         .testTarget(
-            name: "PeerSecurityTests", dependencies: ["PeerSecurity", "PeerProtocol"], exclude: ["make-vectors.py"],
+            name: "PeerSecurityTests", dependencies: ["BLE", "PeerSecurity", "PeerProtocol"], exclude: ["make-vectors.py"],
             resources: [.copy("Vectors")]),
         .testTarget(name: "StreamIOTests", dependencies: ["StreamIO", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "UCIHostTests", dependencies: ["UCI", "StreamIO", "UCIHost"]),
@@ -191,7 +193,9 @@ let package = Package(
         .testTarget(name: "UCIUSBTests", dependencies: ["UCIUSB"]),
         .testTarget(name: "PlotTests", dependencies: ["Plot"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Events", "UCI", "UCIHost", "BLE", "Replay"]),
-        .testTarget(name: "BlueZMgmtTests", dependencies: ["BLE", "BlueZMgmt", "BLEBlueZ", "PeerProtocol"], resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "BlueZMgmtTests", dependencies: ["BLE", "BlueZMgmt", "BLEBlueZ", "ByteCoding", "PeerProtocol", "PeerSecurity"],
+            resources: [.copy("Fixtures")]),
         .testTarget(name: "EventsTests", dependencies: ["Events"]),
         .testTarget(name: "WatchTests", dependencies: ["Watch", "Events"]),
         .testTarget(name: "WebViewTests", dependencies: ["WebView"]),

@@ -18,6 +18,11 @@ package enum BLEAdapterError: Error, Equatable, Sendable, CustomStringConvertibl
 package protocol BLEAdapter: AnyObject, Sendable {
     /// Short backend name for `device` events, e.g. "virtual" or "hci0".
     var backendName: String { get }
+    /// Whether every advert and link of ours goes out from a resolvable private address made
+    /// with the identity resolving key the adapter was given (a keyed rig's), so that peers can
+    /// bind our adverts to our radio (`Advertisement.Capabilities.addressBound`). Known once
+    /// `start` has returned; false when the adapter has no LE privacy or was given no key.
+    var boundAddresses: Bool { get }
     /// Installs the event handler and brings the adapter up.
     func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws
     /// Replaces our advertising and scan response data (legacy: at most 31 bytes each).

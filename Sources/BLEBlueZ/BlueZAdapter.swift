@@ -47,6 +47,8 @@ package final class BlueZAdapter: BLEAdapter {
         /// We want LE privacy (a keyed rig) and the adapter has it: another program turning it
         /// off is undone (`restorePrivacy`).
         var privacy = false
+        /// The kernel took our identity resolving key (`boundAddresses`).
+        var keyTaken = false
         /// `restorePrivacy` is under way: no advertising until it is done (it would go out from
         /// the fixed address), and it resumes what a power-on meanwhile would have.
         var restoringPrivacy = false
@@ -56,7 +58,9 @@ package final class BlueZAdapter: BLEAdapter {
     package let name: String
     private let index: UInt16
     private let psm: UInt8
-    private let privateAddresses: Bool
+    /// The rig's identity resolving key (most significant octet first), when it runs with LE
+    /// privacy; nil for an open event's rig.
+    private let identityResolvingKey: [UInt8]?
     private let logger: Logger
     private let state = Mutex(State())
     private let mgmt: Mutex<MgmtSocket?> = Mutex(nil)
@@ -69,18 +73,20 @@ package final class BlueZAdapter: BLEAdapter {
     static let advertisingIntervals: ClosedRange<UInt32> = 160...240
 
     package var backendName: String { name }
+    package var boundAddresses: Bool { state.withLock { $0.privacy && $0.keyTaken } }
 
     /// `name` is the kernel's adapter name, "hci0"; `psm` is the peer channel's L2CAP PSM.
-    /// `privateAddresses`: turn on LE privacy at start (a rig of a keyed event, whose adverts
-    /// must not be linkable through the adapter's fixed address).
-    package init(name: String, psm: UInt8, privateAddresses: Bool = false, logger: Logger) throws(BlueZError) {
+    /// `identityResolvingKey`: turn on LE privacy with this key at start (a rig of a keyed event,
+    /// whose adverts must not be linkable through the adapter's fixed address, and whose peers
+    /// resolve its addresses with the key they derive too).
+    package init(name: String, psm: UInt8, identityResolvingKey: [UInt8]? = nil, logger: Logger) throws(BlueZError) {
         guard name.hasPrefix("hci"), let index = UInt16(name.dropFirst(3)) else {
             throw .noAdapter(requested: name, available: [])
         }
         self.name = name
         self.index = index
         self.psm = psm
-        self.privateAddresses = privateAddresses
+        self.identityResolvingKey = identityResolvingKey
         self.logger = logger
     }
 
@@ -108,7 +114,7 @@ package final class BlueZAdapter: BLEAdapter {
         if !info.currentSettings.contains(.lowEnergy) {
             _ = try await socket.send(.setLowEnergy(true), index: index)
         }
-        if privateAddresses { info.currentSettings = await enablePrivacy(socket, info) }
+        if identityResolvingKey != nil { info.currentSettings = await enablePrivacy(socket, info) }
         if !info.currentSettings.contains(.powered) {
             logger.notice("powering on \(name)")
             guard let settings = await powerOn(socket, failing: "the rig cannot start on it") else { throw BlueZError.unsupported("\(name) could not be powered on") }
@@ -128,7 +134,7 @@ package final class BlueZAdapter: BLEAdapter {
             $0.instance = instance
             $0.adapterAddress = address
             $0.power.commanded(powered: settings.contains(.powered))
-            $0.privacy = privateAddresses && settings.contains(.privacy)
+            $0.privacy = identityResolvingKey != nil && settings.contains(.privacy)
             $0.extendedAdvertising = extended
         }
         try listen()
@@ -140,10 +146,11 @@ package final class BlueZAdapter: BLEAdapter {
             ])
     }
 
-    /// Turns on LE privacy with a fresh identity resolving key that nobody needs to know (peers
-    /// recognise the rig by the event key in its advert, not by its address). The kernel takes
-    /// the setting only while the controller is off, so a powered adapter is powered off for it;
-    /// `start` powers it on again. Returns the settings now in force.
+    /// Turns on LE privacy with our identity resolving key, which the event's rigs derive too
+    /// (they drop an advert of ours heard from an address it does not resolve). Set even when
+    /// privacy is on already: the key in force then is someone else's, or a past run's. The
+    /// kernel takes the setting only while the controller is off, so a powered adapter is
+    /// powered off for it; `start` powers it on again. Returns the settings now in force.
     private func enablePrivacy(_ socket: MgmtSocket, _ info: ControllerInfo) async -> ControllerSettings {
         var settings = info.currentSettings
         guard info.supportedSettings.contains(.privacy) else {
@@ -152,15 +159,16 @@ package final class BlueZAdapter: BLEAdapter {
                 metadata: ["adapter": "\(name)"])
             return settings
         }
-        guard !settings.contains(.privacy) else { return settings }
+        guard let identityResolvingKey else { return settings }
         do {
             if settings.contains(.powered) {
                 logger.notice("powering \(name) off to turn on LE privacy")
                 settings = ControllerSettings(rawValue: Self.settings(try await socket.send(.setPowered(false), index: index)))
             }
-            var random = SystemRandomNumberGenerator()
-            let key = (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) }
-            settings = ControllerSettings(rawValue: Self.settings(try await socket.send(.setPrivacy(mode: 1, identityResolvingKey: key), index: index)))
+            state.withLock { $0.keyTaken = false }
+            settings = ControllerSettings(
+                rawValue: Self.settings(try await socket.send(.setPrivacy(mode: 1, identityResolvingKey: identityResolvingKey), index: index)))
+            state.withLock { $0.keyTaken = settings.contains(.privacy) }
             logger.notice(
                 "LE privacy on: resolvable private addresses, renewed by the kernel (every 15 minutes by default)",
                 metadata: ["adapter": "\(name)"])

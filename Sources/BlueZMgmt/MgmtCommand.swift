@@ -7,8 +7,10 @@ package enum MgmtCommand: Equatable, Sendable {
     case setPowered(Bool)
     case setConnectable(Bool)
     case setLowEnergy(Bool)
-    /// Privacy mode (0 off, 1 on) and the identity resolving key the addresses derive from.
-    /// The kernel takes it only while the controller is powered off.
+    /// Privacy mode (0 off, 1 on) and the identity resolving key the addresses derive from,
+    /// given most significant octet first as the Core specification writes keys; on the wire
+    /// least significant first, like every mgmt value (the kernel's `smp_e` reverses it for
+    /// AES). The kernel takes it only while the controller is powered off.
     case setPrivacy(mode: UInt8, identityResolvingKey: [UInt8])
     case readAdvertisingFeatures
     case addAdvertising(instance: UInt8, flags: AdvertisingFlags, duration: UInt16, timeout: UInt16, data: [UInt8], scanResponse: [UInt8])
@@ -53,7 +55,7 @@ package enum MgmtCommand: Equatable, Sendable {
         case .setPrivacy(let mode, let key):
             {
                 precondition(key.count == 16, "an identity resolving key is 16 bytes")
-                return [mode] + key
+                return [mode] + key.reversed()
             }()
         case .startDiscovery(let types), .stopDiscovery(let types): [types]
         case .removeAdvertising(let instance): [instance]

@@ -51,6 +51,7 @@ package final class CapturingBLEAdapter: BLEAdapter {
     /// under this lock, so that each link's records are in the order its state changed.
     private let state = Mutex(State())
     package var backendName: String { inner.backendName }
+    package var boundAddresses: Bool { inner.boundAddresses }
 
     /// `psm` is the one the bridge advertises and connects to (`BridgeConfig.psm`).
     package init(_ inner: any BLEAdapter, pcap: PcapWriter, psm: UInt8, clock: @escaping @Sendable () -> Int64) {

@@ -18,8 +18,9 @@ import UCIUSB
 /// The radios of a rig as the command line names them.
 enum RigRadios {
     /// Opens the UWB board (and says how to reopen it after a replug) and the Bluetooth adapter;
-    /// a rig of a keyed event asks the adapter for resolvable private addresses.
-    static func open(uwb: UWBEndpoint, ble: BLEBackend, privateAddresses: Bool = false, loop: EventLoop, logger: Logger) throws -> (
+    /// a rig of a keyed event asks the adapter for resolvable private addresses made with its
+    /// `identityResolvingKey`.
+    static func open(uwb: UWBEndpoint, ble: BLEBackend, identityResolvingKey: [UInt8]? = nil, loop: EventLoop, logger: Logger) throws -> (
         any UCITransport, @Sendable () async throws -> any UCITransport, any BLEAdapter
     ) {
         let transport: any UCITransport
@@ -44,7 +45,7 @@ enum RigRadios {
         case .world(let host, let port, let body):
             adapter = try RemoteAirAdapter(host: host, port: port, body: body)
         case .bluez(let name):
-            adapter = try BlueZAdapter(name: name, psm: BridgeConfig().psm, privateAddresses: privateAddresses, logger: logger)
+            adapter = try BlueZAdapter(name: name, psm: BridgeConfig().psm, identityResolvingKey: identityResolvingKey, logger: logger)
         }
         return (transport, reconnect, adapter)
     }

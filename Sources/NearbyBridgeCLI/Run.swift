@@ -119,11 +119,22 @@ struct Run: AsyncParsableCommand {
             }
             do { return try ProfileCard(json: text) } catch { throw ValidationError("--profile \(path): \(error)") }
         } ?? ProfileCard(name: displayName)
+        var config = BridgeConfig()
+        config.proximity = proximity.config
+        config.rangingSessions = settings.rangingSessions
+        if let maxPeers = settings.maxPeers { config.maxPeers = maxPeers }
+        if let controlees = settings.controleesPerSession { config.controleesPerSession = max(1, controlees) }
+        if let dialect = settings.uwbDialect { config.uwbDialect = dialect }
+        config.uwb.countryCode = settings.countryCode
+        try settings.applyRangeCorrection(to: &config)
+        try settings.applySecurity(to: &config, logger: logger)
+        if case .bluez = ble { config.bluetoothRequired = true }
         // The node's thread: it reads a tcp or tty board itself, so a notification goes from
         // `read` to its event line without a thread hand-off (docs/PERFORMANCE.md).
         let loop = EventLoop(name: "node")
         let (transport, reconnect, adapter) = try RigRadios.open(
-            uwb: uwb, ble: ble, privateAddresses: settings.groupKey != nil || settings.groupKeyFile != nil, loop: loop, logger: logger)
+            uwb: uwb, ble: ble, identityResolvingKey: config.security.groupKey.map { KeySchedule.identityResolvingKey($0, peer: peerID) },
+            loop: loop, logger: logger)
         var radios: (any UCITransport, any BLEAdapter) = (transport, adapter)
         var reopen = reconnect
         if let capture {
@@ -139,16 +150,6 @@ struct Run: AsyncParsableCommand {
             uwbShortAddress: UInt16.random(in: 1...0xFFFE, using: &random))
         logger.notice("peer id \(identity.peerID), UWB address \(identity.uwbShortAddress)")
         let seed = random.next()
-        var config = BridgeConfig()
-        config.proximity = proximity.config
-        config.rangingSessions = settings.rangingSessions
-        if let maxPeers = settings.maxPeers { config.maxPeers = maxPeers }
-        if let controlees = settings.controleesPerSession { config.controleesPerSession = max(1, controlees) }
-        if let dialect = settings.uwbDialect { config.uwbDialect = dialect }
-        config.uwb.countryCode = settings.countryCode
-        try settings.applyRangeCorrection(to: &config)
-        try settings.applySecurity(to: &config, logger: logger)
-        if case .bluez = ble { config.bluetoothRequired = true }
         let node = BridgeNode(
             identity: identity, config: config, uwbTransport: radios.0, ble: radios.1, events: events,
             time: SystemClock(), logger: logger, seed: seed, reconnectUWB: reopen, loop: loop)

@@ -34,6 +34,11 @@ package struct Advertisement: Sendable, Equatable {
         /// Its board runs provisioned STS with a session key (FiRa STS_CONFIG 3); set only in
         /// the private advert, where the key that session key derives from exists.
         package static let provisionedSTS = Capabilities(rawValue: 1 << 3)
+        /// Sent only from resolvable private addresses made with the rig's identity resolving
+        /// key (`KeySchedule.identityResolvingKey`); set only in the private advert, whose MAC
+        /// keeps anyone without the key from setting or clearing it. A rig drops an advert with
+        /// this bit from an address that does not resolve: a replay from someone else's radio.
+        package static let addressBound = Capabilities(rawValue: 1 << 4)
     }
 
     package var group: UInt16

@@ -14,6 +14,8 @@ final class ReplayAdapter: BLEAdapter {
     /// and the first link on which they differed.
     private let expectedFirst: Mutex<(frames: [LinkID: [UInt8]], differs: LinkID?)>
     let backendName: String
+    /// The replayed node's advert goes nowhere.
+    let boundAddresses = false
 
     init(localLinks: [LinkID], firstSent: [LinkID: [UInt8]], backendName: String) {
         self.localLinks = Mutex(localLinks)

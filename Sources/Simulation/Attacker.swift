@@ -23,6 +23,8 @@ final class Attacker: Sendable {
         var credit = 0.0
         var lastStep: Int64?
         var actions = 0
+        /// Links the real nodes opened to this attacker.
+        var linksOffered = 0
     }
 
     private let world: World
@@ -50,6 +52,8 @@ final class Attacker: Sendable {
 
     /// Adverts sent and links asked for so far.
     var actions: Int { state.withLock { $0.actions } }
+    /// Links real nodes opened to this attacker so far (a replayed advert drew a connection).
+    var linksOffered: Int { state.withLock { $0.linksOffered } }
 
     /// Message 1 of the v2 handshake under `key`, framed as on the air, with an ephemeral key drawn
     /// from `random` (so the bytes depend only on the seed).
@@ -104,6 +108,8 @@ final class Attacker: Sendable {
         case .advertisement(let address, _, let data) where world.body(at: address).map(victims.contains) == true:
             if s.adverts.updateValue(data, forKey: address) == nil { s.heard.append(address) }
             s.lastAdvertFrom = address
+        case .linkOpened(_, _, false):
+            s.linksOffered += 1
         case .linkOpened(let link, _, true):
             switch attack.kind {
             case .keylessFollower:

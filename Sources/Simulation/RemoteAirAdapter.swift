@@ -11,6 +11,8 @@ package final class RemoteAirAdapter: BLEAdapter {
     private let body: String
     private let links = Mutex(LinkNames())
     package let backendName: String
+    /// The world server's air gives its remote bodies their fixed addresses.
+    package let boundAddresses = false
 
     package init(host: String, port: UInt16, body: String) throws {
         connection = try StreamConnection.connect(host: host, port: port)

@@ -69,8 +69,10 @@ package final class SimulationDriver: Sendable {
             if let instrument = options.instrument { radios = instrument(spec.name, radios.0, radios.1, time) }
             var config = options.bridge
             config.security = Self.security(for: spec, in: scenario, worldSeed: options.seed, seed: seed, base: config.security)
-            // A keyed rig runs with LE privacy (`RigRadios`: privateAddresses), so its virtual one does.
-            if config.security.groupKey != nil { world.givePrivacy(body: body, seed: seed) }
+            // A keyed rig runs with LE privacy and its derived IRK (`RigRadios`), so its virtual one does.
+            if let key = config.security.groupKey {
+                world.givePrivacy(body: body, irk: KeySchedule.identityResolvingKey(key, peer: identity.peerID), seed: seed)
+            }
             let node = BridgeNode(
                 identity: identity, config: config, uwbTransport: radios.0, ble: radios.1, events: events,
                 time: time, logger: logger, seed: seed, tracker: tracker, uwbClock: options.uwbClock)

@@ -5,6 +5,7 @@ final class VirtualAdapter: BLEAdapter {
     private let world: World
     private let body: Int
     let backendName = "virtual"
+    var boundAddresses: Bool { world.hasPrivacy(body: body) }
 
     init(world: World, body: Int) {
         self.world = world

@@ -1,6 +1,7 @@
 import BLE
 import Bridge
 import Glibc
+import PeerSecurity
 import Synchronization
 import UCI
 
@@ -122,14 +123,16 @@ package final class World: Sendable {
     }
 
     /// Gives `body` LE privacy, as a kernel with privacy on: from now on it advertises and
-    /// connects from a resolvable private address made with an IRK from `seed` (two SplitMix64
-    /// outputs, little-endian, of `seed` XOR 0x49524B), a new one every `rpaTimeoutMilliseconds`
-    /// from time 0 (the n-th: prand from the first output of SplitMix64 seeded with the same
-    /// XOR n). Links keep the addresses they were made with.
-    func givePrivacy(body: Int, seed: UInt64) {
-        var random = SplitMix64(seed: seed ^ 0x49_52_4B)
-        let irk = (0..<2).flatMap { _ in withUnsafeBytes(of: random.next().littleEndian, Array.init) }
+    /// connects from a resolvable private address made with `irk` (most significant octet
+    /// first), a new one every `rpaTimeoutMilliseconds` from time 0 (the n-th: prand from the
+    /// first output of SplitMix64 seeded with `seed` XOR 0x49524B XOR n). Links keep the
+    /// addresses they were made with.
+    func givePrivacy(body: Int, irk: [UInt8], seed: UInt64) {
         state.withLock { $0.privacy[body] = Privacy(irk: irk, seed: seed ^ 0x49_52_4B) }
+    }
+
+    func hasPrivacy(body: Int) -> Bool {
+        state.withLock { $0.privacy[body] != nil }
     }
 
     /// The address `body` advertises and connects from now.

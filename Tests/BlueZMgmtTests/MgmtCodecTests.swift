@@ -45,8 +45,9 @@ import Testing
     @Test func setPrivacy() {
         let key: [UInt8] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08]
         let command = MgmtCommand.setPrivacy(mode: 1, identityResolvingKey: key)
-        #expect(command.parameters == [0x01] + key)
-        #expect(command.packet(index: 0).encoded() == [0x2F, 0x00, 0x00, 0x00, 0x11, 0x00] + [0x01] + key)
+        // The key goes least significant octet first.
+        #expect(command.parameters == [0x01] + key.reversed())
+        #expect(command.packet(index: 0).encoded() == [0x2F, 0x00, 0x00, 0x00, 0x11, 0x00] + [0x01] + key.reversed())
         #expect(ControllerSettings(rawValue: 0x0000_2080).contains(.privacy) && ControllerSettings(rawValue: 0x80) != .privacy)
     }
 

@@ -67,6 +67,47 @@ import Testing
         #expect(events.count { $0["type"] as? String == "bump" } == 2)
     }
 
+    /// Issue 35, item 1: a keyed rig advertises from addresses made with the identity resolving
+    /// key its peers derive, and says so in its advert, so a replay of that advert from an
+    /// attacker's radio does not resolve and is dropped. No rig ever connects to a replayer.
+    /// Before the binding, the peer heard the rig's advert replayed before the rig's own and
+    /// connected to replayers.
+    @Test func replayedAdvertsDrawNoConnection() async throws {
+        let scenario = try Self.scenario(.advertReplay, count: 40, rate: 2)
+        let (driver, output) = fastDriver(scenario, ranges: false)
+        try await driver.run()
+        let events = try parse(output.lines)
+        #expect(events.count { $0["type"] as? String == "bump" } == 2)
+        #expect(driver.attackers.values.allSatisfy { $0.actions > 0 }, "every attacker replayed")
+        let offered = driver.attackers.values.map(\.linksOffered).reduce(0, +)
+        #expect(offered == 0, "links opened to replayers: \(offered)")
+    }
+
+    /// A peer that walks out of range stays lost while replayers near the rig go on replaying
+    /// its advert: their addresses do not resolve with its key, so they are not the peer.
+    /// Before the binding, each replayer's address counted as hearing it.
+    @Test func replaysDoNotKeepADepartedPeerListed() async throws {
+        var nodes = [
+            #"{ "name": "rig", "path": [[0, 0, 0]] }"#,
+            #"{ "name": "peer", "path": [[0, 3, 0], [6, 3, 0], [7, 300, 0]] }"#,
+        ]
+        for i in 0..<8 {
+            let angle = Double(i) * 2 * .pi / 8
+            nodes.append(
+                #"{ "name": "replayer-\#(i)", "crowd": true, "path": [[0, \#(2 * cos(angle)), \#(2 * sin(angle))]], "#
+                    + #""attack": {"kind": "advertReplay", "rate": 2, "target": "peer"} }"#)
+        }
+        let json = #"{ "name": "departed", "duration": 30, "groupKey": "from-seed", "nodes": [\#(nodes.joined(separator: ","))] }"#
+        let (driver, output) = fastDriver(try Scenario.decode(Data(json.utf8)), ranges: false)
+        try await driver.run()
+        let events = try parse(output.lines)
+        let ids = driver.identities.mapValues(\.peerID.description)
+        let about = events.filter { $0["node"] as? String == ids["rig"] && $0["peer"] as? String == ids["peer"] }
+        let kinds = about.compactMap { $0["type"] as? String }.filter { $0 == "peer.found" || $0 == "peer.lost" }
+        #expect(kinds == ["peer.found", "peer.lost"], "the rig's view of the departed peer: \(kinds)")
+        #expect(driver.attackers.values.allSatisfy { $0.actions > 20 }, "the replayers went on after the peer left")
+    }
+
     /// Attackers are part of the world's seeded run: the same scenario and seed give the same lines.
     @Test func aWorldWithAttackersRunsTheSameWayTwice() async throws {
         let scenario = try Self.scenario(.garbage, count: 6)

@@ -2,6 +2,7 @@ import BLE
 import Events
 import Foundation
 import Synchronization
+import PeerSecurity
 import Testing
 
 @testable import Simulation
@@ -46,6 +47,7 @@ import Testing
         let inner: any BLEAdapter
         let heard = Mutex<[BLEAddress]>([])
         var backendName: String { inner.backendName }
+        var boundAddresses: Bool { inner.boundAddresses }
         init(_ inner: any BLEAdapter) { self.inner = inner }
         func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws {
             try await inner.start { [self] event in

@@ -20,6 +20,7 @@ import UCI
         private let sent = Mutex<[[UInt8]]>([])
         var bytes: [[UInt8]] { sent.withLock { $0 } }
         var backendName: String { inner.backendName }
+        var boundAddresses: Bool { inner.boundAddresses }
 
         init(_ inner: any BLEAdapter) { self.inner = inner }
 

@@ -12,6 +12,7 @@ final class FedAdapter: BLEAdapter {
     }
 
     var backendName: String { "test" }
+    var boundAddresses: Bool { false }
     func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws { handler.withLock { $0 = events } }
     func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {}
     func startScanning() async throws {}

@@ -1,3 +1,4 @@
+import BLE
 import Crypto
 import Foundation
 import PeerProtocol
@@ -44,6 +45,20 @@ struct VectorTests {
         #expect(KeySchedule.handshakePSK(v.groupKey) == v.bytes("key_schedule", "handshake_psk"))
         let (encryption, authentication) = KeySchedule.advertKeys(v.groupKey)
         #expect(encryption + authentication == v.bytes("key_schedule", "advert_keys"))
+    }
+
+    /// The identity resolving key of a peer id, and a resolvable private address made with it,
+    /// by `cryptography`'s HKDF and AES from the documented derivation.
+    @Test func identityResolvingKeyAndItsAddress() throws {
+        let section = v.section("identity_resolving_key")
+        let peer = PeerID(try #require(UInt64(section["peer_id"] as? String ?? "", radix: 16)))
+        let irk = KeySchedule.identityResolvingKey(v.groupKey, peer: peer)
+        #expect(irk == v.bytes("identity_resolving_key", "irk"))
+        let prand = try #require(UInt32(section["prand"] as? String ?? "", radix: 16))
+        let address = ResolvablePrivateAddress.address(irk: irk, prand: prand)
+        #expect(address.bytes == v.bytes("identity_resolving_key", "address"))
+        #expect(ResolvablePrivateAddress.resolves(address, irk: irk))
+        #expect(!ResolvablePrivateAddress.resolves(address, irk: KeySchedule.identityResolvingKey(v.groupKey, peer: PeerID(peer.rawValue + 1))))
     }
 
     @Test func handshakeMatchesNoiseprotocol() throws {

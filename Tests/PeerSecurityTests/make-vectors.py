@@ -17,6 +17,7 @@ import sys
 import warnings
 
 from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from noise.connection import Keypair, NoiseConnection
@@ -45,6 +46,15 @@ def schedule():
         "handshake_psk": hexs(hkdf(GROUP_KEY, b"handshake psk", 32)),
         "advert_keys": hexs(hkdf(GROUP_KEY, b"advert", 64)),
     }
+
+
+def resolvable_private_address(irk, prand):
+    """Core Spec Vol 6 Part B 1.3.2.2 and Vol 3 Part H 2.2.2: hash = the low 24 bits of
+    AES-128(irk, 13 zero octets || prand), numbers most significant octet first; on the air the
+    address is least significant octet first, hash then prand."""
+    encryptor = Cipher(algorithms.AES(irk), modes.ECB()).encryptor()
+    block = encryptor.update(bytes(13) + prand.to_bytes(3, "big")) + encryptor.finalize()
+    return (prand.to_bytes(3, "big") + block[13:16])[::-1]
 
 
 def handshake(psk):
@@ -120,6 +130,13 @@ def main():
     }
     advert["data"] = hexs(private_advert(advert_keys, bytes.fromhex(advert["nonce"]), 0x0102030405060708, 0x0B02, 0b101, 0x85))
 
+    irk_peer = 0x0102030405060708
+    irk = hkdf(GROUP_KEY, b"irk" + struct.pack("<Q", irk_peer), 16)
+    irk_section = {
+        "peer_id": "%016x" % irk_peer, "irk": hexs(irk), "prand": "4a1b2c",
+        "address": hexs(resolvable_private_address(irk, 0x4A1B2C)),
+    }
+
     vectors = {
         "source": "Tests/PeerSecurityTests/make-vectors.py (noiseprotocol + cryptography)",
         "group_key": hexs(GROUP_KEY),
@@ -141,6 +158,7 @@ def main():
         "ranging_keys": {"session_id": session_id, "vendor_id": struct.unpack("<H", sts[:2])[0] or 1, "static_sts_iv": hexs(sts[2:8]), "session_key": hexs(sts[8:24])},
         "frames": frames,
         "private_advert": advert,
+        "identity_resolving_key": irk_section,
     }
     text = json.dumps(vectors, indent=2) + "\n"
     if len(sys.argv) > 1:

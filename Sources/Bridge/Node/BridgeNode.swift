@@ -154,6 +154,7 @@ package final class BridgeNode: Sendable {
             return try await ble.advertise(advert.advertisingData(), scanResponse: AdvertisingData.localName(identity.name).bytes)
         }
         if uwbSessions.supportsProvisionedSTS { advert.capabilities.insert(.provisionedSTS) }
+        if ble.boundAddresses { advert.capabilities.insert(.addressBound) }
         advertRotatedAt.store(time.nowMilliseconds(), ordering: .relaxed)
         let nonce = Array(channels.draw("advert nonce").prefix(PrivateAdvert.nonceSize))
         try await ble.advertise(PrivateAdvert(key: key).advertisingData(for: advert, nonce: nonce), scanResponse: [])

@@ -57,6 +57,8 @@ struct NodeCore {
     private(set) var openLinks: Set<LinkID> = []
     /// With an event key: reads other rigs' private adverts.
     private let privateAdverts: PrivateAdvert?
+    /// With an event key: drops private adverts replayed from another radio.
+    private var addressBinding: AddressBinding?
     /// Peers and adverts we ignore, each logged once: v1 rigs (without `allowInsecurePeers`),
     /// rigs of a secured event when we have no key.
     private var ignoredOnce: Set<String> = []
@@ -94,6 +96,7 @@ struct NodeCore {
         self.tag = environment.identity.tag
         self.random = SplitMix64(seed: seed)
         self.privateAdverts = environment.config.security.groupKey.map(PrivateAdvert.init)
+        self.addressBinding = environment.config.security.groupKey.map(AddressBinding.init)
         self.nearest = NearestTracker(config: environment.config.proximity)
         self.scheduler = RangingScheduler(budget: environment.config.rangingSessions ?? BridgeConfig.defaultRangingSessions)
         if environment.config.controleesPerSession > 1 { scheduler.controleesPerSession = environment.config.controleesPerSession }
@@ -334,7 +337,16 @@ struct NodeCore {
     private mutating func readAdvert(from address: BLEAddress, _ data: [UInt8]) -> (Advertisement, PeerMessage.Version)? {
         let security = config.security
         if let privateAdverts {
-            if let advert = privateAdverts.open(data) { return (advert, .v2) }
+            if let advert = privateAdverts.open(data) {
+                guard addressBinding?.admits(advert, from: address) != false else {
+                    ignoreOnce(
+                        "unbound:\(advert.peerID)",
+                        "ignoring a rig's private advert heard from an address its radio does not send from (a replay)",
+                        ["peer": "\(advert.peerID)", "address": "\(address)"])
+                    return nil
+                }
+                return (advert, .v2)
+            }
         } else if PrivateAdvert.isPresent(in: data) {
             ignoreOnce(
                 "v2:\(address)", "ignoring a rig of a secured event: this rig has no event key (groupKey in the config)",

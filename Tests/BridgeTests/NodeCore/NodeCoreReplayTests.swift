@@ -1,6 +1,8 @@
 import BLE
 @testable import Bridge
 import Events
+import PeerProtocol
+import PeerSecurity
 import Testing
 
 // Issue 35: a keyless node that replays a peer's captured private advert from its own address.
@@ -37,6 +39,28 @@ import Testing
         Self.replay(pair)  // the replayer is heard last again
         #expect(pair.isRanging(.c) && pair.isRanging(.r))
         #expect(Self.connects(pair, to: Self.replayer) == 1)
+    }
+
+    /// With address binding (R's advert says it comes only from addresses R's identity resolving
+    /// key makes), a copy heard from the replayer is not R at all: no connection, no peer. From
+    /// R's own address it is R; an advert without the bit is taken from anywhere, as before.
+    @Test func aBoundAdvertIsThePeerOnlyFromAnAddressItsKeyResolves() {
+        let pair = Pair(secure: true)
+        let advert = Advertisement(
+            group: Pair.group, peerID: Pair.id(.r), uwbShortAddress: Pair.uwbAddress(.r), capabilities: [.uwb, .oneToMany, .addressBound],
+            psm: 0x85)
+        let bound = PrivateAdvert(key: Pair.eventKey).advertisingData(for: advert, nonce: [1, 2, 3, 4, 5])
+        // An address made with another rig's key is no better than the replayer's.
+        let others = ResolvablePrivateAddress.address(irk: KeySchedule.identityResolvingKey(Pair.eventKey, peer: Pair.id(.c)), prand: 0x45_6789)
+        for address in [Self.replayer, others] {
+            pair.feed(.c, .ble(.advertisement(address, rssi: -40, data: bound)))
+            #expect(Self.connects(pair, to: address) == 0)
+        }
+        #expect(pair.found(.c).isEmpty)
+        let own = ResolvablePrivateAddress.address(irk: KeySchedule.identityResolvingKey(Pair.eventKey, peer: Pair.id(.r)), prand: 0x45_6789)
+        pair.feed(.c, .ble(.advertisement(own, rssi: -60, data: bound)))
+        #expect(pair.found(.c).count == 1)
+        #expect(Self.connects(pair, to: own) == 1)
     }
 
     /// An address a link proved stays first: after the link breaks, C goes back to it however
