@@ -43,7 +43,7 @@ enum RigRadios {
         let adapter: any BLEAdapter
         switch ble {
         case .world(let host, let port, let body):
-            adapter = try RemoteAirAdapter(host: host, port: port, body: body)
+            adapter = try RemoteAirAdapter(host: host, port: port, body: body, identityResolvingKey: identityResolvingKey)
         case .bluez(let name):
             adapter = try BlueZAdapter(name: name, psm: BridgeConfig().psm, identityResolvingKey: identityResolvingKey, logger: logger)
         }

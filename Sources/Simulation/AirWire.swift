@@ -4,7 +4,9 @@ import BLE
 /// world's peers with its own BLE code path. Frames: `type u8 | length u16 LE | payload`.
 ///
 /// Client -> world: `hello(body name)`, `advertise(data)`, `scan`, `connect(address)`,
-/// `send(link u32, sdu)`, `disconnect(link u32)`.
+/// `send(link u32, sdu)`, `disconnect(link u32)`, `privacy(IRK, 16 octets, most significant
+/// first)`: from now on the body advertises and connects from resolvable private addresses of
+/// that key, as a keyed rig's kernel does (`World.givePrivacy`).
 /// World -> client: `welcome(address)`, `connected(link u32)` (reply to connect),
 /// `event(BLE event)`, `failure(text)`.
 enum AirFrame: Equatable {
@@ -14,6 +16,7 @@ enum AirFrame: Equatable {
     case connect(BLEAddress)
     case send(LinkID, [UInt8])
     case disconnect(LinkID)
+    case privacy([UInt8])
     case welcome(BLEAddress)
     case connected(LinkID)
     case event(BLEEvent)
@@ -42,6 +45,7 @@ enum AirFrame: Equatable {
         case .connect(let address): type = 0x04; p = address.bytes
         case .send(let link, let sdu): type = 0x05; p = Self.u32(link) + sdu
         case .disconnect(let link): type = 0x06; p = Self.u32(link)
+        case .privacy(let irk): type = 0x07; p = irk
         case .welcome(let address): type = 0x81; p = address.bytes
         case .connected(let link): type = 0x82; p = Self.u32(link)
         case .event(.advertisement(let address, let rssi, let data)):
@@ -81,6 +85,9 @@ enum AirFrame: Equatable {
         case 0x04: return .connect(try address(0))
         case 0x05: return .send(try link(), Array(p.dropFirst(4)))
         case 0x06: return .disconnect(try link())
+        case 0x07:
+            guard p.count == 16 else { throw .malformed("identity resolving key size \(p.count)") }
+            return .privacy(p)
         case 0x81: return .welcome(try address(0))
         case 0x82: return .connected(try link())
         case 0x83:

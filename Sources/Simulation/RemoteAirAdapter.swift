@@ -11,12 +11,16 @@ package final class RemoteAirAdapter: BLEAdapter {
     private let body: String
     private let links = Mutex(LinkNames())
     package let backendName: String
-    /// The world server's air gives its remote bodies their fixed addresses.
-    package let boundAddresses = false
+    /// The rig's identity resolving key, for a keyed rig: the world gives the body LE privacy.
+    private let identityResolvingKey: [UInt8]?
+    package var boundAddresses: Bool { identityResolvingKey != nil }
 
-    package init(host: String, port: UInt16, body: String) throws {
+    /// `identityResolvingKey`: the body advertises and connects from resolvable private
+    /// addresses of this key, as a keyed rig's adapter does (`BlueZAdapter`).
+    package init(host: String, port: UInt16, body: String, identityResolvingKey: [UInt8]? = nil) throws {
         connection = try StreamConnection.connect(host: host, port: port)
         self.body = body
+        self.identityResolvingKey = identityResolvingKey
         backendName = "world:\(host):\(port)/\(body)"
     }
 
@@ -24,6 +28,7 @@ package final class RemoteAirAdapter: BLEAdapter {
         try connection.writeBlocking(AirFrame.hello(body: body).encoded())
         let welcome = try await nextReply()
         guard case .welcome = welcome else { throw BLEAdapterError.unavailable("world answered \(welcome)") }
+        if let identityResolvingKey { try connection.writeBlocking(AirFrame.privacy(identityResolvingKey).encoded()) }
         Task { [connection, self] in
             var buffer: [UInt8] = []
             do {

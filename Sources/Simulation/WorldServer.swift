@@ -120,6 +120,9 @@ package final class WorldServer: Sendable {
         case .connect(let address): try connection.writeBlocking(AirFrame.connected(world.connect(from: body, to: address)).encoded())
         case .send(let link, let sdu): try? world.send(sdu, on: link, from: body)
         case .disconnect(let link): world.disconnect(link, from: body)
+        case .privacy(let irk):
+            // Its addresses' prands follow from the key, so a seeded world still runs the same way.
+            world.givePrivacy(body: body, irk: irk, seed: irk.prefix(8).reduce(0) { $0 << 8 | UInt64($1) })
         case .hello, .welcome, .connected, .event, .failure: break
         }
     }

@@ -2,13 +2,14 @@
 # Issue 35's attacks over real kernel Bluetooth (make rig-attack): two keyed nearby-bridge
 # processes on two kernel adapters (Debian kernel in a TCG VM, Bumble controllers on one
 # simulated air) meet and bump while Bumble attackers on the same air (bumble_attackers.py, one
-# host per kind) replay the rigs' adverts, replay a captured handshake message 1, send garbage and
-# keyless handshakes, and hold silent links, each as fast as its controller gets connections.
-# For their first 12 s the rigs hear each other only through the replayer (vm-ble-attack.sh).
-# Asserts: both rigs bump each other exactly once, with the other's card; no event names anyone but
-# the two rigs; every line valid; each rig exits within 2 s of SIGTERM; and every attacker really
-# reached the rigs (links and channels opened, a message 1 captured and replayed), so the test
-# fails if the attack did not happen.
+# host per kind) replay the rigs' adverts, replay a handshake message 1 (as a sniffer captures
+# it), send garbage and keyless handshakes, and hold silent links, each as fast as its controller
+# gets connections. For their first 12 s the rigs hear each other only through the replayer
+# (vm-ble-attack.sh). Asserts: both rigs bump each other exactly once, with the other's card; no
+# event names anyone but the two rigs; every line valid; each rig exits within 2 s of SIGTERM; no
+# rig connected to the replayer (address binding); and every other attacker really reached the
+# rigs (links and channels opened, message 1 replayed), so the test fails if the attack did not
+# happen.
 #
 #   Tests/VMRig/ble-attack.sh [PYTHON-WITH-JSONSCHEMA]
 #
@@ -26,9 +27,11 @@ fail() { echo "FAIL  $1" >&2; exit 1; }
 echo "== building the release binary for the VM (static Swift runtime)" >&2
 bin=$("$ROOT/scripts/build-release")
 "$HERE/build-rig.sh" >&2
-printf '{"groupKey": "%s"}\n' "$(printf '35%.0s' $(seq 32))" >"$work/event.json"
+key=$(printf '35%.0s' $(seq 32))
+printf '{"groupKey": "%s"}\n' "$key" >"$work/event.json"
 
-attack=(--bumble-arg --attack=advertReplay,handshakeReplay,garbage,connectionFlood --bumble-arg "--attack-report=$work/attack.json")
+attack=(--bumble-arg --attack=advertReplay,handshakeReplay,garbage,connectionFlood --bumble-arg "--attack-report=$work/attack.json"
+  --bumble-arg "--attack-key=$key")
 [ "${ATTACK:-}" = none ] && attack=()
 "$HERE/run-vm.sh" --adapters 2 --timeout 300 --bumble-arg --le-mode=ext,legacy "${attack[@]+"${attack[@]}"}" \
   --file "$bin:/opt/rig/nearby-bridge" --file "$work/event.json:/opt/rig/event.json" \

@@ -10,10 +10,13 @@ world's attacker kinds, Sources/Simulation/Attack.swift):
   advertReplay     scans for the rigs' adverts (company id 0xFFFF, magic "NB") and advertises the
                    latest one heard, connectable, from its own address, switching to another rig's
                    every 3 s; accepts links and channels on the peer PSM and never answers. A
-                   handshake message 1 a rig sends it is kept for handshakeReplay.
+                   handshake message 1 a rig sends it is kept for handshakeReplay. (Rigs that bind
+                   their adverts to their addresses never connect to it: docs/PROTOCOL.md.)
   handshakeReplay  connects to each rig in turn from a new static random address, opens the peer
-                   channel and sends the captured message 1 (waits for one to be captured); counts
-                   the rig's answers.
+                   channel and sends a captured message 1: one a rig sent the replayer, else the
+                   message 1 made with the event key (--attack-key), the bytes a sniffer of a
+                   rig-to-rig link captures (Noise_NNpsk0's message 1 holds only an ephemeral key
+                   and a tag); counts the rig's answers.
   garbage          the same with, in turn: random bytes; a message 1 header with a truncated body;
                    a message 1 of the right size with random content (what a keyless peer that
                    follows the protocol sends: no key opens its tag).
@@ -49,6 +52,7 @@ class Air:
     def __init__(self) -> None:
         self.adverts: dict[str, tuple[object, bytes]] = {}   # advertiser address -> (address, AD bytes)
         self.message1: bytes | None = None
+        self.sniffed: bytes | None = None   # message 1 as a sniffer of a rig-to-rig link has it
         self.counts: collections.Counter[str] = collections.Counter()
         self.replayers: set[str] = set()   # the replayers' own addresses: not rigs
 
@@ -56,7 +60,25 @@ class Air:
         return [address for key, (address, _) in self.adverts.items() if key not in self.replayers]
 
 
-async def start(link, controller_class, kinds: list[str], report: str | None) -> list[asyncio.Task]:
+def sniffed_message1(event_key: bytes) -> bytes:
+    """A valid v2 handshake message 1 under `event_key`, framed as on the air (docs/PROTOCOL.md:
+    Noise_NNpsk0_25519_ChaChaPoly_SHA256, PSK = HKDF(key, "handshake psk"))."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+    from noise.connection import NoiseConnection
+
+    psk = HKDF(algorithm=hashes.SHA256(), length=32, salt=b"nearby-bridge v2", info=b"handshake psk").derive(event_key)
+    initiator = NoiseConnection.from_name(b"Noise_NNpsk0_25519_ChaChaPoly_SHA256")
+    initiator.set_as_initiator()
+    initiator.set_psks(psk=psk)
+    initiator.set_prologue(b"nearby-bridge peer protocol v2")
+    initiator.start_handshake()
+    message = initiator.write_message(b"")
+    return MESSAGE1 + len(message).to_bytes(2, "little") + message
+
+
+async def start(link, controller_class, kinds: list[str], report: str | None,
+                event_key: bytes | None = None) -> list[asyncio.Task]:
     """Powers one attacker per kind on `link` (plus a scanner) and starts their loops."""
     from bumble import hci
     from bumble.device import Device
@@ -64,6 +86,7 @@ async def start(link, controller_class, kinds: list[str], report: str | None) ->
     from bumble.transport.common import AsyncPipeSink
 
     air = Air()
+    air.sniffed = sniffed_message1(event_key) if event_key else None
 
     async def new_device(index: int):
         controller = controller_class(f"X{index}", host_source=None, host_sink=None, link=link,
@@ -152,9 +175,9 @@ async def advert_replay(device, air: Air) -> None:
 
 
 async def handshake_replay(device, air: Air) -> None:
-    while air.message1 is None:
+    while air.message1 is None and air.sniffed is None:
         await asyncio.sleep(0.5)
-    await attack_each_rig(device, air, "handshakeReplay", lambda: [air.message1], answer_wait=1.0)
+    await attack_each_rig(device, air, "handshakeReplay", lambda: [air.message1 or air.sniffed], answer_wait=1.0)
 
 
 async def garbage(device, air: Air) -> None:

@@ -669,7 +669,8 @@ async def async_main(args) -> int:
             print(f"bumble_controllers: --attack: each kind is one of {', '.join(bumble_attackers.KINDS)}, "
                   f"not {args.attack}", file=sys.stderr)
             return 2
-        attackers = await bumble_attackers.start(link, classes[modes[0]], kinds, args.attack_report)
+        key = bytes.fromhex(args.attack_key) if args.attack_key else None
+        attackers = await bumble_attackers.start(link, classes[modes[0]], kinds, args.attack_report, key)
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -727,6 +728,8 @@ def main() -> int:
                     help="one attacker per kind on the same air (bumble_attackers.py): advertReplay, "
                          "handshakeReplay, garbage, connectionFlood")
     ap.add_argument("--attack-report", metavar="FILE", help="the attackers' counts, as JSON, rewritten every second")
+    ap.add_argument("--attack-key", metavar="HEX",
+                    help="the event key, only to make the handshake message 1 a sniffer of a rig-to-rig link would capture")
     ap.add_argument("-v", "--verbose", action="count", default=0)
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING - 10 * min(args.verbose, 2),

@@ -17,12 +17,18 @@ import base64
 import collections
 import datetime
 import gzip
+import hashlib
+import hmac
 import io
 import json
 import pathlib
 import re
 import sys
 import tarfile
+
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
 from pcaprecords import records  # noqa: E402 (the project's pcap reader, in scripts/)
@@ -383,27 +389,70 @@ ok(f"event key: rig-a, rig-b and the restarted rig-b run with key {keys['a'].get
 
 # ------------------------------------------------------------------ private addresses
 def private_advert_addresses(pcap):
-    """The LE addresses of every v2 (private) advert a rig received, as ble.pcap recorded them."""
+    """The LE address and advert data of every v2 (private) advert a rig received, as ble.pcap
+    recorded them."""
     found = []
     for record in records(pcap):
         h4 = record[4:]
         if len(record) > 4 and record[3] == 1 and len(h4) > 14 and h4[:2] == b"\x04\x3e" and h4[3] == 0x02:
             advert = h4[14:14 + h4[13]]
             if b"\xff\xffNB\x02" in advert:
-                found.append(bytes(h4[7:13]))
+                found.append((bytes(h4[7:13]), bytes(advert)))
     return found
 
 
+def hkdf(key, info, length):
+    return HKDF(algorithm=hashes.SHA256(), length=length, salt=b"nearby-bridge v2", info=info).derive(key)
+
+
+def opened_peer(key, advert):
+    """(peer id, capabilities) of a private advert of the event `key`, from docs/PROTOCOL.md's
+    layout; None for another event's."""
+    keys = hkdf(key, b"advert", 64)
+    start = advert.index(b"\xff\xffNB\x02") + 5
+    nonce, sealed, tag = advert[start:start + 5], advert[start + 5:start + 17], advert[start + 17:start + 21]
+    if hmac.new(keys[32:], b"NB\x02" + nonce + sealed, hashlib.sha256).digest()[:4] != tag:
+        return None
+    body = bytes(a ^ b for a, b in zip(sealed, hmac.new(keys[:32], nonce, hashlib.sha256).digest()))
+    return int.from_bytes(body[:8], "little"), body[10]
+
+
+def resolves(address, irk):
+    """Core Spec Vol 6 Part B 1.3.2.2 (`address` as on the air, least significant octet first)."""
+    if address[5] >> 6 != 0b01:
+        return False
+    encryptor = Cipher(algorithms.AES(irk), modes.ECB()).encryptor()
+    block = encryptor.update(bytes(13) + address[3:6][::-1]) + encryptor.finalize()
+    return block[13:16] == address[0:3][::-1]
+
+
+event_key = bytes.fromhex((out / "event.key").read_text().strip())
 for me in "ab":
     pcaps = list((out / "diag" / f"cap-{me}").glob("*/ble.pcap"))
-    addresses = [a for pcap in pcaps for a in private_advert_addresses(pcap)]
-    if not addresses:
+    adverts = [found for pcap in pcaps for found in private_advert_addresses(pcap)]
+    if not adverts:
         fail(f"rig-{me}'s capture holds no private advert of its peer")
     # A resolvable private address: the two most significant bits are 01 (the last byte on the wire).
-    fixed = {a[::-1].hex(":") for a in addresses if a[5] >> 6 != 0b01}
+    fixed = {a[::-1].hex(":") for a, _ in adverts if a[5] >> 6 != 0b01}
     if fixed:
         fail(f"rig-{me} heard private adverts from addresses that are not resolvable private ones: {sorted(fixed)}")
-ok("LE privacy: every private advert either rig heard came from a resolvable private address (Set Privacy on the real kernel)")
+    # Address binding: each advert of the event is bound and comes from an address the key derived
+    # from the event key and its peer id resolves (the kernel's RPAs from our Set Privacy key).
+    ours = 0
+    for address, advert in adverts:
+        opened = opened_peer(event_key, advert)
+        if opened is None:
+            continue
+        ours += 1
+        peer, capabilities = opened
+        if not capabilities & 0x10:
+            fail(f"rig-{me} heard a private advert of peer {peer:016x} without the address-bound bit (capabilities {capabilities:#04x})")
+        if not resolves(address, hkdf(event_key, b"irk" + peer.to_bytes(8, "little"), 16)):
+            fail(f"rig-{me} heard peer {peer:016x}'s advert from {address[::-1].hex(':')}, which its derived key does not resolve")
+    if not ours:
+        fail(f"rig-{me}'s capture holds no private advert that opens with the event key")
+ok("LE privacy: every private advert either rig heard came from a resolvable private address (Set Privacy on the real kernel), "
+   "set address-bound, and its address resolves with the key derived from the event key and its peer id")
 
 # ------------------------------------------------------------------ processes
 text = "\n".join(console)

@@ -2,9 +2,10 @@
 # Runs inside the VM (Tests/VMRig/run-vm.sh), for ble-attack.sh: a world server for the UWB side
 # and two keyed nearby-bridge processes on kernel adapters hci0 and hci1, while Bumble attackers
 # on the host work the same air (bumble_attackers.py). For their first 12 s the rigs do not hear
-# each other (their controllers drop each other's adverts; the attackers hear both): a rig learns
-# of its peer only from the replayer's copies of the peer's advert, and the one that connects
-# tries the replayer first. Waits for both bumps (rig-b touches rig-a at 30-33 s of the world's
+# each other (their controllers drop each other's adverts; the attackers hear both): a rig hears
+# of its peer only from the replayer's copies of the peer's advert, which come from the
+# replayer's address and are dropped (address binding; before it, the rig that connects tried
+# the replayer first). Waits for both bumps (rig-b touches rig-a at 30-33 s of the world's
 # time), lets the attack go on 10 s more, then stops each rig with SIGTERM and says how long it
 # took. Prints both event streams (prefixed A| and B|) and how many links each closed as failed, for the host.
 set -u
