@@ -16,7 +16,7 @@
 # through its dependency on dbus, dbus-daemon and dbus-send: run-vm.sh --bluetoothd). Downloads and extracts the
 # Debian kernel package, runs depmod, extracts an uncompressed vmlinux from the vmlinuz (qemu
 # boots it through its PVH entry, twice as fast under TCG), creates the Bumble venv
-# (bumble==$BUMBLE_VERSION) and builds the static guest programs hci_uart_attach and
+# (bumble==$BUMBLE_VERSION, noiseprotocol) and builds the static guest programs hci_uart_attach and
 # mgmt_probe. Writes the paths to $RIG_CACHE/rig.env (sourced by run-vm.sh) and prints them.
 # uwb_gadget and udev_relay are static guest programs too (USB boards on dummy_hcd), and
 # l2cap_close_race (kernel-race.sh).
@@ -127,13 +127,14 @@ fi
 [ -e "$VMLINUX" ] && KERNEL_IMAGE=$VMLINUX || KERNEL_IMAGE=$VMLINUZ
 
 # ------------------------------------------------------------------ Bumble venv
+# noiseprotocol: the attackers' handshake message 1 (bumble_attackers.py, ble-attack.sh)
 VENV=$CACHE/venv
-if [ ! -e "$VENV/.bumble-$BUMBLE_VERSION" ]; then
-    say "creating $VENV with bumble==$BUMBLE_VERSION"
+if [ ! -e "$VENV/.bumble-$BUMBLE_VERSION+noise" ]; then
+    say "creating $VENV with bumble==$BUMBLE_VERSION and noiseprotocol"
     rm -rf "$VENV"
     /usr/bin/python3 -m venv "$VENV"
-    "$VENV/bin/pip" install -q --disable-pip-version-check "bumble==$BUMBLE_VERSION"
-    touch "$VENV/.bumble-$BUMBLE_VERSION"
+    "$VENV/bin/pip" install -q --disable-pip-version-check "bumble==$BUMBLE_VERSION" "noiseprotocol==0.3.1"
+    touch "$VENV/.bumble-$BUMBLE_VERSION+noise"
 fi
 
 # ------------------------------------------------------------------ static guest programs

@@ -322,6 +322,11 @@ struct NodeCore {
 
     private mutating func advertisement(from address: BLEAddress, rssi: Int, data: [UInt8]) {
         guard let (advert, version) = readAdvert(from: address, data), advert.peerID != identity.peerID else { return }
+        guard version == .v1 || addressBinding?.admits(advert, from: address) != false else {
+            return ignoreOnce(
+                "unbound:\(advert.peerID)", "ignoring a rig's private advert heard from an address its radio does not send from (a replay)",
+                ["peer": "\(advert.peerID)", "address": "\(address)"])
+        }
         if departedAdverts.isDeparted(address, peer: advert.peerID, now: now), peers[advert.peerID] == nil { return }
         let name = AdvertisingData(data).localName
         if peers[advert.peerID] != nil {
@@ -337,16 +342,7 @@ struct NodeCore {
     private mutating func readAdvert(from address: BLEAddress, _ data: [UInt8]) -> (Advertisement, PeerMessage.Version)? {
         let security = config.security
         if let privateAdverts {
-            if let advert = privateAdverts.open(data) {
-                guard addressBinding?.admits(advert, from: address) != false else {
-                    ignoreOnce(
-                        "unbound:\(advert.peerID)",
-                        "ignoring a rig's private advert heard from an address its radio does not send from (a replay)",
-                        ["peer": "\(advert.peerID)", "address": "\(address)"])
-                    return nil
-                }
-                return (advert, .v2)
-            }
+            if let advert = privateAdverts.open(data) { return (advert, .v2) }
         } else if PrivateAdvert.isPresent(in: data) {
             ignoreOnce(
                 "v2:\(address)", "ignoring a rig of a secured event: this rig has no event key (groupKey in the config)",
