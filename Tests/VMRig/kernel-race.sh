@@ -24,7 +24,7 @@ attempts=${1:-120}
 work=$(mktemp -d /tmp/nb-kernel-race.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 "$HERE/build-rig.sh" --quiet >&2 || exit 1
-. "$ROOT/.build-vm/rig.env"
+. "${RIG_CACHE:-$ROOT/.build-vm}/rig.env"
 cat >"$work/vm.sh" <<'VM'
 R=/opt/rig
 $R/mgmt_probe --power-on >/dev/null 2>&1
