@@ -187,6 +187,7 @@ final class SocketUWBS: @unchecked Sendable {
 /// swallows what the node sends.
 final class ScriptedAir: BLEAdapter {
     let backendName = "scripted"
+    let boundAddresses = false
     private let handler = CallbackSlot<BLEEvent>()
 
     func deliver(_ event: BLEEvent) {
