@@ -105,6 +105,11 @@ final class LineClock: Sendable {
     func sending() { state.withLock { $0.sent.append(.now) } }
 
     func wrote(_ line: String) {
+        var line = line
+        line.withUTF8 { wrote(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    func wrote(utf8 line: UnsafeRawBufferPointer) {
         guard isRange(line) else { return }
         let now = ContinuousClock.now
         let done = state.withLock { s in
@@ -156,7 +161,7 @@ func nodeBenchmarks() {
         blackHole(stream)
     } setup: {
         let clock = LineClock()
-        let stream = EventStream(output: NullOutput(observe: clock.wrote), includesRanges: true, bufferedLines: 4096)
+        let stream = EventStream(output: NullOutput(observe: clock.wrote(utf8:)), includesRanges: true, bufferedLines: 4096)
         let node = try await NodeHarness(events: stream, rangingSessions: 128, maxPeers: 1_024)
         await node.connectPeers(100)
         return (node, clock, stream)
@@ -169,7 +174,7 @@ func nodeBenchmarks() {
             warmupIterations: 0, scalingFactor: .one, maxDuration: .seconds(60), maxIterations: 1)
     ) { benchmark in
         let clock = LineClock()
-        let stream = EventStream(output: NullOutput(observe: clock.wrote), includesRanges: true, bufferedLines: 4096)
+        let stream = EventStream(output: NullOutput(observe: clock.wrote(utf8:)), includesRanges: true, bufferedLines: 4096)
         let node = try await NodeHarness(events: stream, rangingSessions: 128, maxPeers: 1_024)
         await node.connectPeers(100)
         let count = 20_000  // 20 s of 100 peers at 10 Hz: one notification every millisecond
@@ -299,14 +304,15 @@ func crowdBenchmark() {
         let rigTag = Mutex<String>("")
         let output = NullOutput { line in
             if isRange(line) {
-                if contains(line, rigTag.withLock { $0 }) { clock.wrote(line) }
+                if contains(line, rigTag.withLock { $0 }) { clock.wrote(utf8: line) }
                 return
             }
             counts.withLock { c in
                 c.nonRange += 1
                 if contains(line, #""type":"stats""#) {
-                    c.shedRanges += Int(field("shed_ranges", in: line)) ?? 0
-                    c.shedInputs += Int(field("shed_inputs", in: line)) ?? 0
+                    let stats = String(decoding: line, as: UTF8.self)
+                    c.shedRanges += Int(field("shed_ranges", in: stats)) ?? 0
+                    c.shedInputs += Int(field("shed_inputs", in: stats)) ?? 0
                 }
             }
         }
@@ -343,25 +349,27 @@ func crowdBenchmark() {
 }
 
 /// Whether a rendered line is a `range` event.
-func isRange(_ line: String) -> Bool {
+func isRange(_ line: UnsafeRawBufferPointer) -> Bool {
     contains(line, #""type":"range""#)
+}
+
+func contains(_ line: String, _ pattern: String) -> Bool {
+    var line = line
+    return line.withUTF8 { contains(UnsafeRawBufferPointer($0), pattern) }
 }
 
 /// A plain byte search: Foundation's `contains` bridges each line to NSString, and the standard
 /// library's generic search looks up type metadata per call; either costs more than rendering
 /// the line, which would make the benchmark measure itself.
-func contains(_ line: String, _ pattern: String) -> Bool {
-    var line = line
+func contains(_ haystack: UnsafeRawBufferPointer, _ pattern: String) -> Bool {
     var pattern = pattern
-    return line.withUTF8 { haystack in
-        pattern.withUTF8 { needle in
-            guard needle.count <= haystack.count else { return false }
-            outer: for start in 0...(haystack.count - needle.count) {
-                for offset in 0..<needle.count where haystack[start + offset] != needle[offset] { continue outer }
-                return true
-            }
-            return false
+    return pattern.withUTF8 { needle in
+        guard needle.count <= haystack.count else { return false }
+        outer: for start in 0...(haystack.count - needle.count) {
+            for offset in 0..<needle.count where haystack[start + offset] != needle[offset] { continue outer }
+            return true
         }
+        return false
     }
 }
 

@@ -56,12 +56,15 @@ enum Fixtures {
 }
 
 /// Writes lines to /dev/null through the CLI's own stdout output (real `write` calls: stdout's
-/// cost without a terminal), then hands each line to an observer.
+/// cost without a terminal), then hands each line's bytes to an observer. The buffered stream's
+/// render buffer reaches it as it reaches stdout in `run` (`write(utf8:lineEnds:)`): before
+/// 2026-11-29 this output took only `String`s, so every line the node wrote cost the benchmark a
+/// `String` the CLI never makes.
 final class NullOutput: EventOutput {
     private let output: StandardOutput
-    private let observe: @Sendable (String) -> Void
+    private let observe: @Sendable (UnsafeRawBufferPointer) -> Void
 
-    init(observe: @escaping @Sendable (String) -> Void) {
+    init(observe: @escaping @Sendable (UnsafeRawBufferPointer) -> Void) {
         output = StandardOutput(fileDescriptor: open("/dev/null", O_WRONLY | O_CLOEXEC))
         self.observe = observe
     }
@@ -72,7 +75,16 @@ final class NullOutput: EventOutput {
 
     func write(lines: [String]) throws {
         try output.write(lines: lines)
-        for line in lines { observe(line) }
+        for var line in lines { line.withUTF8 { observe(UnsafeRawBufferPointer($0)) } }
+    }
+
+    func write(utf8 bytes: UnsafeRawBufferPointer, lineEnds: [Int]) throws {
+        try output.write(utf8: bytes, lineEnds: lineEnds)
+        var start = 0
+        for end in lineEnds {
+            observe(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+            start = end
+        }
     }
 
     /// `NODE_WRITER_THREAD=1` makes every line go through the stream's writer thread, as before

@@ -221,7 +221,7 @@ final class Window: Sendable {
 
 private func measureNode(count: Int, warmup: Int, eventLoop: Bool) async throws -> RealTimeResult {
     let clock = LineClock()
-    let stream = EventStream(output: NullOutput(observe: clock.wrote), includesRanges: true, bufferedLines: 4096)
+    let stream = EventStream(output: NullOutput(observe: clock.wrote(utf8:)), includesRanges: true, bufferedLines: 4096)
     let harness = try await NodeHarness(
         events: stream, rangingSessions: 128, maxPeers: 1_024, overSocket: true, eventLoop: eventLoop)
     await harness.connectPeers(100)

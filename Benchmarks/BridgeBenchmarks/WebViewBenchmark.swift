@@ -56,7 +56,7 @@ private func throughput(count: Int, web: Bool) async throws -> Double {
 /// beside it; the node is stopped before this returns.
 func nodeThroughput(count: Int, alongside sinks: [any EventSink]) async throws -> Double {
     let clock = LineClock()
-    let stdout = JSONLinesSink(output: NullOutput(observe: clock.wrote), includesRanges: true, bufferedLines: 4096)
+    let stdout = JSONLinesSink(output: NullOutput(observe: clock.wrote(utf8:)), includesRanges: true, bufferedLines: 4096)
     let node = try await NodeHarness(events: EventStream(sinks: [stdout] + sinks), rangingSessions: 128, maxPeers: 1_024)
     await node.connectPeers(100)
     let start = ContinuousClock.now

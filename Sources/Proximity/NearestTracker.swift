@@ -6,57 +6,61 @@
 /// edge, and another peer takes over only when it is `nearestSwitchMetres` closer (or the
 /// current one has no estimate any more: lost, out of range, silent for `maxGap`).
 ///
-/// Inlinable so that the bridge's use (keyed by peer id) is specialised: it runs for every range
-/// of every peer, and unspecialised generic code spent most of its time looking up type metadata.
-package struct NearestTracker<Peer: Hashable & Comparable & Sendable>: Sendable {
+/// Peers are their 64-bit ids, not a generic parameter: this runs for every range of every peer,
+/// and the generic version ran unspecialised in the bridge (its `@inlinable` notwithstanding), so
+/// that looking up type metadata and tuple witnesses took most of its time: 13 % of the node
+/// loop's CPU per notification (docs/PERFORMANCE.md, 2026-11-29).
+package struct NearestTracker: Sendable {
+    package typealias Peer = UInt64
+
     package struct Nearest: Sendable, Equatable {
         package var peer: Peer
         package var distance: Double
         package var band: DistanceBand
 
-        @inlinable init(peer: Peer, distance: Double, band: DistanceBand) {
+        init(peer: Peer, distance: Double, band: DistanceBand) {
             self.peer = peer
             self.distance = distance
             self.band = band
         }
     }
 
-    @usableFromInline let config: ProximityConfig
+    let config: ProximityConfig
     /// Each peer's last estimate; one older than `maxGap` counts as none, and is dropped at the
     /// next scan.
-    @usableFromInline var latest: [Peer: (distance: Double, time: Int64)] = [:]
+    var latest: [Peer: (distance: Double, time: Int64)] = [:]
     /// The closest current estimate (ties go to the lower peer): kept between refreshes, so a
     /// range that does not concern it costs one comparison instead of a pass over every peer.
-    @usableFromInline var closest: (peer: Peer, distance: Double, time: Int64)?
-    @usableFromInline var nearest: Nearest?
+    var closest: (peer: Peer, distance: Double, time: Int64)?
+    var nearest: Nearest?
     /// The nearest peer now; nil when no peer has an estimate.
-    @inlinable package var current: Nearest? { nearest }
+    package var current: Nearest? { nearest }
 
-    @inlinable package init(config: ProximityConfig = .default) {
+    package init(config: ProximityConfig = .default) {
         self.config = config
     }
 
     /// A peer's filtered distance at `time` (nil: it has no estimate).
-    @inlinable package mutating func update(peer: Peer, distance: Double?, time: Int64) {
+    package mutating func update(peer: Peer, distance: Double?, time: Int64) {
         latest[peer] = distance.map { ($0, time) }
         refresh(now: time, changed: peer)
     }
 
     /// The peer is gone (lost).
-    @inlinable package mutating func remove(peer: Peer, now: Int64) {
+    package mutating func remove(peer: Peer, now: Int64) {
         latest[peer] = nil
         refresh(now: now, changed: peer)
     }
 
     /// Drops peers whose last estimate is older than `maxGap` (call it as time passes).
-    @inlinable package mutating func expire(now: Int64) {
+    package mutating func expire(now: Int64) {
         refresh(now: now, changed: nil)
     }
 
     /// Runs on every range of every peer. Only `changed`'s estimate moved since the last
     /// refresh, so the closest one is still known unless it was `changed`'s own or went stale;
     /// then (and on `expire`) one pass over the peers finds it and drops stale estimates.
-    @inlinable mutating func refresh(now: Int64, changed: Peer?) {
+    mutating func refresh(now: Int64, changed: Peer?) {
         if let changed, let known = closest, known.peer != changed, isCurrent(known.time, now: now) {
             if let entry = latest[changed], Self.precedes(entry.distance, changed, known.distance, known.peer) {
                 closest = (changed, entry.distance, entry.time)
@@ -79,7 +83,7 @@ package struct NearestTracker<Peer: Hashable & Comparable & Sendable>: Sendable 
 
     /// Finds the closest current estimate and drops the stale ones; allocates nothing unless an
     /// estimate went stale.
-    @inlinable mutating func scan(now: Int64) {
+    mutating func scan(now: Int64) {
         closest = nil
         var stale: [Peer] = []
         for (peer, entry) in latest {
@@ -93,16 +97,16 @@ package struct NearestTracker<Peer: Hashable & Comparable & Sendable>: Sendable 
         for peer in stale { latest[peer] = nil }
     }
 
-    @inlinable func isCurrent(_ time: Int64, now: Int64) -> Bool {
+    func isCurrent(_ time: Int64, now: Int64) -> Bool {
         now - time <= config.maxGapMilliseconds
     }
 
     /// Closer, or as close and the lower peer: one order, whichever way the peers were visited.
-    @inlinable static func precedes(_ distance: Double, _ peer: Peer, _ other: Double, _ otherPeer: Peer) -> Bool {
+    static func precedes(_ distance: Double, _ peer: Peer, _ other: Double, _ otherPeer: Peer) -> Bool {
         distance < other || (distance == other && peer < otherPeer)
     }
 
-    @inlinable func band(of distance: Double, was previous: DistanceBand?) -> DistanceBand {
+    func band(of distance: Double, was previous: DistanceBand?) -> DistanceBand {
         let edges = [config.clearMetres, config.nearMetres, config.mediumMetres]
         func plain(_ d: Double) -> DistanceBand {
             DistanceBand.allCases[edges.firstIndex { d <= $0 } ?? edges.count]

@@ -2,41 +2,44 @@ import Bridge
 import Testing
 @testable import Proximity
 
+/// Three peers, by id: the tracker orders ties by id.
+private let (a, b, c): (UInt64, UInt64, UInt64) = (1, 2, 3)
+
 @Suite struct NearestTests {
     @Test func followsTheClosestPeerWithHysteresis() {
-        var nearest = NearestTracker<String>()
-        nearest.update(peer: "a", distance: 2.0, time: 0)
-        #expect(nearest.current == .init(peer: "a", distance: 2.0, band: .medium))
+        var nearest = NearestTracker()
+        nearest.update(peer: a, distance: 2.0, time: 0)
+        #expect(nearest.current == .init(peer: a, distance: 2.0, band: .medium))
         // b is closer, but not by enough to take over.
-        nearest.update(peer: "b", distance: 1.9, time: 100)
-        #expect(nearest.current?.peer == "a")
-        nearest.update(peer: "b", distance: 1.7, time: 200)
-        #expect(nearest.current == .init(peer: "b", distance: 1.7, band: .medium))
-        nearest.update(peer: "b", distance: 1.2, time: 300)
-        #expect(nearest.current == .init(peer: "b", distance: 1.2, band: .medium))
+        nearest.update(peer: b, distance: 1.9, time: 100)
+        #expect(nearest.current?.peer == a)
+        nearest.update(peer: b, distance: 1.7, time: 200)
+        #expect(nearest.current == .init(peer: b, distance: 1.7, band: .medium))
+        nearest.update(peer: b, distance: 1.2, time: 300)
+        #expect(nearest.current == .init(peer: b, distance: 1.2, band: .medium))
     }
 
     @Test func bandsChangeOnlyBeyondTheEdgeByTheHysteresis() {
-        var nearest = NearestTracker<String>()
+        var nearest = NearestTracker()
         var bands: [DistanceBand?] = []
         for distance in [0.9, 1.05, 1.15, 0.95, 0.25, 0.31, 4] {
-            nearest.update(peer: "a", distance: distance, time: 0)
+            nearest.update(peer: a, distance: distance, time: 0)
             bands.append(nearest.current?.band)
         }
         #expect(bands == [.near, .near, .medium, .medium, .immediate, .immediate, .far])
     }
 
     @Test func aLostOrSilentPeerHandsOverOrLeavesNoNearest() {
-        var nearest = NearestTracker<String>()
-        nearest.update(peer: "a", distance: 0.5, time: 0)
-        nearest.update(peer: "b", distance: 2.5, time: 0)
-        nearest.remove(peer: "a", now: 100)
-        #expect(nearest.current?.peer == "b")
+        var nearest = NearestTracker()
+        nearest.update(peer: a, distance: 0.5, time: 0)
+        nearest.update(peer: b, distance: 2.5, time: 0)
+        nearest.remove(peer: a, now: 100)
+        #expect(nearest.current?.peer == b)
         nearest.expire(now: 2_000)
-        #expect(nearest.current?.peer == "b")
+        #expect(nearest.current?.peer == b)
         nearest.expire(now: 2_001)
         #expect(nearest.current == nil)
-        nearest.update(peer: "c", distance: nil, time: 2_100)
+        nearest.update(peer: c, distance: nil, time: 2_100)
         #expect(nearest.current == nil)
     }
 
@@ -47,12 +50,12 @@ import Testing
         let config = ProximityConfig.default
         for seed in 1...20 {
             var random = SplitMix64(seed: UInt64(seed))
-            var tracker = NearestTracker<Int>(config: config)
+            var tracker = NearestTracker(config: config)
             var reference = ScanningNearest(config: config)
             var time: Int64 = 0
             for _ in 0..<3_000 {
                 time += Int64.random(in: 0...60, using: &random)
-                let peer = Int.random(in: 0..<12, using: &random)
+                let peer = UInt64.random(in: 0..<12, using: &random)
                 switch Int.random(in: 0..<100, using: &random) {
                 case 0..<3:
                     tracker.remove(peer: peer, now: time)
@@ -79,8 +82,8 @@ import Testing
 /// hand-over and band rules: what `NearestTracker` did before it kept the closest estimate.
 private struct ScanningNearest {
     let config: ProximityConfig
-    var latest: [Int: (distance: Double, time: Int64)] = [:]
-    var nearest: (peer: Int, distance: Double, band: DistanceBand)?
+    var latest: [UInt64: (distance: Double, time: Int64)] = [:]
+    var nearest: (peer: UInt64, distance: Double, band: DistanceBand)?
 
     mutating func refresh(now: Int64) {
         latest = latest.filter { now - $0.value.time <= config.maxGapMilliseconds }

@@ -65,8 +65,8 @@ struct NodeCore {
     private var random: SplitMix64
     /// The closest peer, and what the last `nearest` event said. Ranges update it as they come;
     /// ticks report it, so the ranges of one round (one peer after another) make one event.
-    private var nearest: NearestTracker<PeerID>
-    private var reportedNearest: NearestTracker<PeerID>.Nearest?
+    private var nearest: NearestTracker
+    private var reportedNearest: NearestTracker.Nearest?
     /// A range batch's readings with their peers, and the peers in order of first reading: kept
     /// between batches (emptied), so the range path allocates nothing to sort a batch out.
     private var batchReadings: [(peer: PeerID, reading: RangeReading)] = []
@@ -259,7 +259,7 @@ struct NodeCore {
         for link in peer.links where peerByLink[link] == id { peerByLink[link] = nil }
         if let route = peer.route, peerByRoute[route] == id { peerByRoute[route] = nil }
         events.append(Event(node: tag, body: .peerLost(.init(peer: id.description, reason: reason))))
-        nearest.remove(peer: id, now: now)
+        nearest.remove(peer: id.rawValue, now: now)
     }
 
     private mutating func ignoreOnce(_ key: String, _ message: String, _ metadata: Logger.Metadata) {
@@ -530,7 +530,7 @@ struct NodeCore {
             for entry in batchReadings where entry.peer == peer {
                 process(entry.reading, of: peer, at: index)
             }
-            nearest.update(peer: peer, distance: peers.values[index].proximity.processor.proximity.filtered, time: now)
+            nearest.update(peer: peer.rawValue, distance: peers.values[index].proximity.processor.proximity.filtered, time: now)
         }
         for (peer, distance) in contacts { feed(peer, .contact(distance: distance)) }
     }
@@ -672,7 +672,7 @@ struct NodeCore {
                 node: tag,
                 body: .nearest(
                     .init(
-                        peer: current?.peer.description, distance: current?.distance,
+                        peer: current.map { PeerID($0.peer).description }, distance: current?.distance,
                         band: current.flatMap { Event.Nearest.Band(rawValue: $0.band.rawValue) }))))
     }
 }
