@@ -5,6 +5,7 @@ import Events
 import Logging
 import PeerProtocol
 import Proximity
+import StreamIO
 
 /// `nearby-bridge replay DIR`: rebuilds every captured node with its recorded identity, seed and
 /// security (a keyed node's key and key seed from `secrets.json`) and feeds its recorded radio traffic back through the same code (UCI codec and host, peer

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import PeerProtocol
 import PeerSecurity
+import StreamIO
 import UCIHost
 
 /// Time as the world sees it, on the Unix epoch for event timestamps.

@@ -35,6 +35,12 @@ package struct UCIStreamDecoder: Sendable {
         buffer.append(contentsOf: bytes)
     }
 
+    /// The same for a transport's read: the generic version runs unspecialised when called from
+    /// another module (3 % of the node loop's CPU per notification, docs/PERFORMANCE.md).
+    package mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        buffer.append(contentsOf: bytes)
+    }
+
     /// Next complete message, nil if more bytes are needed.
     ///
     /// Throws (`.garbage(skipped:)`, `.segmentMismatch`, `.messageTooLarge`, ...) and stays

@@ -1,6 +1,7 @@
 import Bridge
 import Events
 import Foundation
+import StreamIO
 import Synchronization
 import Testing
 import UCI

@@ -1,4 +1,5 @@
 import BLE
+import StreamIO
 import Synchronization
 import UCI
 import UCIHost

@@ -1,5 +1,6 @@
 import Logging
 import PeerProtocol
+import StreamIO
 import Synchronization
 import UCI
 import UCIHost

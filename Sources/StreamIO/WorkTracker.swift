@@ -1,8 +1,11 @@
-import StreamIO
-
 /// Counts work that has been handed to a node but not finished, so a simulation driver can wait
 /// until the node is idle before advancing virtual time. That wait is what makes a seeded run
 /// reproduce the same event stream every time. Real radios run without one.
+///
+/// In this module, beside `WaiterList`, so that its waiter list is specialised for its count:
+/// generic code is not specialised across this package's modules (`package` declarations are
+/// not serialised for other modules, `@inlinable` or not), and unspecialised, each `begin` and
+/// `end` (once per input of a simulated node) looked up the list's generic metadata.
 package final class WorkTracker: Sendable {
     /// The work outstanding; waiters wait for none.
     private let outstanding = WaiterList(0) { $0 == 0 }
