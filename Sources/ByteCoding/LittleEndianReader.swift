@@ -3,27 +3,31 @@
 /// protocol and BlueZ mgmt codecs. Every read names its field, so a short input reports exactly
 /// what was missing. Reads work in place (range notifications are the hot path: an array per
 /// field was once most of the UCI decoder's cost).
-package struct LittleEndianReader<Failure: TruncationError> {
+///
+/// Public, unlike the rest of the package, for one reason: the compiler inlines an `@inlinable`
+/// method into another module only when it is public. On a `package` type the decoders called
+/// every read (`objdump -d` of the UCI decoder, 2026-11-29; docs/PERFORMANCE.md).
+public struct LittleEndianReader<Failure: TruncationError> {
     /// An array rather than a slice: indexing it is cheaper, and slices are rare and small.
     @usableFromInline let bytes: [UInt8]
     /// Index into `bytes` of the next octet.
     @usableFromInline var offset = 0
     /// The message being read, for error text.
-    package let context: String
+    public let context: String
 
     @inlinable
-    package init(_ bytes: [UInt8], context: String) {
+    public init(_ bytes: [UInt8], context: String) {
         self.bytes = bytes
         self.context = context
     }
 
     @inlinable
-    package init(_ bytes: some Collection<UInt8>, context: String) {
+    public init(_ bytes: some Collection<UInt8>, context: String) {
         self.init(Array(bytes), context: context)
     }
 
     @inlinable
-    package var remaining: Int { bytes.count - offset }
+    public var remaining: Int { bytes.count - offset }
 
     /// Reads are inlined into the decoders (a call per field cost the UCI decoder 40 %); the error
     /// is built out of line.
@@ -39,7 +43,7 @@ package struct LittleEndianReader<Failure: TruncationError> {
 
     /// The next `count` octets, without copying them.
     @inlinable @inline(__always)
-    package mutating func take(_ count: Int, _ field: String) throws(Failure) -> ArraySlice<UInt8> {
+    public mutating func take(_ count: Int, _ field: String) throws(Failure) -> ArraySlice<UInt8> {
         try check(count, field)
         defer { offset += count }
         return bytes[offset..<offset + count]
@@ -47,19 +51,19 @@ package struct LittleEndianReader<Failure: TruncationError> {
 
     /// Steps over `count` octets (reserved fields) without copying them.
     @inlinable @inline(__always)
-    package mutating func skip(_ count: Int, _ field: String) throws(Failure) {
+    public mutating func skip(_ count: Int, _ field: String) throws(Failure) {
         try check(count, field)
         offset += count
     }
 
     @inlinable @inline(__always)
-    package mutating func bytes(_ count: Int, _ field: String) throws(Failure) -> [UInt8] {
+    public mutating func bytes(_ count: Int, _ field: String) throws(Failure) -> [UInt8] {
         Array(try take(count, field))
     }
 
     /// An unsigned value of `size` octets (1 to 8), for layouts whose field widths vary.
     @inlinable @inline(__always)
-    package mutating func uint(_ size: Int, _ field: String) throws(Failure) -> UInt64 {
+    public mutating func uint(_ size: Int, _ field: String) throws(Failure) -> UInt64 {
         precondition(size <= 8, "a little-endian field wider than 64 bits")
         try check(size, field)
         var value: UInt64 = 0
@@ -69,22 +73,22 @@ package struct LittleEndianReader<Failure: TruncationError> {
     }
 
     @inlinable @inline(__always)
-    package mutating func uint<T: FixedWidthInteger & UnsignedInteger>(_: T.Type, _ field: String) throws(Failure) -> T {
+    public mutating func uint<T: FixedWidthInteger & UnsignedInteger>(_: T.Type, _ field: String) throws(Failure) -> T {
         T(truncatingIfNeeded: try uint(MemoryLayout<T>.size, field))
     }
 
     @inlinable @inline(__always)
-    package mutating func u8(_ field: String) throws(Failure) -> UInt8 { try uint(UInt8.self, field) }
+    public mutating func u8(_ field: String) throws(Failure) -> UInt8 { try uint(UInt8.self, field) }
 
     @inlinable @inline(__always)
-    package mutating func u16(_ field: String) throws(Failure) -> UInt16 { try uint(UInt16.self, field) }
+    public mutating func u16(_ field: String) throws(Failure) -> UInt16 { try uint(UInt16.self, field) }
 
     @inlinable @inline(__always)
-    package mutating func u32(_ field: String) throws(Failure) -> UInt32 { try uint(UInt32.self, field) }
+    public mutating func u32(_ field: String) throws(Failure) -> UInt32 { try uint(UInt32.self, field) }
 
     /// Everything left, for layouts that end in an open-ended field.
     @inlinable
-    package mutating func rest() -> [UInt8] {
+    public mutating func rest() -> [UInt8] {
         defer { offset = bytes.count }
         return Array(bytes[offset...])
     }
@@ -93,7 +97,7 @@ package struct LittleEndianReader<Failure: TruncationError> {
 extension Array where Element == UInt8 {
     /// Appends `value` as little-endian octets.
     @inlinable
-    package mutating func appendLE<T: FixedWidthInteger>(_ value: T) {
+    public mutating func appendLE<T: FixedWidthInteger>(_ value: T) {
         for shift in stride(from: 0, to: T.bitWidth, by: 8) { append(UInt8(truncatingIfNeeded: value >> shift)) }
     }
 }
