@@ -353,11 +353,6 @@ func isRange(_ line: UnsafeRawBufferPointer) -> Bool {
     contains(line, #""type":"range""#)
 }
 
-func contains(_ line: String, _ pattern: String) -> Bool {
-    var line = line
-    return line.withUTF8 { contains(UnsafeRawBufferPointer($0), pattern) }
-}
-
 /// A plain byte search: Foundation's `contains` bridges each line to NSString, and the standard
 /// library's generic search looks up type metadata per call; either costs more than rendering
 /// the line, which would make the benchmark measure itself.
