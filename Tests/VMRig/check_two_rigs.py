@@ -73,7 +73,8 @@ for name, lines in diag.items():
         archive.extractall(out / "diag", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
 
 streams, raw = {}, {}
-for name in "abcd":
+names = "abcdef" if with_bluetoothd else "abcd"
+for name in names:
     if name not in chunks:
         fail(f"the console has no {name}.jsonl (the VM script did not get to its end)")
     data = gzip.decompress(base64.b64decode("".join(chunks[name])))
@@ -108,10 +109,10 @@ for phase in phases:
         fail(f"the VM script never reached its mark {phase}")
 
 # ------------------------------------------------------------------ show the streams
-labels = {"a": "A", "b": "B", "c": "C", "d": "D"}
-print("== event streams (A = rig-a, B = rig-b, C = rig-b restarted, D = the outsider; range events summarised per phase)",
-      file=sys.stderr)
-for name in "abcd":
+labels = {"a": "A", "b": "B", "c": "C", "d": "D", "e": "E", "f": "F"}
+print("== event streams (A = rig-a, B = rig-b, C = rig-b restarted, D = the outsider, E and F = rig-a and rig-b started "
+      "afresh while bluetoothd discovers; range events summarised per phase)", file=sys.stderr)
+for name in names:
     bounds = [("start", 0)] + [(p, marks[p].get(name, 0)) for p in phases] + [("end", len(raw[name]))]
     for (phase, start), (next_phase, end) in zip(bounds, bounds[1:]):
         ranges = collections.Counter()
@@ -369,12 +370,49 @@ if [e["reason"] for e in lost] != ["peer-ended"]:
          "(its goodbye did not arrive)")
 ok("goodbye: the restarted rig-b stopped (SIGTERM) and its goodbye reached rig-a (peer.lost, reason peer-ended)")
 
+# ------------------------------------------------------------------ bluetoothd's discovery first (issue 34 item 4)
+# Both rigs started afresh while bluetoothd's BR/EDR + LE discovery ran on hci0: rig-a's own
+# Start Discovery met Busy, and it tried again once per 4 s cycle, no more.
+if with_bluetoothd:
+    def said(pattern):
+        found = [m for line in console if (m := re.match(r"VM: btd-first: " + pattern, line))]
+        if len(found) != 1:
+            fail(f"btd-first: the VM script reported '{pattern}' {len(found)} times")
+        return found[0]
+    E, F = (streams[n][0]["node"] if streams[n] else None for n in "ef")
+    if not (E and F):
+        fail("btd-first: a restarted rig wrote no event")
+    security = [next((e["detail"].get("security") for e in streams[n] if e["type"] == "device" and e["radio"] == "ble"), None) for n in "ef"]
+    if security != ["none", "none"]:
+        fail(f"btd-first: the rigs started afresh are meant to run open (no privacy power cycle), not {security}")
+    if oks(streams["e"], F) < 3 or oks(streams["f"], E) < 3:
+        fail(f"btd-first: the rigs did not range ({oks(streams['e'], F)} / {oks(streams['f'], E)} OK rounds)")
+    busy = said(r"rig-a's discovery answered Busy (\d+) time\(s\) in the (\d+) s since it started")
+    answered, seconds = int(busy.group(1)), int(busy.group(2))
+    if answered < 1:
+        fail("btd-first: rig-a's Start Discovery never met bluetoothd's discovery (no Busy): the path is not exercised")
+    if answered > seconds // 4 + 2:
+        fail(f"btd-first: {answered} Busy answers in {seconds} s: more than one Start Discovery per 4 s cycle")
+    after = int(said(r"Busy (\d+) time\(s\) in the 10 s after").group(1))
+    if after > 1:
+        fail(f"btd-first: rig-a's discovery still met Busy {after} times in the 10 s after bluetoothd's ended")
+    verdicts = said(r"rig-a's wedge verdicts (\d+), power cycles (\d+)")
+    if verdicts.group(1) != "0" or verdicts.group(2) != "0":
+        fail(f"btd-first: rig-a took bluetoothd's discovery for the kernel's wedge ({verdicts.group(0)})")
+    if not said(r"rig-a exit status (\d+), rig-b exit status (\d+)").group(0).endswith("rig-a exit status 0, rig-b exit status 0"):
+        fail("btd-first: a rig did not exit cleanly on SIGTERM")
+    found_e = index(streams["e"], type="peer.found", peer=F)
+    ok(f"btd-first: bluetoothd discovered on hci0 first, then both rigs started open: rig-a's Start Discovery answered Busy {answered} time(s) in {seconds} s "
+       f"(at most one per cycle), {'it found rig-b' if found_e is not None else 'rig-b found it'} and both ranged "
+       f"({oks(streams['e'], F)} / {oks(streams['f'], E)} OK rounds), no wedge verdict, no power cycle; "
+       f"{after} Busy in the 10 s after bluetoothd's discovery ended")
+
 # ------------------------------------------------------------------ the event key
 def ble_device(events):
     return next((e for e in events if e["type"] == "device" and e["radio"] == "ble" and e["state"] == "ready"), None)
 
 
-keys = {name: (ble_device(streams[name]) or {}).get("detail", {}) for name in "abcd"}
+keys = {name: (ble_device(streams[name]) or {}).get("detail", {}) for name in names}
 for name in "abc":
     if keys[name].get("security") != "event-key" or keys[name].get("key") != keys["a"].get("key"):
         fail(f"rig {name} does not run with the event key: {keys[name]}")
@@ -468,7 +506,7 @@ ok("no crash: both rigs alive after every fault, boards and world alive, clean e
 
 # ------------------------------------------------------------------ the event kinds, to compare runs
 # (with and without bluetoothd: README.md, "bluetoothd"); range events by status
-for name in "abcd":
+for name in names:
     kinds = collections.Counter(e["type"] if e["type"] != "range" else f"range {e['status']}" for e in streams[name])
     kinds.update(f"device {e['radio']} {e['state']}" for e in streams[name] if e["type"] == "device")
     del kinds["device"]

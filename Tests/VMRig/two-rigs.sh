@@ -46,6 +46,7 @@ built=$(date +%s)
 "$bin" keygen --output "$work/other.key"
 printf '{"groupKeyFile": "/opt/rig/event.key"}\n' >"$work/event.json"
 printf '{"groupKeyFile": "/opt/rig/other.key"}\n' >"$work/other.json"
+printf '{}\n' >"$work/open.json"   # no event key: peer protocol v1 in clear, no LE privacy
 
 # hci0, rig-a's, is a dual-mode controller (BR/EDR and LE with legacy advertising, like a Pi
 # 4/5's): the kernel initialises BR/EDR on it, bluetoothd runs its BR/EDR side, and bluetoothd's
@@ -63,6 +64,7 @@ with=(); script_args=()
   --file "$HERE/scenarios/card-b.json:/opt/rig/card-b.json" \
   --file "$work/event.key:/opt/rig/event.key" --file "$work/other.key:/opt/rig/other.key" \
   --file "$work/event.json:/opt/rig/event.json" --file "$work/other.json:/opt/rig/other.json" \
+  --file "$work/open.json:/opt/rig/open.json" \
   -- "$HERE/vm-two-rigs.sh" "${script_args[@]+"${script_args[@]}"}" >"$work/console.log" || status=$?
 # the console without the encoded streams (they are shown decoded below)
 grep -avE '^VM-(B|D)64\| ' "$work/console.log" >&2 || true
@@ -70,17 +72,18 @@ grep -avE '^VM-(B|D)64\| ' "$work/console.log" >&2 || true
 
 "$python" "$HERE/check_two_rigs.py" "$work/console.log" "$work" "$HERE/scenarios/card-a.json" "$HERE/scenarios/card-b.json" \
   $([ "$bluetoothd" = 1 ] && echo --bluetoothd)
-"$python" "$ROOT/scripts/validate-events.py" "$work/a.jsonl" "$work/b.jsonl" "$work/c.jsonl" "$work/d.jsonl" \
+streams=("$work"/{a,b,c,d}.jsonl); [ "$bluetoothd" = 1 ] && streams+=("$work"/{e,f}.jsonl)
+"$python" "$ROOT/scripts/validate-events.py" "${streams[@]}" \
   || fail "an event line is not valid (schema, JSON, or not newline-terminated)"
-echo "ok    every line of the four streams is complete, newline-terminated JSON that validates against the schema" >&2
-for rig in a b c d; do
+echo "ok    every line of the ${#streams[@]} streams is complete, newline-terminated JSON that validates against the schema" >&2
+for rig in a b c d; do   # (e and f run open: their cards go in clear, as v1 peers' do)
   # the outsider (d) never ranged: no STS values to look for, only keys and cards
   "$python" "$ROOT/scripts/check-capture-secrets.py" "$work/diag/cap-$rig" --card "$HERE/scenarios/card-a.json" \
     --card "$HERE/scenarios/card-b.json" --log "$work/diag/$rig.err" $([ $rig = d ] && echo --no-sessions) \
     || fail "rig $rig's capture holds secrets"
 done
 echo "ok    no STS value, card or key in any rig's ble.pcap; no key in its events, logs or UCI capture; secrets.json 0600" >&2
-# Every UCI packet the four runs exchanged with the USB boards, through Wireshark's dissector.
+# Every UCI packet the rigs' runs exchanged with the USB boards, through Wireshark's dissector.
 "$ROOT/scripts/wireshark-uci" "$work"/diag/cap-* || fail "Wireshark's UCI dissector rejects a packet in a rig's uci.pcap (above)"
 echo "ok    every packet of every rig's uci.pcap decodes as one well-formed UCI packet in Wireshark 4.4" >&2
 echo "two-rigs: passed ($([ "$bluetoothd" = 1 ] && echo "with bluetoothd" || echo "without bluetoothd")) in $(( $(date +%s) - start )) s (build check $(( built - start )) s, VM $(( $(date +%s) - built )) s)" >&2

@@ -27,6 +27,9 @@
 #                and powers them on (AutoEnable); the rigs must turn privacy on again. If it
 #                crashes instead (exit status 139, a bluez 5.66 bug), the adapters stay on and the
 #                rigs must simply go on
+# and, after the clean exits, once more with bluetoothd first:
+#   btd-first    bluetoothd discovers on hci0 before both rigs start afresh (streams e and f):
+#                rig-a's Start Discovery answers Busy until bluetoothd's discovery ends
 # Ranging that does not come back after a fault ends the run there (`stuck`): the later faults
 # would only pile up timeouts. The streams go to the console byte-exact (gzip + base64 between
 # VM-FILE markers); the host decodes and checks them.
@@ -60,19 +63,19 @@ mark() { echo "VM: MARK $1 a=$(lines a.jsonl) b=$(lines b.jsonl) c=$(lines c.jso
 alive() { kill -0 "$1" 2>/dev/null && echo alive || echo DEAD; }
 # dump: the streams, the captures and the logs to the console, for the host's checks
 dump() {
-  for f in a b c d; do
+  for f in $STREAMS; do
     echo "VM-FILE $f.jsonl BEGIN $(lines $f.jsonl) lines"
     gzip -c $f.jsonl | base64 | sed 's/^/VM-B64| /'
     echo "VM-FILE $f.jsonl END"
   done
-  for f in a b c d; do
+  for f in $STREAMS; do
     echo "VM-DIAG $f BEGIN"; tar czf - cap-$f $f.err | base64 | sed 's/^/VM-D64| /'; echo "VM-DIAG $f END"
   done
-  for f in a b c d; do echo "--- stderr of rig $f (last 30 lines)"; tail -n 30 $f.err; done
+  for f in $STREAMS; do echo "--- stderr of rig $f (last 30 lines)"; tail -n 30 $f.err; done
   echo "--- gadgets"; cat ga.err gb.err
   echo "--- world (last 10 lines)"; tail -n 10 world.err
   if [ $BTD = 1 ]; then
-    for f in btd-scan btd-adv btd-power; do echo "--- bluetoothctl: $f"; sed 's/\x1b\[[0-9;]*m//g; s/\r//g' $f.log | grep -v '^\s*$' | tail -n 25; done
+    for f in btd-scan btd-adv btd-power btd-first; do echo "--- bluetoothctl: $f"; sed 's/\x1b\[[0-9;]*m//g; s/\r//g' $f.log | grep -v '^\s*$' | tail -n 25; done
     echo "--- bluetoothd"; cat btd.log
   fi
   echo "VM: done at $(now)s"
@@ -103,6 +106,9 @@ stuck() {
   exit 0   # the host's check_two_rigs.py fails the run on "stopping early", with these lines
 }
 : >a.jsonl; : >b.jsonl; : >c.jsonl
+# Streams e and f: rig-a and rig-b started afresh at the end, while bluetoothd discovers (btd-first)
+STREAMS="a b c d"
+[ $BTD = 1 ] && { STREAMS="$STREAMS e f"; : >e.jsonl; : >f.jsonl; }
 
 # ------------------------------------------------------------------ USB: two UDCs, relay
 [ "$(ls /sys/class/udc 2>/dev/null | wc -l)" -ge 2 ] || { rmmod dummy_hcd; modprobe dummy_hcd num=2; }
@@ -117,7 +123,8 @@ btd_address() {
 }
 # btctl LOG COMMAND...: bluetoothctl, fed COMMANDs as a person types them ("sleep N" waits;
 # "until TEXT" waits, at most 20 s, until bluetoothctl has printed TEXT, as a person waits for an
-# answer); it reads them only once it has bluetoothd's objects, and a D-Bus client's discovery and
+# answer; "wait FILE" waits, at most 90 s, until FILE exists, as a person waits to be told); it
+# reads them only once it has bluetoothd's objects, and a D-Bus client's discovery and
 # advertisement last only while it stays connected
 btctl() {
   log=$1; shift
@@ -125,6 +132,7 @@ btctl() {
       case "$c" in
         "sleep "*) sleep "${c#sleep }" ;;
         "until "*) wait_until 20 grep -q -- "${c#until }" "$log" ;;
+        "wait "*) wait_until 90 test -e "${c#wait }" ;;
         *) echo "$c" ;;
       esac
     done; echo quit; } | bluetoothctl >>"$log" 2>&1
@@ -160,7 +168,8 @@ $R/nearby-bridge devices --timeout 5 >devices.txt 2>devices.err
 echo "VM: nearby-bridge devices exit $?"; sed 's/^/VM-DEVICES| /' devices.txt
 
 # ------------------------------------------------------------------ the two rigs
-start_a() { $R/nearby-bridge run --config $R/event.json --uwb usb:UWBRIGA00001 --ble hci0 --name rig-a --profile $R/card-a.json --ranges --log-level info --capture /tmp/cap-a >>a.jsonl 2>>a.err & A=$!; }
+# start_a [STREAM CONFIG]: rig-a's board and adapter (stream a, the event's key, unless named)
+start_a() { s=${1:-a}; $R/nearby-bridge run --config $R/${2:-event}.json --uwb usb:UWBRIGA00001 --ble hci0 --name rig-a --profile $R/card-a.json --ranges --log-level info --capture /tmp/cap-$s >>$s.jsonl 2>>$s.err & A=$!; }
 # start_b STREAM CONFIG: rig-b's board and adapter, with the event's key or another one
 start_b() { $R/nearby-bridge run --config $R/$2.json --uwb usb:UWBRIGB00002 --ble hci1 --name rig-b --profile $R/card-b.json --ranges --log-level info --capture /tmp/cap-$1 >>$1.jsonl 2>>$1.err & B=$!; }
 : >d.jsonl
@@ -396,6 +405,34 @@ for p in $A $B; do
 done
 wait $A; echo "VM: rig-a exit status $?"
 wait $B; echo "VM: rig-b (restarted) exit status $?"
+
+# ------------------------------------------------------------------ bluetoothd's discovery first
+# (issue 34 item 4) On a dual-mode adapter bluetoothd's discovery is BR/EDR + LE. Running when
+# the rig starts, it makes the rig's LE Start Discovery answer Busy: the rig must say so, try
+# again once per 4 s cycle and no more, meanwhile take the Device Found events bluetoothd's LE
+# scans bring (the kernel sends them to every mgmt socket), never take it for the wedge (no power
+# cycle), and discover itself again once bluetoothd's discovery ends. Both rigs start afresh for
+# it (streams e and f), without an event key: a keyed rig powers its adapter off and on to set
+# its privacy key, which ends bluetoothd's discovery first (seen: bluetoothctl's Discovering: no).
+if [ $BTD = 1 ]; then
+  rm -f /tmp/btd-first.done
+  btctl btd-first.log "select $ADDR0" "scan on" "wait /tmp/btd-first.done" "scan off" "sleep 1" &
+  S=$!
+  wait_until 20 grep -q "Controller $ADDR0 Discovering: yes" btd-first.log \
+    || echo "VM: btd-first: bluetoothd did not start discovery on hci0"
+  T1=$(now)
+  start_b f open
+  start_a e open
+  wait_until 60 ranged e.jsonl 0 f.jsonl 0 || echo "VM: btd-first: the rigs did not range while bluetoothd discovered on hci0"
+  echo "VM: btd-first: rig-a's discovery answered Busy $(count e.err 'discovery busy\|could not restart discovery') time(s) in the $(( $(now) - T1 )) s since it started, while bluetoothd discovered on hci0"
+  touch /tmp/btd-first.done; wait $S
+  N0=$(count e.err 'could not restart discovery')
+  sleep 10   # two and a half discovery cycles: the rig's own discovery again
+  echo "VM: btd-first: Busy $(( $(count e.err 'could not restart discovery') - N0 )) time(s) in the 10 s after bluetoothd's discovery ended"
+  echo "VM: btd-first: rig-a's wedge verdicts $(count e.err 'discovery wedged\|power-cycling'), power cycles $(count e.jsonl '"state":"unavailable"')"
+  kill -TERM $A $B; wait $A; sa=$?; wait $B
+  echo "VM: btd-first: rig-a exit status $sa, rig-b exit status $?"
+fi
 kill $GA $GB $W 2>/dev/null
 
 dump
