@@ -196,7 +196,8 @@ let package = Package(
             exclude: ["bumble_client.py"]),
         .testTarget(
             name: "GATTDBusTests",
-            dependencies: ["GATTDBus", "GATTServer", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["GATTDBus", "GATTServer", .product(name: "Logging", package: "swift-log")],
+            exclude: ["gatt_manager_standin.py"]),
         .testTarget(
             name: "PeerSecurityTests", dependencies: ["BLE", "PeerSecurity", "PeerProtocol"], exclude: ["make-vectors.py"],
             resources: [.copy("Vectors")]),

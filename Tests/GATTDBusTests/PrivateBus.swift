@@ -64,8 +64,15 @@ final class PrivateBus {
 
     /// Starts `dbus-monitor --address=… MATCH` (the reference implementation's own client),
     /// collecting what it prints.
-    func monitor(_ match: String) throws -> Monitor {
-        try Monitor(address: address, match: match)
+    func monitor(_ match: String) throws -> Background {
+        try Background("/usr/bin/dbus-monitor", ["--address", address, match])
+    }
+
+    /// Starts bluetoothd's GattManager1 stand-in (gatt_manager_standin.py, GLib's GDBus) on this
+    /// bus; it prints "ready" once it owns org.bluez.
+    func gattManagerStandIn() throws -> Background {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("gatt_manager_standin.py").path
+        return try Background("/usr/bin/python3", [script, address])
     }
 
     /// `gdbus call --address=… ARGUMENTS` (GLib's client, which names a D-Bus error in its
@@ -85,16 +92,17 @@ final class PrivateBus {
         return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
     }
 
-    final class Monitor: @unchecked Sendable {
+    /// A client running beside the test, its standard output collected as it comes.
+    final class Background: @unchecked Sendable {
         // @unchecked: `printed` is only touched under `lock`.
         private let process = Process()
         private let output = Pipe()
         private let lock = NSLock()
         private var printed = ""
 
-        init(address: String, match: String) throws {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-monitor")
-            process.arguments = ["--address", address, match]
+        init(_ executable: String, _ arguments: [String]) throws {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
             output.fileHandleForReading.readabilityHandler = { [weak self] handle in
@@ -113,6 +121,15 @@ final class PrivateBus {
 
         /// What it has printed so far.
         var text: String { lock.withLock { printed } }
+
+        /// Waits (up to 10 s) until it has printed a line that satisfies `match`.
+        func line(where match: (String) -> Bool) -> String? {
+            for _ in 0..<1000 {
+                if let line = text.split(separator: "\n").map(String.init).first(where: match) { return line }
+                usleep(10_000)
+            }
+            return nil
+        }
     }
 }
 
