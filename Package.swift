@@ -190,7 +190,7 @@ let package = Package(
         .testTarget(
             name: "GATTServerTests",
             dependencies: [
-                "GATTServer", "BLE", "BLEBlueZ", "BlueZMgmt", "CBlueZ", "StreamIO",
+                "GATTServer", "GATTDBus", "BLE", "BLEBlueZ", "BlueZMgmt", "CBlueZ", "StreamIO",
                 .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system"),
             ],
             exclude: ["bumble_client.py"]),
