@@ -1,5 +1,5 @@
 # Convenience targets; the scripts are the source of truth.
-.PHONY: test sanitize rig ble-bump rig-attack rig-att rig-kernel-race vm-selftest e2e-repeat fuzz-long wireshark-uci package soak flood
+.PHONY: test sanitize rig ble-bump rig-attack rig-att rig-dbus-gatt rig-kernel-race vm-selftest e2e-repeat fuzz-long wireshark-uci package soak flood
 
 test:          ## everything CI runs (Swift tests, TSan, fuzzing, end-to-end checks, emulated USB, VM rigs)
 	scripts/test
@@ -41,6 +41,10 @@ rig-att:       ## the kernel-socket GATT backend serves the GATT database on a r
 	swift build --build-tests
 	Tests/VMRig/att-kernel.sh
 	Tests/VMRig/att-kernel.sh --bluetoothd
+
+rig-dbus-gatt: ## the D-Bus GATT backend registered with Debian's bluetoothd on a real kernel, a kernel ATT client on another adapter (~1 min, not in CI)
+	swift build --build-tests
+	Tests/VMRig/dbus-gatt.sh
 
 rig-kernel-race: ## the Debian 12 kernel BUG a closed connecting L2CAP socket hits, reproduced, and a way around it (~7 min)
 	Tests/VMRig/kernel-race.sh

@@ -33,6 +33,9 @@ let package = Package(
         .systemLibrary(
             name: "CMosquitto", pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]),
+        .systemLibrary(
+            name: "CSystemd", pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]),
         // Linux headers the Glibc module leaves out (eventfd); nothing to link.
         .systemLibrary(name: "CLinux"),
 
@@ -81,6 +84,15 @@ let package = Package(
                 "CBlueZ", "BLE", "BlueZMgmt", "GATTServer", "StreamIO",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
+            ]),
+
+        // The GATT backend beside bluetoothd (issue 33): the GATT database exported as a BlueZ
+        // GATT application over D-Bus (sd-bus), registered with GattManager1.
+        .target(
+            name: "GATTDBus",
+            dependencies: [
+                "CSystemd", "CLinux", "GATTServer", "StreamIO",
+                .product(name: "Logging", package: "swift-log"),
             ]),
 
         // Per-peer logic and output.
@@ -178,10 +190,14 @@ let package = Package(
         .testTarget(
             name: "GATTServerTests",
             dependencies: [
-                "GATTServer", "BLE", "BLEBlueZ", "BlueZMgmt", "CBlueZ", "StreamIO",
+                "GATTServer", "GATTDBus", "BLE", "BLEBlueZ", "BlueZMgmt", "CBlueZ", "StreamIO",
                 .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system"),
             ],
             exclude: ["bumble_client.py"]),
+        .testTarget(
+            name: "GATTDBusTests",
+            dependencies: ["GATTDBus", "GATTServer", .product(name: "Logging", package: "swift-log")],
+            exclude: ["gatt_manager_standin.py"]),
         .testTarget(
             name: "PeerSecurityTests", dependencies: ["BLE", "PeerSecurity", "PeerProtocol"], exclude: ["make-vectors.py"],
             resources: [.copy("Vectors")]),

@@ -33,7 +33,7 @@ struct ATTListenerKernelTests {
         case .failure(let error): print("VM-ATT second bind of CID 4 on hci0: \(error)")
         }
 
-        let peer = try connectATT(from: client.address, to: server.address)
+        let peer = try SeqpacketClient.connectATT(from: client.address, to: server.address)
         defer { try? peer.fd.close() }
         #expect(try peer.ask(octets("02 00 02")) == octets("03 05 02"))
         #expect(
@@ -49,33 +49,6 @@ struct ATTListenerKernelTests {
 
         try peer.fd.close()
         #expect(links.waitUntilClosed(), "the server side saw the link end")
-    }
-
-    /// An LE ATT socket on `source` connected to `destination` (public addresses), blocking.
-    private func connectATT(from source: [UInt8], to destination: [UInt8]) throws -> SeqpacketClient {
-        let fd = socket(AF_BLUETOOTH, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_L2CAP)
-        guard fd >= 0 else { throw Errno(rawValue: errno) }
-        let client = SeqpacketClient(fd: FileDescriptor(rawValue: fd))
-        var address = sockaddr_l2()
-        address.l2_family = sa_family_t(AF_BLUETOOTH)
-        address.l2_cid = L2CAPSocket.attCID.littleEndian
-        address.l2_bdaddr = L2CAPSocket.bdaddr(source)
-        address.l2_bdaddr_type = UInt8(BDADDR_LE_PUBLIC)
-        var status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_l2>.size)) }
-        }
-        if status == 0 {
-            address.l2_bdaddr = L2CAPSocket.bdaddr(destination)
-            status = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_l2>.size)) }
-            }
-        }
-        guard status == 0 else {
-            let error = Errno(rawValue: errno)
-            try? client.fd.close()
-            throw error
-        }
-        return client
     }
 }
 

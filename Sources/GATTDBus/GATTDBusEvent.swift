@@ -1,0 +1,14 @@
+import GATTServer
+
+/// What the D-Bus GATT backend tells the bridge. The client's own actions come as the same
+/// `ATTServerAction`s the kernel-socket backend reports, so the bridge handles both alike.
+package enum GATTDBusEvent: Hashable, Sendable {
+    /// bluetoothd took the application (RegisterApplication answered).
+    case registered
+    /// bluetoothd refused the application or never answered: the D-Bus error's name and text.
+    case registrationFailed(name: String, message: String)
+    /// A client wrote or changed its subscription. `device` is bluetoothd's object path of the
+    /// writer (`/org/bluez/hci0/dev_…`, from the `device` option) when bluetoothd names it;
+    /// StartNotify and StopNotify name nobody (bluetoothd calls them once for all clients).
+    case client(device: String?, ATTServerAction)
+}
