@@ -48,18 +48,8 @@ final class PrivateBus {
     /// `busctl --address=… --json=short ARGUMENTS`: its exit status, standard output parsed as
     /// JSON when it is, and standard error.
     func busctl(_ arguments: [String]) throws -> (status: Int32, json: Any?, error: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/busctl")
-        process.arguments = ["--address=\(address)", "--json=short"] + arguments
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, try? JSONSerialization.jsonObject(with: out), String(decoding: err, as: UTF8.self))
+        let run = try Self.run("/usr/bin/busctl", ["--address=\(address)", "--json=short"] + arguments)
+        return (run.status, try? JSONSerialization.jsonObject(with: run.output), run.error)
     }
 
     /// Starts `dbus-monitor --address=… MATCH` (the reference implementation's own client),
@@ -78,9 +68,15 @@ final class PrivateBus {
     /// `gdbus call --address=… ARGUMENTS` (GLib's client, which names a D-Bus error in its
     /// message): exit status, standard output, standard error.
     func gdbus(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+        let run = try Self.run("/usr/bin/gdbus", ["call", "--address", address] + arguments)
+        return (run.status, String(decoding: run.output, as: UTF8.self), run.error)
+    }
+
+    /// Runs a client to its end (their outputs here are a few lines, far below a pipe's buffer).
+    private static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: Data, error: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/gdbus")
-        process.arguments = ["call", "--address", address] + arguments
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
         let output = Pipe()
         let error = Pipe()
         process.standardOutput = output
@@ -89,7 +85,7 @@ final class PrivateBus {
         let out = output.fileHandleForReading.readDataToEndOfFile()
         let err = error.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        return (process.terminationStatus, out, String(decoding: err, as: UTF8.self))
     }
 
     /// A client running beside the test, its standard output collected as it comes.

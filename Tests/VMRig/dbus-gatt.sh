@@ -9,4 +9,4 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUNDLE=$ROOT/.build/debug/NearbyBridgePackageTests.xctest
 [ -x "$BUNDLE" ] || { echo "dbus-gatt: build the tests first (swift build --build-tests)" >&2; exit 2; }
 exec "$ROOT/Tests/VMRig/run-vm.sh" --adapters 2 --mem 2048 --timeout 300 --bluetoothd --file "$BUNDLE" \
-  -- "$ROOT/Tests/VMRig/vm-dbus-gatt.sh"
+  -- "$ROOT/Tests/VMRig/vm-att-kernel.sh" bluetoothd dbus
