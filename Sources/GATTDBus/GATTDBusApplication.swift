@@ -31,6 +31,9 @@ package final class GATTDBusApplication: @unchecked Sendable {
     private struct State {
         var jobs: [@Sendable (GATTDBusApplication) -> Void] = []
         var stopping = false
+        /// The bus thread has ended and closed `wake`: nothing may write it any more (its number
+        /// may already name another file).
+        var ended = false
     }
 
     private let bus: OpaquePointer
@@ -114,8 +117,10 @@ package final class GATTDBusApplication: @unchecked Sendable {
     /// Closes the connection; bluetoothd then drops the application (GattManager1 unregisters an
     /// application whose connection ends).
     package func stop() {
-        state.withLock { $0.stopping = true }
-        signal()
+        state.withLock { state in
+            state.stopping = true
+            wakeUp(state)
+        }
     }
 
     // MARK: the bus thread
@@ -131,13 +136,18 @@ package final class GATTDBusApplication: @unchecked Sendable {
             var processed: Int32
             repeat { processed = sd_bus_process(bus, nil) } while processed > 0
             if processed < 0 {
-                logger.error("the D-Bus connection failed; the GATT application is gone", metadata: ["error": "\(BusFailure(call: "sd_bus_process", errno: -processed))"])
+                let failure = BusFailure(call: "sd_bus_process", errno: -processed)
+                logger.error("the D-Bus connection failed; the GATT application is gone", metadata: ["error": "\(failure)"])
+                handler(.lost(failure.description))
                 break
             }
             waitForWork()
         }
         sd_bus_flush_close_unref(bus)
-        Glibc.close(wake)
+        state.withLock { state in
+            state.ended = true
+            Glibc.close(wake)
+        }
     }
 
     /// Polls the bus's descriptor (for what sd-bus waits for, until its next timeout) beside the
@@ -163,11 +173,15 @@ package final class GATTDBusApplication: @unchecked Sendable {
     }
 
     private func post(_ job: @escaping @Sendable (GATTDBusApplication) -> Void) {
-        state.withLock { $0.jobs.append(job) }
-        signal()
+        state.withLock { state in
+            state.jobs.append(job)
+            wakeUp(state)
+        }
     }
 
-    private func signal() {
+    /// Wakes the bus thread; called under `state`'s lock, so that `wake` is still open.
+    private func wakeUp(_ state: State) {
+        guard !state.ended else { return }
         var one: UInt64 = 1
         _ = write(wake, &one, 8)
     }

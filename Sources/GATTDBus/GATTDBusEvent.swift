@@ -7,6 +7,8 @@ package enum GATTDBusEvent: Hashable, Sendable {
     case registered
     /// bluetoothd refused the application or never answered: the D-Bus error's name and text.
     case registrationFailed(name: String, message: String)
+    /// The bus connection failed (the bus daemon went away): nothing is served any more.
+    case lost(String)
     /// A client wrote or changed its subscription. `device` is bluetoothd's object path of the
     /// writer (`/org/bluez/hci0/dev_…`, from the `device` option) when bluetoothd names it;
     /// StartNotify and StopNotify name nobody (bluetoothd calls them once for all clients).

@@ -195,6 +195,18 @@ import Testing
         #expect(events.first { $0 == .registered } != nil, "\(events.all)")
     }
 
+    @Test func aBusThatGoesAwayIsReported() throws {
+        let bus = try PrivateBus()
+        let (application, events) = try start(bus)
+        bus.stopDaemon()
+        let lost = events.first { if case .lost = $0 { true } else { false } }
+        #expect(lost != nil, "\(events.all)")
+        // The bus thread has ended: calls now reach nothing and report nothing.
+        application.notify(AccessoryGATTService.qorvoTX, value: [1])
+        application.stop()
+        #expect(events.all.count == 1)
+    }
+
     @Test func registeringWhereNoBluetoothdRunsFailsWithTheBussAnswer() throws {
         let bus = try PrivateBus()
         let (application, events) = try start(bus, adapter: "hci0")

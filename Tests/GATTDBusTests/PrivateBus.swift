@@ -39,10 +39,16 @@ final class PrivateBus {
     }
 
     deinit {
-        // SIGKILL: the daemon inherits the test thread's signal mask, where SIGTERM may be blocked.
+        stopDaemon()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Ends the bus daemon: every connection to it breaks. SIGKILL: the daemon inherits the test
+    /// thread's signal mask, where SIGTERM may be blocked.
+    func stopDaemon() {
+        guard daemon.isRunning else { return }
         kill(daemon.processIdentifier, SIGKILL)
         daemon.waitUntilExit()
-        try? FileManager.default.removeItem(at: directory)
     }
 
     /// `busctl --address=… --json=short ARGUMENTS`: its exit status, standard output parsed as
