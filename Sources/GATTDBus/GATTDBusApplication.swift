@@ -8,8 +8,9 @@ import Synchronization
 
 /// The GATT backend beside bluetoothd (issue 33): exports a `GATTDatabase` as a BlueZ GATT
 /// application over D-Bus and registers it with the adapter's GattManager1, so bluetoothd serves
-/// it to phones on its own ATT channel. Writes and subscriptions come back as `GATTDBusEvent`s;
-/// `notify` sends a characteristic's new value.
+/// it to phones on its own ATT channel, and registers an advertisement naming the services with
+/// LEAdvertisingManager1, so that phones find it. Writes and subscriptions come back as
+/// `GATTDBusEvent`s; `notify` sends a characteristic's new value.
 ///
 /// One thread owns the sd-bus connection (sd-bus is not thread-safe): it dispatches bluetoothd's
 /// calls and runs what other threads post (`notify`, `stop`), woken by an eventfd.
@@ -40,6 +41,8 @@ package final class GATTDBusApplication: @unchecked Sendable {
     private let wake: Int32
     private let state = Mutex(State())
     private let tree: GATTObjectTree
+    /// The advertisement naming the services, if any.
+    private let advertisement: GATTObjectTree.Object?
     private let database: GATTDatabase
     private let logger: Logger
     private let handler: @Sendable (GATTDBusEvent) -> Void
@@ -50,23 +53,27 @@ package final class GATTDBusApplication: @unchecked Sendable {
     package let uniqueName: String
 
     private init(
-        bus: OpaquePointer, wake: Int32, uniqueName: String, database: GATTDatabase, root: String, logger: Logger,
-        handler: @escaping @Sendable (GATTDBusEvent) -> Void
+        bus: OpaquePointer, wake: Int32, uniqueName: String, database: GATTDatabase, root: String,
+        advertisement: GATTObjectTree.Object?, logger: Logger, handler: @escaping @Sendable (GATTDBusEvent) -> Void
     ) {
         self.bus = bus
         self.wake = wake
         self.uniqueName = uniqueName
         self.database = database
         self.tree = GATTObjectTree(database, root: root)
+        self.advertisement = advertisement
         self.logger = logger
         self.handler = handler
     }
 
-    /// Connects to `address`, exports `database` under `root` and, when `adapter` is given
-    /// (`hci0`), registers it with that adapter's GattManager1; the answer comes as `.registered`
-    /// or `.registrationFailed`. `handler` runs on the bus thread.
+    /// Connects to `address`, exports `database` under `root` and, when `advertising` names
+    /// services, an advertisement listing them at `advertisementPath` (outside `root`: GattManager1
+    /// reads everything under it); when `adapter` is given (`hci0`), registers both with that
+    /// adapter's GattManager1 and LEAdvertisingManager1, each answer a `.registered` or
+    /// `.registrationFailed`. `handler` runs on the bus thread.
     package static func start(
         on address: Address, adapter: String?, database: GATTDatabase, root: String = "/org/nearbybridge/gatt",
+        advertising: [GATTUUID] = [], advertisementPath: String = "/org/nearbybridge/advertisement",
         logger: Logger, handler: @escaping @Sendable (GATTDBusEvent) -> Void
     ) throws(BusFailure) -> GATTDBusApplication {
         let bus = try connect(address)
@@ -85,11 +92,15 @@ package final class GATTDBusApplication: @unchecked Sendable {
             throw BusFailure(call: "eventfd", errno: code)
         }
         let application = GATTDBusApplication(
-            bus: bus, wake: wake, uniqueName: name.map { String(cString: $0) } ?? "", database: database, root: root, logger: logger,
-            handler: handler)
+            bus: bus, wake: wake, uniqueName: name.map { String(cString: $0) } ?? "", database: database, root: root,
+            advertisement: advertising.isEmpty ? nil : LEAdvertisementObject.object(at: advertisementPath, serviceUUIDs: advertising),
+            logger: logger, handler: handler)
         do {
-            try BusFailure.check(
-                sd_bus_add_fallback(bus, nil, root, Self.dispatch, Unmanaged.passUnretained(application).toOpaque()), "sd_bus_add_fallback")
+            let userdata = Unmanaged.passUnretained(application).toOpaque()
+            try BusFailure.check(sd_bus_add_fallback(bus, nil, root, Self.dispatch, userdata), "sd_bus_add_fallback")
+            if let advertisement = application.advertisement {
+                try BusFailure.check(sd_bus_add_object(bus, nil, advertisement.path, Self.dispatch, userdata), "sd_bus_add_object")
+            }
             if let adapter {
                 try application.register(adapter: adapter)
                 try application.registerAgainWhenBluetoothdRestarts(adapter: adapter)
@@ -200,7 +211,7 @@ package final class GATTDBusApplication: @unchecked Sendable {
             if path == tree.root, message.isMethodCall("org.freedesktop.DBus.ObjectManager", "GetManagedObjects") {
                 return try reply(to: message) { reply throws(BusFailure) in try appendManagedObjects(reply) }
             }
-            guard let object = tree.object(at: path) else { return 0 }
+            guard let object = tree.object(at: path) ?? advertisement.flatMap({ $0.path == path ? $0 : nil }) else { return 0 }
             if message.isMethodCall("org.freedesktop.DBus.Properties", "GetAll") {
                 let interface = try GATTDBusCallError.reading { () throws(BusFailure) in try message.readString() }
                 let properties = interface == object.interface ? object.properties : []
@@ -214,6 +225,12 @@ package final class GATTDBusApplication: @unchecked Sendable {
                     throw .refused("org.freedesktop.DBus.Error.UnknownProperty", "no property \(interface).\(name) at \(path)")
                 }
                 return try reply(to: message) { reply throws(BusFailure) in try reply.appendVariant(property.value) }
+            }
+            if message.isMethodCall(LEAdvertisementObject.interface, "Release") {
+                handler(.advertisementReleased)
+                // Release is a no-reply call; answer only if an answer is expected.
+                guard sd_bus_message_get_expect_reply(message.raw) > 0 else { return 1 }
+                return try reply(to: message) { _ throws(BusFailure) in }
             }
             guard object.interface == GATTObjectTree.characteristicInterface, let index = tree.characteristic(at: path) else { return 0 }
             let characteristic = database.characteristics[index]
@@ -291,19 +308,26 @@ package final class GATTDBusApplication: @unchecked Sendable {
         try BusFailure.check(sd_bus_send(bus, raw, nil), "sd_bus_send(PropertiesChanged)")
     }
 
-    /// Calls GattManager1.RegisterApplication without waiting: bluetoothd reads the objects
-    /// (GetManagedObjects) before it answers, and this thread must be free to serve that.
+    /// Calls GattManager1.RegisterApplication (and LEAdvertisingManager1.RegisterAdvertisement)
+    /// without waiting: bluetoothd reads the objects (GetManagedObjects, GetAll) before it
+    /// answers, and this thread must be free to serve that.
     private func register(adapter: String) throws(BusFailure) {
+        try call(adapter, "org.bluez.GattManager1", "RegisterApplication", path: tree.root, answer: Self.applicationRegistered)
+        if let advertisement {
+            try call(adapter, "org.bluez.LEAdvertisingManager1", "RegisterAdvertisement", path: advertisement.path, answer: Self.advertisementRegistered)
+        }
+    }
+
+    /// `member(path, {})` on bluetoothd's adapter object; `answer` gets the reply.
+    private func call(_ adapter: String, _ interface: String, _ member: String, path: String, answer: sd_bus_message_handler_t) throws(BusFailure) {
         var raw: OpaquePointer?
         try BusFailure.check(
-            sd_bus_message_new_method_call(bus, &raw, "org.bluez", "/org/bluez/\(adapter)", "org.bluez.GattManager1", "RegisterApplication"),
-            "sd_bus_message_new_method_call")
+            sd_bus_message_new_method_call(bus, &raw, "org.bluez", "/org/bluez/\(adapter)", interface, member), "sd_bus_message_new_method_call")
         defer { sd_bus_message_unref(raw) }
         let call = BusMessage(raw: raw!)
-        try call.append(.objectPath(tree.root))
+        try call.append(.objectPath(path))
         try call.appendProperties([])
-        try BusFailure.check(
-            sd_bus_call_async(bus, nil, raw, Self.registered, Unmanaged.passUnretained(self).toOpaque(), 0), "sd_bus_call_async(RegisterApplication)")
+        try BusFailure.check(sd_bus_call_async(bus, nil, raw, answer, Unmanaged.passUnretained(self).toOpaque(), 0), "sd_bus_call_async(\(member))")
     }
 
     /// bluetoothd forgets applications when it exits (`systemctl restart bluetooth`, an
@@ -328,20 +352,28 @@ package final class GATTDBusApplication: @unchecked Sendable {
         do {
             try application.register(adapter: adapter)
         } catch {
-            application.handler(.registrationFailed(name: "org.bluez.Error.Failed", message: "\(error)"))
+            application.handler(.registrationFailed(.application, name: "org.bluez.Error.Failed", message: "\(error)"))
         }
         return 0
     }
 
-    private static let registered: sd_bus_message_handler_t = { message, userdata, _ in
+    private static let applicationRegistered: sd_bus_message_handler_t = { message, userdata, _ in
+        answered(.application, message, userdata)
+    }
+
+    private static let advertisementRegistered: sd_bus_message_handler_t = { message, userdata, _ in
+        answered(.advertisement, message, userdata)
+    }
+
+    private static func answered(_ registration: GATTDBusRegistration, _ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?) -> Int32 {
         guard let message, let userdata else { return 0 }
         let application = Unmanaged<GATTDBusApplication>.fromOpaque(userdata).takeUnretainedValue()
         if sd_bus_message_is_method_error(message, nil) > 0, let error = sd_bus_message_get_error(message)?.pointee {
             application.handler(
                 .registrationFailed(
-                    name: error.name.map { String(cString: $0) } ?? "", message: error.message.map { String(cString: $0) } ?? ""))
+                    registration, name: error.name.map { String(cString: $0) } ?? "", message: error.message.map { String(cString: $0) } ?? ""))
         } else {
-            application.handler(.registered)
+            application.handler(.registered(registration))
         }
         return 1
     }

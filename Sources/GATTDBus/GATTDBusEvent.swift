@@ -3,10 +3,13 @@ import GATTServer
 /// What the D-Bus GATT backend tells the bridge. The client's own actions come as the same
 /// `ATTServerAction`s the kernel-socket backend reports, so the bridge handles both alike.
 package enum GATTDBusEvent: Hashable, Sendable {
-    /// bluetoothd took the application (RegisterApplication answered).
-    case registered
-    /// bluetoothd refused the application or never answered: the D-Bus error's name and text.
-    case registrationFailed(name: String, message: String)
+    /// bluetoothd took the application or the advertisement (the Register call answered).
+    case registered(GATTDBusRegistration)
+    /// bluetoothd refused it or never answered: the D-Bus error's name and text.
+    case registrationFailed(GATTDBusRegistration, name: String, message: String)
+    /// bluetoothd dropped the advertisement (LEAdvertisement1.Release: the adapter went away, or
+    /// it could not be kept).
+    case advertisementReleased
     /// The bus connection failed (the bus daemon went away): nothing is served any more.
     case lost(String)
     /// A client wrote or changed its subscription. `device` is bluetoothd's object path of the

@@ -28,11 +28,11 @@ import Testing
         }
     }
 
-    func start(_ bus: PrivateBus, adapter: String? = nil) throws -> (GATTDBusApplication, Events) {
+    func start(_ bus: PrivateBus, adapter: String? = nil, advertising: [GATTUUID] = []) throws -> (GATTDBusApplication, Events) {
         let events = Events()
         let application = try GATTDBusApplication.start(
-            on: .address(bus.address), adapter: adapter, database: Self.database, root: Self.root, logger: Logger(label: "test"),
-            handler: { events.append($0) })
+            on: .address(bus.address), adapter: adapter, database: Self.database, root: Self.root, advertising: advertising,
+            logger: Logger(label: "test"), handler: { events.append($0) })
         return (application, events)
     }
 
@@ -176,12 +176,13 @@ import Testing
     /// or restarting), it gets a registration of its own.
     @Test func bluetoothdThatComesLaterGetsTheApplicationAndReadsItBeforeAnswering() throws {
         let bus = try PrivateBus()
-        let (application, events) = try start(bus, adapter: "hci0")
+        let (application, events) = try start(bus, adapter: "hci0", advertising: [AccessoryGATTService.qorvoService])
         defer { application.stop() }
-        #expect(events.first { if case .registrationFailed = $0 { true } else { false } } != nil)
+        #expect(events.first { if case .registrationFailed(.application, _, _) = $0 { true } else { false } } != nil)
+        #expect(events.first { if case .registrationFailed(.advertisement, _, _) = $0 { true } else { false } } != nil)
         let bluetoothd = try bus.gattManagerStandIn()
         #expect(bluetoothd.line { $0 == "ready" } != nil, "\(bluetoothd.text)")
-        let line = try #require(bluetoothd.line { $0.hasPrefix("{") }, "\(bluetoothd.text)")
+        let line = try #require(bluetoothd.line { $0.hasPrefix("{\"sender") }, "\(bluetoothd.text)")
         let call = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect(call["sender"] as? String == application.uniqueName)
         #expect(call["adapter"] as? String == "/org/bluez/hci0")
@@ -192,7 +193,22 @@ import Testing
         #expect(rx["UUID"] as? String == "2e93998a-6a61-11ed-a1eb-0242ac120002")
         #expect(rx["Flags"] as? [String] == ["write-without-response", "write"])
         #expect(rx["Service"] as? String == "\(Self.root)/service0")
-        #expect(events.first { $0 == .registered } != nil, "\(events.all)")
+        #expect(events.first { $0 == .registered(.application) } != nil, "\(events.all)")
+
+        // The advertisement, as bluetoothd reads it (GetAll on LEAdvertisement1) before answering.
+        let advertised = try #require(bluetoothd.line { $0.hasPrefix("{\"advertisement") }, "\(bluetoothd.text)")
+        let advertisement = try #require(try JSONSerialization.jsonObject(with: Data(advertised.utf8)) as? [String: Any])
+        #expect(advertisement["advertisement"] as? String == "/org/nearbybridge/advertisement")
+        let properties = try #require(advertisement["properties"] as? [String: Any])
+        #expect(properties["Type"] as? String == "peripheral")
+        #expect(properties["ServiceUUIDs"] as? [String] == ["2e938fd0-6a61-11ed-a1eb-0242ac120002"])
+        #expect(events.first { $0 == .registered(.advertisement) } != nil, "\(events.all)")
+        // bluetoothd drops it (Release, a no-reply call).
+        let released = try bus.busctl([
+            "--expect-reply=no", "call", application.uniqueName, "/org/nearbybridge/advertisement", "org.bluez.LEAdvertisement1", "Release",
+        ])
+        #expect(released.status == 0, "\(released.error)")
+        #expect(events.first { $0 == .advertisementReleased } != nil, "\(events.all)")
     }
 
     @Test func aBusThatGoesAwayIsReported() throws {
@@ -212,7 +228,7 @@ import Testing
         let (application, events) = try start(bus, adapter: "hci0")
         defer { application.stop() }
         let failure = events.first { if case .registrationFailed = $0 { true } else { false } }
-        guard case .registrationFailed(let name, _)? = failure else {
+        guard case .registrationFailed(.application, let name, _)? = failure else {
             Issue.record("no registration answer: \(events.all)")
             return
         }

@@ -50,6 +50,17 @@ import Testing
         #expect(tree.characteristic(at: "/r/service9/char0") == nil)
     }
 
+    /// doc/org.bluez.LEAdvertisement.rst: a connectable advertisement is Type "peripheral"; UUIDs
+    /// are given in 128-bit form (bluetoothd shortens them in the advertising data).
+    @Test func theAdvertisementIsAPeripheralNamingTheServices() {
+        let object = LEAdvertisementObject.object(at: "/a", serviceUUIDs: [AccessoryGATTService.qorvoService, GATTUUID(0x180A)])
+        #expect(object.interface == "org.bluez.LEAdvertisement1")
+        #expect(object.properties.map(\.name) == ["Type", "ServiceUUIDs"])
+        #expect(object.properties.map(\.value) == [
+            .string("peripheral"), .strings(["2e938fd0-6a61-11ed-a1eb-0242ac120002", "0000180a-0000-1000-8000-00805f9b34fb"]),
+        ])
+    }
+
     @Test func sixteenBitUUIDsAreWrittenInFullLowercase() {
         #expect(GATTObjectTree.text(GATTUUID(0x180A)) == "0000180a-0000-1000-8000-00805f9b34fb")
         #expect(GATTObjectTree.text(GATTUUID("6E400001-B5A3-F393-E0A9-E50E24DCCA9E")!) == "6e400001-b5a3-f393-e0a9-e50e24dcca9e")

@@ -20,11 +20,21 @@ struct GATTDBusBluetoothdTests {
         let client = try await BlueZAdapter.readInfo("hci1")
         let log = EventLog()
         let application = try GATTDBusApplication.start(
-            on: .system, adapter: "hci0", database: accessoryDatabase, logger: Logger(label: "dbus-gatt-test"), handler: log.record)
+            on: .system, adapter: "hci0", database: accessoryDatabase, advertising: [AccessoryGATTService.qorvoService],
+            logger: Logger(label: "dbus-gatt-test"), handler: log.record)
         defer { application.stop() }
-        let registration = log.wait { $0.first { if case .client = $0 { false } else { true } } }
-        #expect(registration == .registered, "bluetoothd's answer to RegisterApplication")
-        print("VM-DBUS registered: \(String(describing: registration))")
+        for registration in [GATTDBusRegistration.application, .advertisement] {
+            let answer = log.wait {
+                $0.first {
+                    switch $0 {
+                    case .registered(registration), .registrationFailed(registration, _, _): true
+                    default: false
+                    }
+                }
+            }
+            #expect(answer == .registered(registration), "bluetoothd's answer")
+            print("VM-DBUS \(registration): \(String(describing: answer))")
+        }
 
         let peer = try SeqpacketClient.connectATT(from: client.address, to: server.address)
         defer { try? peer.fd.close() }
