@@ -42,7 +42,7 @@ rig-att:       ## the kernel-socket GATT backend serves the GATT database on a r
 	Tests/VMRig/att-kernel.sh
 	Tests/VMRig/att-kernel.sh --bluetoothd
 
-rig-dbus-gatt: ## the D-Bus GATT backend registered with Debian's bluetoothd on a real kernel, a kernel ATT client on another adapter (~1 min, not in CI)
+rig-dbus-gatt: ## the D-Bus GATT backend registered with Debian's bluetoothd on a real kernel, a kernel ATT client on another adapter (~1 min)
 	swift build --build-tests
 	Tests/VMRig/dbus-gatt.sh
 
