@@ -226,7 +226,7 @@ package final class GATTDBusApplication: @unchecked Sendable {
                 }
                 return try reply(to: message) { reply throws(BusFailure) in try reply.appendVariant(property.value) }
             }
-            if message.isMethodCall(LEAdvertisementObject.interface, "Release") {
+            if object.interface == LEAdvertisementObject.interface, message.isMethodCall(LEAdvertisementObject.interface, "Release") {
                 handler(.advertisementReleased)
                 // Release is a no-reply call; answer only if an answer is expected.
                 guard sd_bus_message_get_expect_reply(message.raw) > 0 else { return 1 }

@@ -203,12 +203,17 @@ import Testing
         #expect(properties["Type"] as? String == "peripheral")
         #expect(properties["ServiceUUIDs"] as? [String] == ["2e938fd0-6a61-11ed-a1eb-0242ac120002"])
         #expect(events.first { $0 == .registered(.advertisement) } != nil, "\(events.all)")
-        // bluetoothd drops it (Release, a no-reply call).
+        // Release on another object is nobody's; bluetoothd drops the advertisement with Release, a no-reply call.
+        let stray = try bus.busctl([
+            "--expect-reply=no", "call", application.uniqueName, "\(Self.root)/service0/char1", "org.bluez.LEAdvertisement1", "Release",
+        ])
+        #expect(stray.status == 0, "\(stray.error)")
         let released = try bus.busctl([
             "--expect-reply=no", "call", application.uniqueName, "/org/nearbybridge/advertisement", "org.bluez.LEAdvertisement1", "Release",
         ])
         #expect(released.status == 0, "\(released.error)")
         #expect(events.first { $0 == .advertisementReleased } != nil, "\(events.all)")
+        #expect(events.all.filter { $0 == .advertisementReleased }.count == 1, "\(events.all)")
     }
 
     @Test func aBusThatGoesAwayIsReported() throws {

@@ -30,12 +30,19 @@ final class PrivateBus {
         address = "unix:path=\(socket)"
         daemon = Process()
         daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        daemon.arguments = ["--config-file=\(configuration.path)", "--nofork", "--nopidfile"]
+        daemon.arguments = ["--config-file=\(configuration.path)", "--nofork", "--nopidfile", "--print-address=1"]
         daemon.standardError = FileHandle.nullDevice
+        let printed = Pipe()
+        daemon.standardOutput = printed
         try daemon.run()
-        // The daemon listens once the socket exists.
-        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
-        guard FileManager.default.fileExists(atPath: socket) else { throw PrivateBusError.noSocket(socket) }
+        // The daemon prints its address once it accepts connections (the socket file appears
+        // earlier, at bind, and a connection then is refused). End of file: it did not start.
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let more = printed.fileHandleForReading.availableData
+            guard !more.isEmpty else { throw PrivateBusError.notListening(socket) }
+            line.append(more)
+        }
     }
 
     deinit {
@@ -136,5 +143,5 @@ final class PrivateBus {
 }
 
 enum PrivateBusError: Error {
-    case noSocket(String)
+    case notListening(String)
 }
