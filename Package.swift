@@ -103,8 +103,8 @@ let package = Package(
         .target(
             name: "Bridge",
             dependencies: [
-                "UCI", "UCIHost", "StreamIO", "PeerProtocol", "PeerSecurity", "BLE", "Proximity", "Events",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "UCI", "UCIHost", "StreamIO", "PeerProtocol", "PeerSecurity", "BLE", "Proximity", "Events", "GATTServer",
+                "NearbyInteractionAccessory", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]),
@@ -218,7 +218,9 @@ let package = Package(
         .testTarget(name: "NearbyBridgeCLITests", dependencies: ["NearbyBridgeCLI", "Bridge", "MQTTOutput", "Simulation"]),
         .testTarget(
             name: "BridgeTests",
-            dependencies: ["Bridge", "Simulation", "Events", "UCI", "StreamIO", "UCIHost", "PeerProtocol", "PeerSecurity"],
+            dependencies: [
+                "Bridge", "Simulation", "Events", "UCI", "StreamIO", "UCIHost", "PeerProtocol", "PeerSecurity", "GATTServer",
+            ],
             resources: [.copy("Golden")]),
     ],
     swiftLanguageModes: [.v6]

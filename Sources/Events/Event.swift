@@ -76,10 +76,27 @@ package struct Event: Sendable, Equatable {
         package var peer: String
         package var name: String
         package var rssi: Int?
-        package init(peer: String, name: String, rssi: Int?) {
+        /// Set for a phone (`"kind": "phone"`); a rig's `peer.found` has no kind.
+        package var phone: Phone?
+        package init(peer: String, name: String, rssi: Int?, phone: Phone? = nil) {
             self.peer = peer
             self.name = name
             self.rssi = rssi
+            self.phone = phone
+        }
+    }
+
+    /// What the events of a phone peer (issue 33) say beyond a rig's: its platform, and the
+    /// attendee token its app wrote, if any (hex; unauthenticated: the event's backend checks it).
+    package struct Phone: Sendable, Equatable {
+        package enum Platform: String, Sendable {
+            case ios
+        }
+        package var platform: Platform
+        package var token: String?
+        package init(platform: Platform, token: String?) {
+            self.platform = platform
+            self.token = token
         }
     }
 
@@ -141,13 +158,17 @@ package struct Event: Sendable, Equatable {
         package var peer: String
         package var bumpID: UInt32
         package var distance: Double?
-        /// The peer's profile card: a JSON object, kept verbatim.
+        /// The peer's profile card: a JSON object, kept verbatim (`{}` for a phone, which sends none).
         package var cardJSON: String
-        package init(peer: String, bumpID: UInt32, distance: Double?, cardJSON: String) {
+        /// Set for a bump with a phone, which the rig decided alone (`"decided_by": "rig"`): a
+        /// phone runs no profile drop, so nothing on its side confirms the bump.
+        package var phone: Phone?
+        package init(peer: String, bumpID: UInt32, distance: Double?, cardJSON: String, phone: Phone? = nil) {
             self.peer = peer
             self.bumpID = bumpID
             self.distance = distance
             self.cardJSON = cardJSON
+            self.phone = phone
         }
     }
 

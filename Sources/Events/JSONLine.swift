@@ -38,6 +38,7 @@ package enum JSONLine {
             out.string("peer", found.peer)
             out.string("name", found.name)
             out.optionalNumber("rssi", found.rssi)
+            if let phone = found.phone { out.phone(phone) }
         case .peerNamed(let named):
             out.string("peer", named.peer)
             out.string("name", named.name)
@@ -60,6 +61,10 @@ package enum JSONLine {
             out.number("bump_id", bump.bumpID)
             out.metres("distance", bump.distance)
             out.raw("card", bump.cardJSON)
+            if let phone = bump.phone {
+                out.string("decided_by", "rig")
+                out.phone(phone)
+            }
         case .peerLost(let lost):
             out.string("peer", lost.peer)
             out.string("reason", lost.reason.rawValue)
@@ -82,5 +87,14 @@ package enum JSONLine {
             if stats.invalidReadings > 0 { out.number("invalid_readings", stats.invalidReadings) }
         }
         out.close(suffix: "\n")
+    }
+}
+
+extension JSONObjectWriter {
+    /// A phone peer's fields: `kind`, `platform` and, when its app wrote one, `token`.
+    fileprivate mutating func phone(_ phone: Event.Phone) {
+        string("kind", "phone")
+        string("platform", phone.platform.rawValue)
+        if let token = phone.token { string("token", token) }
     }
 }

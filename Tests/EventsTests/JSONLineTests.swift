@@ -29,6 +29,14 @@ import Testing
                 .bump(.init(peer: peer, bumpID: 3, distance: -0.02, cardJSON: #"{"name":"Bob"}"#)),
                 #""peer":"fedcba9876543210","bump_id":3,"distance":-0.020,"card":{"name":"Bob"}}"#
             ),
+            (
+                .peerFound(.init(peer: peer, name: "", rssi: nil, phone: .init(platform: .ios, token: "0a0b"))),
+                #""peer":"fedcba9876543210","name":"","rssi":null,"kind":"phone","platform":"ios","token":"0a0b"}"#
+            ),
+            (
+                .bump(.init(peer: peer, bumpID: 1, distance: 0, cardJSON: "{}", phone: .init(platform: .ios, token: nil))),
+                #""peer":"fedcba9876543210","bump_id":1,"distance":0.000,"card":{},"decided_by":"rig","kind":"phone","platform":"ios"}"#
+            ),
             (.peerLost(.init(peer: peer, reason: .peerEnded)), #""peer":"fedcba9876543210","reason":"peer-ended"}"#),
             (.nearest(.init(peer: peer, distance: 0.4321, band: .near)), #""peer":"fedcba9876543210","distance":0.432,"band":"near"}"#),
             (.nearest(.init(peer: nil, distance: nil, band: nil)), #""peer":null,"distance":null,"band":null}"#),

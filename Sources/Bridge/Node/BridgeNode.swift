@@ -1,5 +1,6 @@
 import BLE
 import Events
+import GATTServer
 import Logging
 import PeerProtocol
 import PeerSecurity
@@ -47,6 +48,8 @@ package final class BridgeNode: Sendable {
     private let backoff: Mutex<(policy: ReconnectBackoff, upSince: Int64)>
     private let uwbClock: any Clock<Duration>
     private let loop: EventLoop?
+    /// Serves the rig's GATT database to phones; nil where the node serves none.
+    private let gatt: (any GATTBackend)?
     /// When the private advert last changed its rotation nonce (node time, ms).
     private let advertRotatedAt = Atomic<Int64>(0)
 
@@ -60,12 +63,13 @@ package final class BridgeNode: Sendable {
     ///     core, the board's session worker); give the UWB transport the same loop, and a
     ///     notification goes from `read` to its event line without a thread hand-off. Nil runs
     ///     it all on Swift's global pool.
+    ///   - gatt: the GATT backend phones write to (their events come in through `post(_:)`).
     ///   - seed: seeds this node's choices (session ids, STS values) for reproducible runs.
     package init(
         identity: NodeIdentity, config: BridgeConfig, uwbTransport: any UCITransport, ble: any BLEAdapter,
         events: EventStream, time: any TimeSource, logger: Logger, seed: UInt64,
         reconnectUWB: (@Sendable () async throws -> any UCITransport)? = nil, tracker: WorkTracker? = nil,
-        uwbClock: any Clock<Duration> = ContinuousClock(), loop: EventLoop? = nil
+        uwbClock: any Clock<Duration> = ContinuousClock(), loop: EventLoop? = nil, gatt: (any GATTBackend)? = nil
     ) {
         let inbox = NodeInbox(tracker: tracker, limit: config.inputQueueLimit)
         var logger = logger
@@ -87,6 +91,7 @@ package final class BridgeNode: Sendable {
         self.bleBackend = ble.backendName
         self.reconnectUWB = reconnectUWB
         self.loop = loop
+        self.gatt = gatt
         self.uwbClock = uwbClock
         self.backoff = Mutex((ReconnectBackoff(seed: seed ^ 0xBAC0_FF), time.nowMilliseconds()))
         self.ble = ble
@@ -342,6 +347,10 @@ package final class BridgeNode: Sendable {
                 uwbSessions.open(peer: peer, request)
             case .closeUWB(let peer):
                 uwbSessions.close(peer: peer)
+            case .notify(let client, let characteristic, let value):
+                gatt?.notify(client, characteristic: characteristic, value: value)
+            case .openPhoneUWB(let sessionID, let appConfig, let phone):
+                uwbSessions.open(phone: phone, sessionID: sessionID, appConfig: appConfig)
             case .reserveSharedPlace(let controlee, let peer):
                 let parameters = uwbSessions.reserve(peer: peer, controlee: controlee)
                 perform(.sharedPlaceReserved(peer, parameters), on: &core)
@@ -378,6 +387,11 @@ package final class BridgeNode: Sendable {
                 }
             }
         }
+    }
+
+    /// What a client of the GATT backend did, for the node's loop.
+    package func post(_ event: GATTClientEvent) {
+        inbox.post(.gatt(event))
     }
 
     /// Posts a clock tick: timeouts, repeats of unanswered peer messages, the `nearest` report.

@@ -1,6 +1,8 @@
 import BLE
 import CoreMetrics
 import Events
+import GATTServer
+import NearbyInteractionAccessory
 import Logging
 import PeerProtocol
 import PeerSecurity
@@ -34,15 +36,15 @@ struct NodeCore {
         var takeShed: @Sendable () -> (ranges: Int, inputs: Int)
     }
 
-    private let environment: Environment
-    private var identity: NodeIdentity { environment.identity }
+    let environment: Environment
+    var identity: NodeIdentity { environment.identity }
     /// The `node` of every event, rendered once: building it per range event cost an allocation.
-    private let tag: String
-    private var config: BridgeConfig { environment.config }
-    private var logger: Logger { environment.logger }
+    let tag: String
+    var config: BridgeConfig { environment.config }
+    var logger: Logger { environment.logger }
     private var channels: PeerChannels { environment.channels }
 
-    private var peers: [PeerID: Peer] = [:]
+    var peers: [PeerID: Peer] = [:]
     /// Indexes into `peers`, kept in step with each peer's `links` and `route`.
     private var peerByLink: [LinkID: PeerID] = [:]
     private var peerByRoute: [UWBRoute: PeerID] = [:]
@@ -62,31 +64,41 @@ struct NodeCore {
     /// Peers and adverts we ignore, each logged once: v1 rigs (without `allowInsecurePeers`),
     /// rigs of a secured event when we have no key.
     private var ignoredOnce: Set<String> = []
-    private var random: SplitMix64
+    var random: SplitMix64
     /// The closest peer, and what the last `nearest` event said. Ranges update it as they come;
     /// ticks report it, so the ranges of one round (one peer after another) make one event.
-    private var nearest: NearestTracker
-    private var reportedNearest: NearestTracker.Nearest?
+    var nearest: NearestTracker
+    var reportedNearest: NearestTracker.Nearest?
     /// A range batch's readings with their peers, and the peers in order of first reading: kept
     /// between batches (emptied), so the range path allocates nothing to sort a batch out.
-    private var batchReadings: [(peer: PeerID, reading: RangeReading)] = []
+    var batchReadings: [(peer: PeerID, reading: RangeReading)] = []
     private var batchPeers: [PeerID] = []
     private var contacts: [(PeerID, Double)] = []
-    private var scheduler: RangingScheduler
+    var scheduler: RangingScheduler
     /// The board as it last came up: whether it runs provisioned STS.
     private var board: BoardDescription?
-    private var evicted = 0
+    /// Phones served as Nearby Interaction accessories (`NodeCore+Phones`), by the GATT client
+    /// they write from and the board session they range in; ACTIVE notifications that came
+    /// before their session's start was reported (at most a few, only while a phone's starts).
+    var phones: [PeerID: PhonePeer] = [:]
+    var phoneByClient: [GATTClient: PeerID] = [:]
+    var phoneByToken: [UInt32: PeerID] = [:]
+    var earlyActive: Set<UInt32> = []
+    /// What a phone's accessory session offers and checks: this board's channels and preamble
+    /// codes (channel 9 alone until the board has said) and the rig's UWB address.
+    var phoneSettings: AccessorySessionSettings
+    var evicted = 0
     /// Rounds flagged OK with an impossible distance since the last `stats`.
-    private var invalidReadings = 0
+    var invalidReadings = 0
     /// Whether the board reads short beyond what its correction explains, or reports no level.
     private var calibrationWatch = CalibrationWatch()
     private var levelWatch = LevelWatch()
-    private var lastStatsAt: Int64
+    var lastStatsAt: Int64
 
     /// The input being handled: its time, and what it asks for so far.
-    private var now: Int64
-    private var effects: [NodeEffect] = []
-    private var events: [Event] = []
+    var now: Int64
+    var effects: [NodeEffect] = []
+    var events: [Event] = []
     /// The storage of the effects the runner handed back (`recycle`): the next input's effects
     /// go into it, so an input costs no allocation for its list of effects.
     private var spareEffects: [NodeEffect] = []
@@ -103,6 +115,9 @@ struct NodeCore {
         self.handshakeAdmission = HandshakeAdmission(perSecond: Self.strangersAdmittedPerSecond, burst: Self.strangersAdmittedAtOnce, now: now)
         self.lastStatsAt = now
         self.now = now
+        self.phoneSettings = AccessorySessionSettings(
+            capabilities: AccessoryCapabilities(channels: AccessoryCapabilities.fallbackChannels),
+            shortAddress: environment.identity.uwbShortAddress)
     }
 
     /// Handles one input at `now` and returns what it asks for, in order: its events first, then
@@ -111,6 +126,7 @@ struct NodeCore {
         self.now = now
         switch input {
         case .ble(let event): handle(event)
+        case .gatt(let event): handle(event)
         case .ranges(let rounds): handle(rounds)
         case .uwb(.notification(let notification)): handle(notification)
         case .uwb(.closed): boardLost()
@@ -119,6 +135,7 @@ struct NodeCore {
         case .tick: tick()
         case .stop:
             for peer in peers.keys.sorted() { feed(peer, .close(sayGoodbye: true)) }
+            stopPhones()
         case .connectStarted(let peer, let link): feed(peer, .connectStarted(link))
         case .connectFailed(let peer, let error):
             Self.countConnectFailure(node: identity.peerID)
@@ -156,6 +173,7 @@ struct NodeCore {
     /// config names a number. Also called before the node's loop starts, for the first board.
     mutating func learn(_ board: BoardDescription) {
         self.board = board
+        phoneSettings.capabilities = AccessoryCapabilities(capabilities: board.capabilities, uciMajor: board.info.uciVersion.major)
         guard config.rangingSessions == nil else { return }
         scheduler.budget = max(1, board.maxRangingSessions ?? BridgeConfig.defaultRangingSessions)
     }
@@ -220,7 +238,7 @@ struct NodeCore {
         var demand = RangingScheduler.Demand()
         for (other, peer) in peers where peer.granted { demand.add(sharing: sharesSession(other), place: peer.sharedPlace) }
         demand.add(sharing: sharesSession(id, capabilities: capabilities), place: nil)
-        let grant = scheduler.sessionsNeeded(demand) <= scheduler.budget
+        let grant = scheduler.sessionsNeeded(demand) <= rigSessions
         let machine = PeerMachine(
             peer: id, name: name ?? "", identity: identity, config: config, boardRunsProvisionedSTS: board?.supportsProvisionedSTS ?? false,
             seed: random.next(), granted: grant, now: now)
@@ -241,7 +259,7 @@ struct NodeCore {
     }
 
     /// Whether this peer, once granted, ranges in a one-to-many session we control.
-    private func sharesSession(_ peer: PeerID, capabilities: Advertisement.Capabilities? = nil) -> Bool {
+    func sharesSession(_ peer: PeerID, capabilities: Advertisement.Capabilities? = nil) -> Bool {
         config.controleesPerSession > 1 && identity.peerID < peer
             && (capabilities ?? peers[peer]?.capabilities ?? []).contains(.oneToMany)
     }
@@ -262,7 +280,7 @@ struct NodeCore {
         nearest.remove(peer: id.rawValue, now: now)
     }
 
-    private mutating func ignoreOnce(_ key: String, _ message: String, _ metadata: Logger.Metadata) {
+    mutating func ignoreOnce(_ key: String, _ message: String, _ metadata: Logger.Metadata) {
         guard ignoredOnce.count < 4096, ignoredOnce.insert(key).inserted else { return }
         logger.notice("\(message)", metadata: metadata)
     }
@@ -513,9 +531,9 @@ struct NodeCore {
         contacts.removeAll(keepingCapacity: true)
         for round in rounds {
             for measurement in round.measurements {
-                guard case .short(let address) = measurement.address,
-                    let peer = peerByRoute[UWBRoute(token: round.session, peerAddress: address)]
-                else { continue }
+                guard case .short(let address) = measurement.address else { continue }
+                let route = UWBRoute(token: round.session, peerAddress: address)
+                guard let peer = peerByRoute[route] ?? (phoneByToken.isEmpty ? nil : phone(for: route)) else { continue }
                 batchReadings.append((peer, RangeReading(round: round, measurement: measurement)))
                 // A batch holds the rounds of one radio read: nearly always one peer's.
                 if !batchPeers.contains(peer) { batchPeers.append(peer) }
@@ -525,21 +543,26 @@ struct NodeCore {
         events.reserveCapacity(events.count + batchReadings.count)
         for peer in batchPeers {
             // Updated where it lies in the dictionary: one lookup, no copy of the peer's state.
-            guard let index = peers.index(forKey: peer) else { continue }
+            guard let index = peers.index(forKey: peer) else {
+                processPhone(peer, correction: correction)
+                continue
+            }
             peers.values[index].proximity.processor.correction = correction
             for entry in batchReadings where entry.peer == peer {
-                process(entry.reading, of: peer, at: index)
+                let outcome = peers.values[index].proximity.processor.process(entry.reading.measurement, of: entry.reading.round, hostTime: now)
+                if outcome.measured { peers.values[index].proximity.lastMeasuredAt = now }
+                record(outcome, of: peer)
             }
             nearest.update(peer: peer.rawValue, distance: peers.values[index].proximity.processor.proximity.filtered, time: now)
         }
-        for (peer, distance) in contacts { feed(peer, .contact(distance: distance)) }
+        for (peer, distance) in contacts {
+            if phones[peer] != nil { phoneContact(peer, distance: distance) } else { feed(peer, .contact(distance: distance)) }
+        }
     }
 
-    /// Runs one of a peer's readings, corrected for the board as of this batch, and appends its
-    /// `range`, `near` and `far` events.
-    private mutating func process(_ reading: RangeReading, of peer: PeerID, at index: Dictionary<PeerID, Peer>.Index) {
-        let outcome = peers.values[index].proximity.processor.process(reading.measurement, of: reading.round, hostTime: now)
-        if outcome.measured { peers.values[index].proximity.lastMeasuredAt = now }
+    /// What one of a peer's readings came to (corrected for the board as of its batch): its
+    /// `range`, `near` and `far` events, its contact, the board's calibration and level watches.
+    mutating func record(_ outcome: RangeProcessor.Outcome, of peer: PeerID) {
         if let corrected = outcome.corrected, outcome.range.nlos != true, calibrationWatch.add(corrected: corrected) {
             logger.warning(
                 "the UWB board reads short: \(calibrationWatch.belowContact) of \(calibrationWatch.closeReadings) readings closer than 30 cm were below -8 cm after correction; it looks uncalibrated (run `nearby-bridge calibrate`)")
@@ -561,6 +584,9 @@ struct NodeCore {
     }
 
     private mutating func handle(_ notification: UCINotification) {
+        if case .sessionStatus(let token, let state, let reason) = notification, !phones.isEmpty {
+            phoneSessionStatus(token: token, state: state, reason: reason)
+        }
         switch notification {
         case .rangeData(let round):
             handle([round])
@@ -577,6 +603,12 @@ struct NodeCore {
     /// The board's session manager reported how a peer's request went, or that the board is up.
     private mutating func handle(_ event: UWBSessionsEvent) {
         switch event {
+        case .started(let peer, let sessionID, let token) where phones[peer] != nil:
+            phoneSessionOpened(peer, sessionID: sessionID, token: token, status: .ok)
+        case .failed(let peer, let sessionID, let error) where phones[peer] != nil:
+            logger.notice("a phone's UWB session did not start", metadata: ["peer": "\(peer)", "error": "\(error)"])
+            let status: StatusCode = if case .commandFailed(_, let status) = error { status } else { .failed }
+            phoneSessionOpened(peer, sessionID: sessionID, token: nil, status: status)
         case .started(let peer, let sessionID, let token): feed(peer, .uwbStarted(sessionID: sessionID, token: token))
         case .failed(let peer, let sessionID, let error): feed(peer, .uwbFailed(sessionID: sessionID, error: "\(error)"))
         case .boardReady(let board):
@@ -591,6 +623,7 @@ struct NodeCore {
     private mutating func boardLost() {
         effects.append(.forgetBoardSessions)
         for peer in peers.keys.sorted() { feed(peer, .uwbLost) }
+        phonesLostBoard()
     }
 
     // MARK: Time
@@ -620,6 +653,7 @@ struct NodeCore {
         nearest.expire(now: now)
         reportNearest()
         schedule(reports)
+        tickPhones()
         reportStats(ranging: reports.count { $0.1.isRanging })
     }
 
@@ -632,7 +666,9 @@ struct NodeCore {
                 rssi: report.rssi, available: report.available, sharesSession: sharesSession(peer),
                 sharedSession: report.sharedSession)
         }
-        let chosen = scheduler.choose(candidates, now: now)
+        var rigs = scheduler
+        rigs.budget = rigSessions
+        let chosen = rigs.choose(candidates, now: now)
         let granted = Set(peers.lazy.filter { $0.value.granted }.map(\.key))
         guard chosen != granted else { return }
         let retryAfter = self.retryAfter
@@ -644,35 +680,5 @@ struct NodeCore {
             peers[peer]?.since = now
             feed(peer, .granted)
         }
-    }
-
-    /// Every stats interval, while the node has more peers than sessions or dropped anything.
-    private mutating func reportStats(ranging: Int) {
-        guard now - lastStatsAt >= config.statsIntervalMilliseconds else { return }
-        lastStatsAt = now
-        let shed = environment.takeShed()
-        defer { (evicted, invalidReadings) = (0, 0) }
-        guard peers.count > scheduler.budget || shed.ranges > 0 || shed.inputs > 0 || evicted > 0 || invalidReadings > 0 else { return }
-        events.append(
-            Event(
-                node: tag,
-                body: .stats(
-                    .init(
-                        peers: peers.count, ranging: ranging, budget: scheduler.budget, shedRanges: shed.ranges,
-                        shedInputs: shed.inputs, evicted: evicted, invalidReadings: invalidReadings))))
-    }
-
-    /// Writes a `nearest` event when the closest peer or its band differs from the last one written.
-    private mutating func reportNearest() {
-        let current = nearest.current
-        guard current?.peer != reportedNearest?.peer || current?.band != reportedNearest?.band else { return }
-        reportedNearest = current
-        events.append(
-            Event(
-                node: tag,
-                body: .nearest(
-                    .init(
-                        peer: current.map { PeerID($0.peer).description }, distance: current?.distance,
-                        band: current.flatMap { Event.Nearest.Band(rawValue: $0.band.rawValue) }))))
     }
 }

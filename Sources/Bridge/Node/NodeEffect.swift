@@ -1,6 +1,8 @@
 import BLE
+import GATTServer
 import Events
 import PeerProtocol
+import UCI
 
 /// What `NodeCore` asks of the world after an input, in order. The node's effect runner performs
 /// each; none of them waits (`BLEAdapter`'s link calls and `UWBSessions`' requests return at
@@ -14,7 +16,12 @@ enum NodeEffect: Sendable, Equatable {
     case disconnect(LinkID)
     /// Book a UWB session on the board for `peer`; the outcome comes back as `.uwbSessions`.
     case openUWB(UWBSessionRequest, for: PeerID)
-    /// Give up whatever `peer` has on the board.
+    /// Notify a GATT client (a phone) on one of the rig's characteristics.
+    case notify(GATTClient, characteristic: GATTUUID, [UInt8])
+    /// Open a phone's session on the board: its id and the app config its shareable
+    /// configuration maps to; the outcome comes back as `.uwbSessions`.
+    case openPhoneUWB(sessionID: UInt32, appConfig: [AppConfigTLV], for: PeerID)
+    /// Give up whatever `peer` (a rig or a phone) has on the board.
     case closeUWB(PeerID)
     /// Reserve `peer` a place in a one-to-many session we control; the runner answers with
     /// `sharedPlaceReserved`.

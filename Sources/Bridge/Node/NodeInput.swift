@@ -1,10 +1,11 @@
 import BLE
+import GATTServer
 import PeerProtocol
 import UCI
 import UCIHost
 
 /// Everything a node reacts to. The radios, the board's session manager and the clock post the
-/// first six through the node's inbox; the last five are handed to `NodeCore` by the node's loop
+/// first seven through the node's inbox; the last five are handed to `NodeCore` by the node's loop
 /// (a run of range notifications as one batch) and by its effect runner (the immediate answers to
 /// `NodeEffect`s).
 package enum NodeInput: Sendable {
@@ -12,6 +13,8 @@ package enum NodeInput: Sendable {
     /// The UWB board is back (replugged or reconnected) on this transport.
     case uwbReattached(any UCITransport)
     case ble(BLEEvent)
+    /// A client of the rig's GATT server (a phone) wrote, or went.
+    case gatt(GATTClientEvent)
     /// The board's session manager finished a request.
     case uwbSessions(UWBSessionsEvent)
     /// Time passed: timeouts, repeats of unanswered peer messages, the `nearest` report.

@@ -11,7 +11,10 @@ package struct FiRaDialect: UWBDialect {
         for parameters: PeerMessage.RangingParameters, asController: Bool, sts: SessionSTS, profile: UWBProfile,
         board: BoardDescription?
     ) -> [AppConfigTLV] {
-        sessionTLVs(for: parameters, asController: asController, sts: sts, profile: profile)
-            + reportTLVs(angles: board?.measuresAngles == true, board: board)
+        sessionTLVs(for: parameters, asController: asController, sts: sts, profile: profile) + reports(board: board)
+    }
+
+    package func reports(board: BoardDescription?) -> [AppConfigTLV] {
+        reportTLVs(angles: board?.measuresAngles == true, board: board)
     }
 }

@@ -17,6 +17,9 @@ package protocol UWBDialect: Sendable {
         for parameters: PeerMessage.RangingParameters, asController: Bool, sts: SessionSTS, profile: UWBProfile,
         board: BoardDescription?
     ) -> [AppConfigTLV]
+    /// What each round of any session on `board` reports (`reportTLVs`), the part of the app
+    /// config a session the bridge did not design (a phone's) gets from the dialect.
+    func reports(board: BoardDescription?) -> [AppConfigTLV]
 }
 
 extension UWBDialect {

@@ -27,6 +27,7 @@ import UCIHost
 final class UWBSessions: Sendable {
     private enum Operation: Sendable {
         case open(PeerID, UWBSessionRequest)
+        case openPhone(PeerID, sessionID: UInt32, appConfig: [AppConfigTLV])
         case close(PeerID)
         case boardLost
         case bringUp
@@ -36,7 +37,7 @@ final class UWBSessions: Sendable {
         /// failures are the node's to handle, and a probe that went unanswered has said enough.
         var mayProbe: Bool {
             switch self {
-            case .open, .close: true
+            case .open, .openPhone, .close: true
             case .boardLost, .bringUp, .probe: false
             }
         }
@@ -129,6 +130,13 @@ final class UWBSessions: Sendable {
         enqueue(.open(peer, request))
     }
 
+    /// Opens a phone's session: SESSION_INIT with the phone's session id, its app config (what
+    /// its shareable configuration maps to) with the dialect's report TLVs after it, SESSION_START;
+    /// reports `.started` or `.failed`. `close(peer:)` ends it.
+    func open(phone: PeerID, sessionID: UInt32, appConfig: [AppConfigTLV]) {
+        enqueue(.openPhone(phone, sessionID: sessionID, appConfig: appConfig))
+    }
+
     /// Gives up whatever `peer` has on the board: its session, its place in a shared one.
     func close(peer: PeerID) {
         bookings.withLock { b in
@@ -193,6 +201,16 @@ final class UWBSessions: Sendable {
             } catch {
                 report(.failed(peer, sessionID: sessionID, error: error))
             }
+        case .openPhone(let phone, let sessionID, let appConfig):
+            await close(phone, on: &board)
+            do {
+                let reports = dialect.reports(board: self.board.withLock { $0 })
+                let token = try await startSession(id: sessionID, appConfig: appConfig + reports, on: board)
+                board.unicast[phone] = token
+                report(.started(phone, sessionID: sessionID, token: token))
+            } catch {
+                report(.failed(phone, sessionID: sessionID, error: error))
+            }
         case .close(let peer):
             await close(peer, on: &board)
         case .boardLost:
@@ -238,18 +256,17 @@ final class UWBSessions: Sendable {
 
     private func openUnicast(_ peer: PeerID, _ request: UWBSessionRequest, on board: inout Board) async throws(UCIHostError) -> UInt32 {
         await close(peer, on: &board)
-        let token = try await startSession(request, on: board)
+        let token = try await startSession(id: request.parameters.sessionID, appConfig: appConfig(request), on: board)
         board.unicast[peer] = token
         return token
     }
 
-    /// SESSION_INIT, SET_APP_CONFIG and SESSION_START for `request`; a session that does not
+    /// SESSION_INIT for session `id`, SET_APP_CONFIG with `appConfig` and SESSION_START; a session that does not
     /// start is deinitialised before the error is passed on. A board that answers SESSION_INIT
     /// with SESSION_DUPLICATE holds a session from an earlier SESSION_INIT whose answer never
     /// came: the sessions it reported that are none of ours are deinitialised, and the
     /// SESSION_INIT is sent once more.
-    private func startSession(_ request: UWBSessionRequest, on board: Board) async throws(UCIHostError) -> UInt32 {
-        let id = request.parameters.sessionID
+    private func startSession(id: UInt32, appConfig: [AppConfigTLV], on board: Board) async throws(UCIHostError) -> UInt32 {
         let token: UInt32
         do {
             token = try await uwb.initSession(id: id)
@@ -262,7 +279,7 @@ final class UWBSessions: Sendable {
             token = try await uwb.initSession(id: id)
         }
         do {
-            try await uwb.setAppConfig(session: token, appConfig(request))
+            try await uwb.setAppConfig(session: token, appConfig)
             try await uwb.startRanging(session: token)
         } catch {
             await deinitialize(token)
@@ -281,7 +298,7 @@ final class UWBSessions: Sendable {
         if let running = board.shared[id] {
             try await uwb.updateMulticastList(session: running.token, .add, [Controlee(shortAddress: controlee, subSessionID: 0)])
         } else {
-            board.shared[id] = (try await startSession(request, on: board), [])
+            board.shared[id] = (try await startSession(id: id, appConfig: appConfig(request), on: board), [])
         }
         board.shared[id]!.joined.append(controlee)
         board.joinedSession[peer] = (id, controlee)

@@ -517,6 +517,8 @@ final class CorePair {
         case .forgetBoardSessions:
             running[side] = nil
             waitingRequests[side] = []
+        case .notify, .openPhoneUWB:
+            break  // phones: NodeCorePhoneTests answers for their board
         }
     }
 
