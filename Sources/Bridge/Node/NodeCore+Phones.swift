@@ -3,6 +3,7 @@ import Events
 import GATTServer
 import NearbyInteractionAccessory
 import PeerProtocol
+import Proximity
 import UCI
 
 /// Phones as peers (issue 33): an iPhone's Nearby Interaction app writes Apple's accessory
