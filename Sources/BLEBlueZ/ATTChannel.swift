@@ -21,10 +21,13 @@ package final class ATTChannel: Sendable {
     }
     private let state: Mutex<State>
     private let ownerDescriptor: FileDescriptor
+    /// The client's name for the node (`ATTListener` numbers its links).
+    package let client: GATTClient
 
-    /// Takes ownership of `fd`, an open SOCK_SEQPACKET channel.
-    package init(_ fd: FileDescriptor, database: GATTDatabase) {
+    /// Takes ownership of `fd`, an open SOCK_SEQPACKET channel to `client`.
+    package init(_ fd: FileDescriptor, database: GATTDatabase, client: GATTClient = GATTClient("att")) {
         ownerDescriptor = fd
+        self.client = client
         state = Mutex(State(fd: fd, server: ATTServer(database: database)))
     }
 

@@ -11,3 +11,15 @@ package enum ATTLinkEvent: Sendable {
     /// The link ended; its descriptor is closed.
     case closed(ATTChannel)
 }
+
+extension ATTLinkEvent {
+    /// The event as the node takes it from any GATT backend (nil for `.opened`: a client is
+    /// known by what it writes).
+    package var clientEvent: GATTClientEvent? {
+        switch self {
+        case .opened: nil
+        case .client(let channel, let action): .client(channel.client, action)
+        case .closed(let channel): .closed(channel.client)
+        }
+    }
+}

@@ -17,17 +17,21 @@ import SystemPackage
 /// kernel, Tests/VMRig/att-kernel.sh); the EADDRINUSE case is for a kernel that does refuse. The kernel offers the channel on every LE link of the
 /// adapter (l2cap_connect_cfm), so a link another rig opens for the peer protocol opens one here
 /// too; it is served like a phone's.
-package final class ATTListener: Sendable {
+package final class ATTListener: GATTBackend {
     private struct State {
         var links: [ObjectIdentifier: ATTChannel] = [:]
+        /// Links served so far: each link's client is named `att:N` after it.
+        var served: UInt64 = 0
         var stopped = false
     }
     /// Owned by the accept thread, which closes it; `stop` only shuts it down.
     private let listener: LinkSocket
     private let state = Mutex(State())
+    private let logger: Logger
 
-    private init(listener: LinkSocket) {
+    private init(listener: LinkSocket, logger: Logger) {
         self.listener = listener
+        self.logger = logger
     }
 
     /// Listens on `adapter`'s LE ATT channel; `adapterAddress` is its public address (6 octets,
@@ -47,7 +51,7 @@ package final class ATTListener: Sendable {
             close(fd)
             throw .socket(call: "listen(L2CAP cid \(L2CAPSocket.attCID))", errno: code)
         }
-        let listener = ATTListener(listener: LinkSocket(FileDescriptor(rawValue: fd)))
+        let listener = ATTListener(listener: LinkSocket(FileDescriptor(rawValue: fd)), logger: logger)
         listener.acceptOnNewThread(database: database, logger: logger, handler: handler)
         return listener
     }
@@ -73,7 +77,12 @@ package final class ATTListener: Sendable {
                     logger.warning("accepting an ATT connection failed; accepting goes on", metadata: ["error": "\(error)"])
                 },
                 accepted: { (accepted: (fd: Int32, peer: BLEAddress)) in
-                    serve(ATTChannel(FileDescriptor(rawValue: accepted.fd), database: database), peer: accepted.peer, handler: handler)
+                    let number = state.withLock { s in
+                        s.served += 1
+                        return s.served
+                    }
+                    let channel = ATTChannel(FileDescriptor(rawValue: accepted.fd), database: database, client: GATTClient("att:\(number)"))
+                    serve(channel, peer: accepted.peer, handler: handler)
                 })
             listener.close()
         }
@@ -96,6 +105,19 @@ package final class ATTListener: Sendable {
             channel.serve { handler(.client(channel, $0)) }
             state.withLock { _ = $0.links.removeValue(forKey: key) }
             handler(.closed(channel))
+        }
+    }
+
+    /// Notifies the client on its link, if it is still open and subscribed (else one debug line:
+    /// a phone that left, or one that never subscribed, is not the rig's fault).
+    package func notify(_ client: GATTClient, characteristic: GATTUUID, value: [UInt8]) {
+        guard let channel = state.withLock({ $0.links.values.first { $0.client == client } }) else {
+            return logger.debug("notification for a client that is gone", metadata: ["client": "\(client)"])
+        }
+        do {
+            try channel.notify(characteristic, value: value)
+        } catch {
+            logger.debug("notification not sent", metadata: ["client": "\(client)", "error": "\(error)"])
         }
     }
 

@@ -19,7 +19,7 @@ import Synchronization
 /// that to every client subscribed to the characteristic: BlueZ before 5.69 (Debian 12 and
 /// Raspberry Pi OS bookworm ship 5.66) has no way to notify one device of several (5.69 gave
 /// AcquireNotify a socket per device).
-package final class GATTDBusApplication: @unchecked Sendable {
+package final class GATTDBusApplication: GATTBackend, @unchecked Sendable {
     // @unchecked: `bus` is touched only on the bus thread (set up before it starts, closed when
     // it ends); other threads only append to `state`'s jobs under its lock and write the eventfd.
     package enum Address: Sendable {
@@ -123,6 +123,14 @@ package final class GATTDBusApplication: @unchecked Sendable {
                 application.logger.warning("could not send a GATT notification over D-Bus", metadata: ["error": "\(error)"])
             }
         }
+    }
+
+    /// The node's notification for one client. bluetoothd before 5.69 offers no per-device
+    /// notification (AcquireNotify's per-client sockets came in 5.69): the value goes to every
+    /// client subscribed to the characteristic, which each phone's app tells apart only by
+    /// what it expects next.
+    package func notify(_ client: GATTClient, characteristic: GATTUUID, value: [UInt8]) {
+        notify(characteristic, value: value)
     }
 
     /// Closes the connection; bluetoothd then drops the application (GattManager1 unregisters an

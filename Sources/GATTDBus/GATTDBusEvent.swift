@@ -17,3 +17,12 @@ package enum GATTDBusEvent: Hashable, Sendable {
     /// StartNotify and StopNotify name nobody (bluetoothd calls them once for all clients).
     case client(device: String?, ATTServerAction)
 }
+
+extension GATTDBusEvent {
+    /// The event as the node takes it from any GATT backend: a client's action, named by its
+    /// device path (nil for the rest, and for StartNotify/StopNotify, which name nobody).
+    package var clientEvent: GATTClientEvent? {
+        guard case .client(let device?, let action) = self else { return nil }
+        return .client(GATTClient(device), action)
+    }
+}

@@ -93,6 +93,12 @@ import Testing
                 == .client(
                     device: "/org/bluez/hci0/dev_4C_11_22_33_44_55",
                     .write(characteristic: AccessoryGATTService.qorvoRX, valueHandle: rx.valueHandle, value: [10, 1, 2], withResponse: false)))
+        // The node knows the writer by its device path, as it knows a kernel ATT link by its number.
+        #expect(
+            event?.clientEvent
+                == .client(
+                    GATTClient("/org/bluez/hci0/dev_4C_11_22_33_44_55"),
+                    .write(characteristic: AccessoryGATTService.qorvoRX, valueHandle: rx.valueHandle, value: [10, 1, 2], withResponse: false)))
     }
 
     @Test func refusedCallsGetBlueZsErrorNamesAndReachNobody() throws {

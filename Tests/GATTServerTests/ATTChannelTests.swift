@@ -44,6 +44,11 @@ import Testing
         }
         #expect(try link.client.ask(octets("12 08 00 01 00")) == octets("13"))
         #expect(link.waitForActions(1) == [.subscription(characteristic: AccessoryGATTService.qorvoTX, .notifications)])
+        // What the node gets: the action under the channel's client name.
+        #expect(
+            ATTLinkEvent.client(link.channel, .subscription(characteristic: AccessoryGATTService.qorvoTX, .notifications)).clientEvent
+                == .client(GATTClient("att:7"), .subscription(characteristic: AccessoryGATTService.qorvoTX, .notifications)))
+        #expect(ATTLinkEvent.closed(link.channel).clientEvent == .closed(GATTClient("att:7")))
         try link.channel.notify(AccessoryGATTService.qorvoTX, value: octets("01 02 03"))
         try link.channel.notify(AccessoryGATTService.qorvoTX, value: octets("02"))
         #expect(link.client.receive() == octets("1B 07 00 01 02 03"))
@@ -161,7 +166,7 @@ private final class ChannelLink: Sendable {
     init() throws {
         let (server, client) = try seqpacketPair()
         self.client = SeqpacketClient(fd: client)
-        channel = ATTChannel(server, database: accessoryDatabase)
+        channel = ATTChannel(server, database: accessoryDatabase, client: GATTClient("att:7"))
         // Weakly: the link's deinit shuts the channel down, which ends this thread.
         IOThread.detach(name: "att-test") { [channel, weak self] in
             channel.serve { action in self?.actions.withLock { $0.append(action) } }
