@@ -17,9 +17,10 @@ struct BusMessage {
 
     // MARK: reading
 
-    func readString() throws(BusFailure) -> String {
+    /// A string, or with `type` "o" an object path: both are text on the wire.
+    func readString(_ type: Unicode.Scalar = "s") throws(BusFailure) -> String {
         var text: UnsafePointer<CChar>?
-        try BusFailure.check(sd_bus_message_read_basic(raw, Self.type("s"), &text), "sd_bus_message_read_basic(s)")
+        try BusFailure.check(sd_bus_message_read_basic(raw, Self.type(type), &text), "sd_bus_message_read_basic(\(type))")
         return text.map { String(cString: $0) } ?? ""
     }
 
@@ -45,10 +46,7 @@ struct BusMessage {
             try enter("v", signature)
             switch signature {
             case "s": options[key] = .string(try readString())
-            case "o":
-                var text: UnsafePointer<CChar>?
-                try BusFailure.check(sd_bus_message_read_basic(raw, Self.type("o"), &text), "sd_bus_message_read_basic(o)")
-                options[key] = .objectPath(text.map { String(cString: $0) } ?? "")
+            case "o": options[key] = .objectPath(try readString("o"))
             case "b":
                 var flag: Int32 = 0
                 try BusFailure.check(sd_bus_message_read_basic(raw, Self.type("b"), &flag), "sd_bus_message_read_basic(b)")

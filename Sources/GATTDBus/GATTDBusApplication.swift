@@ -221,14 +221,16 @@ package final class GATTDBusApplication: GATTBackend, @unchecked Sendable {
             }
             guard let object = tree.object(at: path) ?? advertisement.flatMap({ $0.path == path ? $0 : nil }) else { return 0 }
             if message.isMethodCall("org.freedesktop.DBus.Properties", "GetAll") {
-                let interface = try GATTDBusCallError.reading { () throws(BusFailure) in try message.readString() }
+                let interface = try GATTDBusCallError.wrapping(GATTDBusCallError.malformed) { () throws(BusFailure) in try message.readString() }
                 let properties = interface == object.interface ? object.properties : []
                 return try reply(to: message) { reply throws(BusFailure) in
                     try reply.appendProperties(properties.map { ($0.name, $0.value) })
                 }
             }
             if message.isMethodCall("org.freedesktop.DBus.Properties", "Get") {
-                let (interface, name) = try GATTDBusCallError.reading { () throws(BusFailure) in (try message.readString(), try message.readString()) }
+                let (interface, name) = try GATTDBusCallError.wrapping(GATTDBusCallError.malformed) { () throws(BusFailure) in
+                    (try message.readString(), try message.readString())
+                }
                 guard interface == object.interface, let property = object.properties.first(where: { $0.name == name }) else {
                     throw .refused("org.freedesktop.DBus.Error.UnknownProperty", "no property \(interface).\(name) at \(path)")
                 }
@@ -243,12 +245,14 @@ package final class GATTDBusApplication: GATTBackend, @unchecked Sendable {
             guard object.interface == GATTObjectTree.characteristicInterface, let index = tree.characteristic(at: path) else { return 0 }
             let characteristic = database.characteristics[index]
             if message.isMethodCall(GATTObjectTree.characteristicInterface, "ReadValue") {
-                let options = try GATTDBusCallError.reading { () throws(BusFailure) in try message.readOptions() }
+                let options = try GATTDBusCallError.wrapping(GATTDBusCallError.malformed) { () throws(BusFailure) in try message.readOptions() }
                 let value = try GATTCharacteristicCall.read(characteristic.definition, options: options)
                 return try reply(to: message) { reply throws(BusFailure) in try reply.append(.bytes(value)) }
             }
             if message.isMethodCall(GATTObjectTree.characteristicInterface, "WriteValue") {
-                let (value, options) = try GATTDBusCallError.reading { () throws(BusFailure) in (try message.readBytes(), try message.readOptions()) }
+                let (value, options) = try GATTDBusCallError.wrapping(GATTDBusCallError.malformed) { () throws(BusFailure) in
+                    (try message.readBytes(), try message.readOptions())
+                }
                 let withResponse = try GATTCharacteristicCall.write(characteristic.definition, value: value, options: options)
                 let answered = try reply(to: message) { _ throws(BusFailure) in }
                 handler(
@@ -275,7 +279,7 @@ package final class GATTDBusApplication: GATTBackend, @unchecked Sendable {
 
     /// Sends the method return `fill` builds; 1 (answered).
     private func reply(to message: BusMessage, _ fill: (BusMessage) throws(BusFailure) -> Void) throws(GATTDBusCallError) -> Int32 {
-        try GATTDBusCallError.sending { () throws(BusFailure) in
+        try GATTDBusCallError.wrapping(GATTDBusCallError.bus) { () throws(BusFailure) in
             var raw: OpaquePointer?
             try BusFailure.check(sd_bus_message_new_method_return(message.raw, &raw), "sd_bus_message_new_method_return")
             defer { sd_bus_message_unref(raw) }

@@ -25,21 +25,13 @@ enum GATTDBusCallError: Error, CustomStringConvertible {
 
     var description: String { "\(name): \(message)" }
 
-    /// `body`'s result; a failure to read arguments becomes `.malformed`.
-    static func reading<T>(_ body: () throws(BusFailure) -> T) throws(GATTDBusCallError) -> T {
+    /// `body`'s result; its bus failure becomes `wrap`'s error: `.malformed` where it read the
+    /// call's arguments, `.bus` where it built or sent the answer.
+    static func wrapping<T>(_ wrap: (BusFailure) -> GATTDBusCallError, _ body: () throws(BusFailure) -> T) throws(GATTDBusCallError) -> T {
         do {
             return try body()
         } catch {
-            throw .malformed(error)
-        }
-    }
-
-    /// `body`'s result; a failure to answer becomes `.bus`.
-    static func sending<T>(_ body: () throws(BusFailure) -> T) throws(GATTDBusCallError) -> T {
-        do {
-            return try body()
-        } catch {
-            throw .bus(error)
+            throw wrap(error)
         }
     }
 }
