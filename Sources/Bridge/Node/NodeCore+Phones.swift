@@ -156,6 +156,7 @@ extension NodeCore {
         guard var board = phones[id]?.board, board.sessionID == sessionID else { return }
         guard let token else {
             phones[id]?.board = nil
+            forgetEarlyActiveUnlessOpening()
             feedPhone(id, .boardCommandFailed(session: sessionID, status: status))
             return startWaitingPhones()
         }
@@ -163,17 +164,31 @@ extension NodeCore {
         phones[id]?.board = board
         phoneByToken[token] = id
         // The board's ACTIVE may have come before the session manager's report.
-        if earlyActive.remove(token) != nil, !board.closing {
+        let cameEarly = earlyActive.contains(token)
+        earlyActive.removeAll { $0 == token }
+        forgetEarlyActiveUnlessOpening()
+        if cameEarly, !board.closing {
             feedPhone(id, .boardSessionStatus(session: sessionID, state: .active, reason: .stateChangeWithSessionManagementCommands))
         }
+    }
+
+    /// Whether a phone's session was asked for and its start not reported yet.
+    private var phoneOpening: Bool { phones.values.contains { $0.board != nil && $0.board?.token == nil } }
+
+    /// ACTIVEs kept for phones' starts are rigs' once no phone's start is pending: dropped, so
+    /// they never fill the few places kept for phones.
+    private mutating func forgetEarlyActiveUnlessOpening() {
+        if !earlyActive.isEmpty, !phoneOpening { earlyActive = [] }
     }
 
     /// A SESSION_STATUS_NTF: to the phone whose session it is, by the board's handle.
     mutating func phoneSessionStatus(token: UInt32, state: SessionState, reason: ReasonCode) {
         guard let id = phoneByToken[token], let board = phones[id]?.board else {
-            // A phone's session may report ACTIVE before its start is reported: kept for it.
-            if state == .active, earlyActive.count < 16, phones.values.contains(where: { $0.board?.token == nil && $0.board != nil }) {
-                earlyActive.insert(token)
+            // A phone's session may report ACTIVE before its start is reported: kept for it
+            // (the latest 16, while a phone's start is pending).
+            if state == .active, phoneOpening {
+                earlyActive.append(token)
+                if earlyActive.count > 16 { earlyActive.removeFirst() }
             }
             return
         }
@@ -243,6 +258,7 @@ extension NodeCore {
         guard let phone = phones.removeValue(forKey: id) else { return }
         if phoneByClient[phone.client] == id { phoneByClient[phone.client] = nil }
         if let token = phone.board?.token, phoneByToken[token] == id { phoneByToken[token] = nil }
+        forgetEarlyActiveUnlessOpening()
         nearest.remove(peer: id.rawValue, now: now)
         if phone.found { events.append(Event(node: tag, body: .peerLost(.init(peer: id.description, reason: .peerEnded)))) }
         startWaitingPhones()

@@ -83,7 +83,7 @@ struct NodeCore {
     var phones: [PeerID: PhonePeer] = [:]
     var phoneByClient: [GATTClient: PeerID] = [:]
     var phoneByToken: [UInt32: PeerID] = [:]
-    var earlyActive: Set<UInt32> = []
+    var earlyActive: [UInt32] = []
     /// What a phone's accessory session offers and checks: this board's channels and preamble
     /// codes (channel 9 alone until the board has said) and the rig's UWB address.
     var phoneSettings: AccessorySessionSettings

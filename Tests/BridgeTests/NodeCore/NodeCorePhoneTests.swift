@@ -111,6 +111,8 @@ import UCI
 
         // The board's ACTIVE, then the session manager's report: 0x02 once both are in.
         let token: UInt32 = 0x0000_0044
+        // Other sessions' ACTIVEs first (a busy board): they do not keep the phone's out.
+        for other in UInt32(0x100)..<0x114 { pair.feed(.c, Self.status(other, .active)) }
         #expect(Self.notified(pair.feed(.c, Self.status(token, .active))).isEmpty)
         let started = pair.feed(.c, .uwbSessions(.started(open.2, sessionID: Self.sessionID, token: token)))
         #expect(Self.notified(started).map(\.2) == [[0x02]])
