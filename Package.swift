@@ -140,7 +140,7 @@ let package = Package(
         .target(
             name: "Simulation",
             dependencies: [
-                "UCI", "StreamIO", "UCIHost", "PeerProtocol", "PeerSecurity", "BLE", "Bridge", "Events", "Proximity",
+                "UCI", "StreamIO", "UCIHost", "PeerProtocol", "PeerSecurity", "BLE", "Bridge", "Events", "GATTServer", "Proximity",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.copy("Scenarios")]),

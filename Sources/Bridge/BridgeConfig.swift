@@ -1,3 +1,4 @@
+import NearbyInteractionAccessory
 import PeerProtocol
 import Proximity
 import UCI
@@ -51,6 +52,9 @@ package struct BridgeConfig: Sendable, Equatable {
     package var rangeCorrection = RangeCorrectionSettings()
     /// The event key and what it allows (docs/PROTOCOL.md, "Security").
     package var security = PeerSecuritySettings()
+    /// The octet order of the short addresses and vendor id in a phone's session on UCI
+    /// (`AccessoryOctetOrder`: AOSP's code by default; public sources do not settle it).
+    package var phoneOctetOrder: AccessoryOctetOrder = .asInBlobs
 
     package init() {}
 }

@@ -47,7 +47,7 @@ struct ScenarioOptions: ParsableArguments {
         var options = SimulationDriver.Options()
         if let capture {
             var recorders: [String: NodeRecorder] = [:]
-            for node in scenario.nodes where node.external != true { recorders[node.name] = try capture.recorder(node: node.name) }
+            for node in scenario.nodes where node.external != true && !node.isPhone { recorders[node.name] = try capture.recorder(node: node.name) }
             options.instrument = { [recorders] name, uwb, ble, time in
                 let clock: @Sendable () -> Int64 = { time.wallMilliseconds() * 1000 }
                 return (recorders[name]!.wrap(uwb: uwb, clock: clock), recorders[name]!.wrap(ble: ble, psm: BridgeConfig().psm, clock: clock))

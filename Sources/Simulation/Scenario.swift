@@ -1,5 +1,6 @@
 import Bridge
 import Foundation
+import GATTServer
 import PeerSecurity
 
 /// A scripted world: who is there, where they walk, and how noisy the radios are.
@@ -26,6 +27,12 @@ import PeerSecurity
 /// measurement (a board that reports no received level, like every 1.1 board).
 ///
 /// `attack` makes a node an attacker the world drives instead of a bridge (`Attack`, `Attacker`).
+///
+/// `"kind": "iphone"` makes a node an attendee's iPhone running an event's Nearby Interaction app
+/// (`EmulatedIPhone`): it connects to the nearest rig in BLE range that serves phones, ranges with
+/// it, and at `stopAt` (seconds; never if unset) stops its session. A rig serves phones when its
+/// `phoneServices` lists the GATT services it offers them (`"qorvo-ni"`, `"nordic-uart"`), as in
+/// `run`'s configuration.
 ///
 /// `groupKey` (64 hex digits, or `"from-seed"`: a key drawn from the world's seed, as the demo
 /// does) gives every node the event key: peer protocol v2, private adverts, encrypted channel
@@ -103,10 +110,25 @@ package struct Scenario: Codable, Sendable, Equatable {
         package var allowInsecurePeers: Bool?
         /// An attacker instead of a bridge (`Attack`): the world drives it, it has no key.
         package var attack: Attack?
+        /// A rig (unset) or an emulated phone.
+        package var kind: Kind?
+        /// The GATT services a rig offers phones; unset or empty: it serves none.
+        package var phoneServices: [PhoneTransport]?
+        /// When a phone's app stops its session for good, in seconds.
+        package var stopAt: Double?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, path, card, external, crowd, uwbSessions, uci, rssi, loop, boardOffset, groupKey, allowInsecurePeers, attack
+            case name, path, card, external, crowd, uwbSessions, uci, rssi, loop, boardOffset, groupKey, allowInsecurePeers, attack, kind,
+                phoneServices, stopAt
         }
+
+        package enum Kind: String, Codable, Sendable {
+            case rig
+            case iphone
+        }
+
+        /// Whether the world drives this node as a phone instead of running a bridge for it.
+        package var isPhone: Bool { kind == .iphone }
 
         package init(
             name: String, path: [Waypoint], card: JSONObjectText? = nil, external: Bool? = nil, crowd: Bool? = nil,
@@ -227,6 +249,16 @@ package struct Scenario: Codable, Sendable, Equatable {
                 if let target = attack.target, !nodes.contains(where: { $0.name == target && $0.attack == nil }) {
                     throw Invalid.rule("node \(node.name): attack target \(target) is not a node that is not an attacker")
                 }
+            }
+            if node.isPhone {
+                guard node.external != true, node.attack == nil, node.crowd != true, node.phoneServices == nil else {
+                    throw Invalid.rule("node \(node.name): an iphone is driven by the world: no external, attack, crowd or phoneServices")
+                }
+            } else if node.stopAt != nil {
+                throw Invalid.rule("node \(node.name): stopAt is for an iphone (\"kind\": \"iphone\")")
+            }
+            if let stopAt = node.stopAt, !(stopAt >= 0 && stopAt.isFinite) {
+                throw Invalid.rule("node \(node.name): stopAt must be a number of seconds")
             }
             if node.loop == true, node.path.count < 2 || node.path[node.path.count - 1].t <= node.path[0].t {
                 throw Invalid.rule("node \(node.name): a path that loops needs waypoints spanning some time")

@@ -2,6 +2,7 @@ import BLE
 import Bridge
 import Events
 import Foundation
+import GATTServer
 import Logging
 import PeerProtocol
 import PeerSecurity
@@ -44,6 +45,10 @@ package final class SimulationDriver: Sendable {
     private let nodes: [(body: Int, node: BridgeNode, tracker: WorkTracker, seed: UInt64)]
     /// The scenario's attacker nodes by body; they act after their share of each step.
     let attackers: [Int: Attacker]
+    /// The scenario's emulated phones by body; they act in their turn of each step.
+    package let phones: [Int: EmulatedIPhone]
+    /// Phones' GATT connections to the rigs that serve them.
+    let gattAir: GATTAir
 
     package init(scenario: Scenario, options: Options, events: EventStream, logger: Logger) {
         let world = World(scenario: scenario, seed: options.seed)
@@ -51,6 +56,8 @@ package final class SimulationDriver: Sendable {
         let time = VirtualTime(world: world, epochMilliseconds: options.epochMilliseconds)
         var nodes: [(Int, BridgeNode, WorkTracker, UInt64)] = []
         var attackers: [Int: Attacker] = [:]
+        var phones: [Int: EmulatedIPhone] = [:]
+        let gattAir = GATTAir(world: world)
         for (body, spec) in scenario.nodes.enumerated() {
             // Every body draws its identity, even external ones, so adding an external body to a
             // scenario does not reshuffle the others.
@@ -61,6 +68,10 @@ package final class SimulationDriver: Sendable {
                 let target = attack.target.flatMap { name in scenario.nodes.first { $0.name == name } } ?? spec
                 let key = Self.security(for: target, in: scenario, worldSeed: options.seed, seed: seed, base: PeerSecuritySettings()).groupKey
                 attackers[body] = Attacker(world: world, body: body, attack: attack, eventKey: key, seed: seed)
+                continue
+            }
+            if spec.isPhone {
+                phones[body] = EmulatedIPhone(world: world, air: gattAir, body: body, seed: seed)
                 continue
             }
             let tracker = WorkTracker()
@@ -74,15 +85,19 @@ package final class SimulationDriver: Sendable {
             if let key = config.security.groupKey {
                 world.givePrivacy(body: body, irk: KeySchedule.identityResolvingKey(key, peer: identity.peerID), seed: seed)
             }
+            let services = spec.phoneServices ?? []
+            let gatt = services.isEmpty ? nil : gattAir.serve(rig: body, database: PhoneTransport.database(offering: services))
             let node = BridgeNode(
                 identity: identity, config: config, uwbTransport: radios.0, ble: radios.1, events: events,
-                time: time, logger: logger, seed: seed, tracker: tracker, uwbClock: options.uwbClock)
+                time: time, logger: logger, seed: seed, tracker: tracker, uwbClock: options.uwbClock, gatt: gatt)
             nodes.append((body, node, tracker, seed))
         }
         self.world = world
         self.options = options
         self.nodes = nodes
         self.attackers = attackers
+        self.phones = phones
+        self.gattAir = gattAir
     }
 
     /// The in-process nodes in scenario order: name, identity and the seed of their choices.
@@ -160,12 +175,14 @@ package final class SimulationDriver: Sendable {
     /// directly, so delivering them together would let their order vary from run to run.
     func step(to t: Int64) async {
         world.advance(to: t)
+        gattAir.advance()
         var next = nodes.startIndex
         for body in world.scenario.nodes.indices {
             guard next < nodes.endIndex, nodes[next].body == body else {
                 world.flushDevice(body: body)
                 world.flushAir(body: body)
                 attackers[body]?.act(now: t)
+                phones[body]?.act(now: t)
                 continue
             }
             let (node, tracker) = (nodes[next].node, nodes[next].tracker)
@@ -174,6 +191,11 @@ package final class SimulationDriver: Sendable {
             await tracker.waitUntilIdle()
             world.flushAir(body: body)
             await tracker.waitUntilIdle()
+            let gattEvents = gattAir.take(rig: body)
+            if !gattEvents.isEmpty {
+                gattEvents.forEach(node.post)
+                await tracker.waitUntilIdle()
+            }
             node.tick()
             await tracker.waitUntilIdle()
         }

@@ -171,12 +171,13 @@ package final class World: Sendable {
 
     // MARK: UWB devices
 
-    /// Plugs a virtual UWBS into `body` (replacing any previous one: a replug).
-    func attachDevice(body: Int, output: @escaping DeviceOutput) {
+    /// Plugs a virtual UWBS into `body` (replacing any previous one: a replug), speaking `uci`
+    /// if given, else what the scenario says.
+    func attachDevice(body: Int, uci: BoardUCI? = nil, output: @escaping DeviceOutput) {
         let node = scenario.nodes[body]
         let uwbs = VirtualUWBS(
             serial: UInt8(truncatingIfNeeded: body), maxSessions: node.uwbSessions ?? VirtualUWBS.defaultMaxSessions,
-            uci: node.uci ?? .v2_0, honoursRSSIReporting: node.rssi ?? true)
+            uci: uci ?? node.uci ?? .v2_0, honoursRSSIReporting: node.rssi ?? true)
         state.withLock { $0.devices[body] = Device(uwbs: uwbs, output: output) }
     }
 

@@ -44,19 +44,16 @@ extension NodeCore {
     }
 
     private mutating func phoneWrote(_ value: [UInt8], on characteristic: GATTUUID, by client: GATTClient) {
-        let answerOn: GATTUUID
-        switch characteristic {
-        case AccessoryGATTService.qorvoRX: answerOn = AccessoryGATTService.qorvoTX
-        case AccessoryGATTService.uartRX: answerOn = AccessoryGATTService.uartTX
-        case AccessoryGATTService.tokenCharacteristic:
+        if characteristic == AccessoryGATTService.tokenCharacteristic {
             // The GATT server holds a write to at most 64 octets; an empty one clears the token.
             guard let id = phone(for: client) else { return }
             phones[id]?.token = value.isEmpty ? nil : value.hexString
             return
-        default:
-            return
         }
-        guard let id = phone(for: client) else { return }
+        // A message goes back on the service it came from.
+        guard let answerOn = PhoneTransport.allCases.first(where: { $0.characteristics.write == characteristic })?.characteristics.notify,
+            let id = phone(for: client)
+        else { return }
         phones[id]?.answerOn = answerOn
         phones[id]?.lastHeard = now
         feedPhone(id, .phoneWrote(value))

@@ -117,7 +117,7 @@ struct NodeCore {
         self.now = now
         self.phoneSettings = AccessorySessionSettings(
             capabilities: AccessoryCapabilities(channels: AccessoryCapabilities.fallbackChannels),
-            shortAddress: environment.identity.uwbShortAddress)
+            shortAddress: environment.identity.uwbShortAddress, octetOrder: environment.config.phoneOctetOrder)
     }
 
     /// Handles one input at `now` and returns what it asks for, in order: its events first, then
