@@ -149,7 +149,7 @@ let package = Package(
             name: "NearbyBridgeCLI",
             dependencies: [
                 "StreamIO", "UCIHost", "UCIUSB", "BLE", "BLEBlueZ", "ByteCoding", "Bridge", "Capture", "Doctor", "Events", "Plot", "Proximity", "Replay",
-                "Simulation", "Watch", "WebView", "PeerSecurity", "MQTTOutput",
+                "Simulation", "Watch", "WebView", "PeerSecurity", "MQTTOutput", "GATTServer", "GATTDBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

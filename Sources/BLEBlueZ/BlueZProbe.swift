@@ -43,3 +43,16 @@ extension BlueZProbe {
         return names.sorted()
     }
 }
+
+extension BlueZProbe {
+    /// The adapter's public address (6 octets, least significant first, as mgmt reports it) from
+    /// the kernel's device info (HCIGETDEVINFO: no privileges, up or down); nil if there is no
+    /// such adapter.
+    package static func address(of adapter: String) -> [UInt8]? {
+        let id = hci_devid(adapter)
+        guard id >= 0 else { return nil }
+        var info = hci_dev_info()
+        guard hci_devinfo(id, &info) == 0 else { return nil }
+        return withUnsafeBytes(of: info.bdaddr.b) { Array($0) }
+    }
+}

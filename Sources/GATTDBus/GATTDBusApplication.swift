@@ -390,7 +390,7 @@ package final class GATTDBusApplication: GATTBackend, @unchecked Sendable {
         return 1
     }
 
-    private static func connect(_ address: Address) throws(BusFailure) -> OpaquePointer {
+    static func connect(_ address: Address) throws(BusFailure) -> OpaquePointer {
         var bus: OpaquePointer?
         switch address {
         case .system:

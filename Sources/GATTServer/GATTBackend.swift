@@ -5,4 +5,7 @@ package protocol GATTBackend: AnyObject, Sendable {
     /// Sends `value` to `client` as a notification of `characteristic`, without waiting: queued,
     /// or dropped with a log line (a client that went, one that did not subscribe).
     func notify(_ client: GATTClient, characteristic: GATTUUID, value: [UInt8])
+    /// Stops serving: the clients' links end (or bluetoothd drops the application), without
+    /// waiting. The node calls it once, when it stops.
+    func stop()
 }

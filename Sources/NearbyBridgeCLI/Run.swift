@@ -4,6 +4,7 @@ import BLEBlueZ
 import Capture
 import Bridge
 import Foundation
+import GATTServer
 import PeerProtocol
 import PeerSecurity
 import Logging
@@ -128,7 +129,17 @@ struct Run: AsyncParsableCommand {
         config.uwb.countryCode = settings.countryCode
         try settings.applyRangeCorrection(to: &config)
         try settings.applySecurity(to: &config, logger: logger)
-        if case .bluez = ble { config.bluetoothRequired = true }
+        let phoneServices = try settings.phoneTransports(applyingTo: &config)
+        var phoneAdapter: String?
+        switch ble {
+        case .bluez(let adapter):
+            config.bluetoothRequired = true
+            if !phoneServices.isEmpty { phoneAdapter = adapter }
+        case .world:
+            guard phoneServices.isEmpty else {
+                throw ValidationError("\"phoneServices\" needs a Bluetooth adapter (--ble hciN); in a world, phones are scenario nodes (\"kind\": \"iphone\")")
+            }
+        }
         // The node's thread: it reads a tcp or tty board itself, so a notification goes from
         // `read` to its event line without a thread hand-off (docs/PERFORMANCE.md).
         let loop = EventLoop(name: "node")
@@ -150,9 +161,14 @@ struct Run: AsyncParsableCommand {
             uwbShortAddress: UInt16.random(in: 1...0xFFFE, using: &random))
         logger.notice("peer id \(identity.peerID), UWB address \(identity.uwbShortAddress)")
         let seed = random.next()
+        let relay = PhoneServer.Relay()
+        let gatt = try phoneAdapter.map { adapter in
+            try PhoneServer.start(services: phoneServices, adapter: adapter, deviceName: displayName, relay: relay, logger: logger)
+        }
         let node = BridgeNode(
             identity: identity, config: config, uwbTransport: radios.0, ble: radios.1, events: events,
-            time: SystemClock(), logger: logger, seed: seed, reconnectUWB: reopen, loop: loop)
+            time: SystemClock(), logger: logger, seed: seed, reconnectUWB: reopen, loop: loop, gatt: gatt)
+        relay.attach(node)
         if let capture {
             try CaptureManifest(
                 stepMilliseconds: nil, durationMilliseconds: nil, proximity: .init(proximity.config),

@@ -4,6 +4,7 @@ import BLEBlueZ
 import Capture
 import Bridge
 import Foundation
+import GATTServer
 import PeerProtocol
 import PeerSecurity
 import Logging
@@ -56,9 +57,36 @@ struct RunConfig: Decodable {
         }
     }
 
+    /// The GATT services phones reach the rig on: "qorvo-ni", "nordic-uart"; absent or empty: no
+    /// phone is served.
+    var phoneServices: [String]?
+    /// The octet order of the short addresses and vendor id in a phone's session on UCI:
+    /// "as-in-blobs" (the default, AOSP's code) or "reversed" (`AccessoryOctetOrder`).
+    var phoneOctetOrder: String?
+
     enum CodingKeys: String, CodingKey, CaseIterable {
         case uwb, ble, group, name, profile, ranges, logLevel, rangingSessions, maxPeers, controleesPerSession, uwbDialect
         case countryCode, rangeBias, calibration, groupKey, mqtt, groupKeyFile, allowInsecurePeers, advertRotationSeconds
+        case phoneServices, phoneOctetOrder
+    }
+
+    /// The phones' services, each named once, and their octet order into the bridge's settings.
+    func phoneTransports(applyingTo config: inout BridgeConfig) throws -> [PhoneTransport] {
+        switch phoneOctetOrder {
+        case nil, "as-in-blobs": config.phoneOctetOrder = .asInBlobs
+        case "reversed": config.phoneOctetOrder = .reversed
+        case let other?: throw ValidationError("\"phoneOctetOrder\" must be \"as-in-blobs\" or \"reversed\", not \"\(other)\"")
+        }
+        var transports: [PhoneTransport] = []
+        for name in phoneServices ?? [] {
+            guard let transport = PhoneTransport(rawValue: name) else {
+                let known = PhoneTransport.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+                throw ValidationError("\"phoneServices\" lists \"\(name)\"; the services are \(known)")
+            }
+            guard !transports.contains(transport) else { throw ValidationError("\"phoneServices\" lists \"\(name)\" twice") }
+            transports.append(transport)
+        }
+        return transports
     }
 
     /// The keys a settings file may have; any other is refused, with the key meant if it is close.

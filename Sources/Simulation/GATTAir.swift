@@ -106,6 +106,16 @@ package final class GATTAir: Sendable {
         }
     }
 
+    /// The rig serves no more: its connections end, and the phones hear it.
+    func stopServing(rig: Int) {
+        state.withLock { s in
+            s.servers[rig] = nil
+            for client in s.connections.keys.sorted() where s.connections[client]!.rig == rig {
+                s.phoneInboxes[s.connections.removeValue(forKey: client)!.phone, default: []].append(.disconnected)
+            }
+        }
+    }
+
     /// The rig's notification: to the phone if it is connected and subscribed, else dropped (as
     /// the real backends drop one for a client that left or never subscribed).
     func notify(from rig: Int, _ client: GATTClient, characteristic: GATTUUID, value: [UInt8]) {

@@ -14,4 +14,8 @@ package final class VirtualGATTServer: GATTBackend {
     package func notify(_ client: GATTClient, characteristic: GATTUUID, value: [UInt8]) {
         air.notify(from: rig, client, characteristic: characteristic, value: value)
     }
+
+    package func stop() {
+        air.stopServing(rig: rig)
+    }
 }

@@ -412,6 +412,7 @@ package final class BridgeNode: Sendable {
     private func shutDown() async {
         uwbSessions.finish()
         await sessionsWorker.withLock { $0 }?.value
+        gatt?.stop()
         await ble.stop()
         await uwb.shutdown()
         inbox.finish()

@@ -1,0 +1,72 @@
+import BLEBlueZ
+import Bridge
+import GATTDBus
+import GATTServer
+import Logging
+import Synchronization
+
+/// `run`'s GATT server for phones (`phoneServices` in the config): where bluetoothd owns
+/// `org.bluez` on the system bus, the services are registered with it over D-Bus (with an
+/// advertisement naming them); where it does not, the kernel's LE ATT channel of the adapter is
+/// served directly. Either way the node gets the clients' events through `relay`.
+enum PhoneServer {
+    /// Hands the backend's events to the node, which is built after the backend (it takes the
+    /// backend as an argument); events before that are dropped, as no phone can have written yet.
+    final class Relay: Sendable {
+        private let node = Mutex<BridgeNode?>(nil)
+
+        func attach(_ bridge: BridgeNode) { node.withLock { $0 = bridge } }
+
+        func post(_ event: GATTClientEvent) { node.withLock { $0 }?.post(event) }
+    }
+
+    static func start(services: [PhoneTransport], adapter: String, deviceName: String, relay: Relay, logger: Logger) throws -> any GATTBackend {
+        let bluetoothd: Bool
+        do {
+            bluetoothd = try BusNameOwner.exists("org.bluez", on: .system)
+        } catch {
+            logger.notice("no system bus to ask for bluetoothd: serving phones on the kernel's ATT channel", metadata: ["error": "\(error)"])
+            bluetoothd = false
+        }
+        let names = services.map(\.rawValue).joined(separator: ",")
+        if bluetoothd {
+            logger.notice("phones: registering the GATT services with bluetoothd", metadata: ["adapter": "\(adapter)", "services": "\(names)"])
+            return try GATTDBusApplication.start(
+                on: .system, adapter: adapter, database: PhoneTransport.database(offering: services), advertising: services.map(\.serviceUUID),
+                logger: logger
+            ) { event in
+                if let client = event.clientEvent { return relay.post(client) }
+                report(event, adapter: adapter, logger: logger)
+            }
+        }
+        guard let address = BlueZProbe.address(of: adapter) else {
+            throw BlueZError.noAdapter(requested: adapter, available: BlueZProbe.adapterNames())
+        }
+        logger.notice(
+            "phones: bluetoothd does not run; serving the GATT services on the kernel's ATT channel (phones must find the rig by its peer advert: no advert names the services)",
+            metadata: ["adapter": "\(adapter)", "services": "\(names)"])
+        return try ATTListener.start(
+            adapter: adapter, adapterAddress: address, database: PhoneTransport.database(offering: services, deviceName: deviceName), logger: logger
+        ) { event in
+            if let client = event.clientEvent { relay.post(client) }
+        }
+    }
+
+    /// What bluetoothd said about the registration, on stderr.
+    private static func report(_ event: GATTDBusEvent, adapter: String, logger: Logger) {
+        switch event {
+        case .registered(let registration):
+            logger.notice("bluetoothd took the phones' \(registration == .application ? "GATT services" : "advertisement")", metadata: ["adapter": "\(adapter)"])
+        case .registrationFailed(let registration, let name, let message):
+            logger.error(
+                "bluetoothd refused the phones' \(registration == .application ? "GATT services" : "advertisement"): phones cannot reach this rig",
+                metadata: ["adapter": "\(adapter)", "error": "\(name): \(message)"])
+        case .advertisementReleased:
+            logger.warning("bluetoothd dropped the advertisement naming the phones' services", metadata: ["adapter": "\(adapter)"])
+        case .lost(let why):
+            logger.error("the system bus connection failed: phones are no longer served", metadata: ["error": "\(why)"])
+        case .client:
+            break
+        }
+    }
+}
