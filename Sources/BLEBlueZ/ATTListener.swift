@@ -28,6 +28,7 @@ package final class ATTListener: GATTBackend {
     private let listener: LinkSocket
     private let state = Mutex(State())
     private let logger: Logger
+    private let sink = GATTClientEventSink()
 
     private init(listener: LinkSocket, logger: Logger) {
         self.listener = listener
@@ -35,10 +36,11 @@ package final class ATTListener: GATTBackend {
     }
 
     /// Listens on `adapter`'s LE ATT channel; `adapterAddress` is its public address (6 octets,
-    /// least significant first, as mgmt reports it). `handler` runs on the links' threads.
+    /// least significant first, as mgmt reports it). `handler` runs on the links' threads with
+    /// every event; the node's share (`GATTClientEvent`s) also goes where `start(events:)` says.
     package static func start(
         adapter: String, adapterAddress: [UInt8], database: GATTDatabase, logger: Logger,
-        handler: @escaping @Sendable (ATTLinkEvent) -> Void
+        handler: @escaping @Sendable (ATTLinkEvent) -> Void = { _ in }
     ) throws(BlueZError) -> ATTListener {
         let fd: Int32
         do {
@@ -52,7 +54,11 @@ package final class ATTListener: GATTBackend {
             throw .socket(call: "listen(L2CAP cid \(L2CAPSocket.attCID))", errno: code)
         }
         let listener = ATTListener(listener: LinkSocket(FileDescriptor(rawValue: fd)), logger: logger)
-        listener.acceptOnNewThread(database: database, logger: logger, handler: handler)
+        let sink = listener.sink
+        listener.acceptOnNewThread(database: database, logger: logger) { event in
+            handler(event)
+            if let client = event.clientEvent { sink.send(client) }
+        }
         return listener
     }
 
@@ -106,6 +112,10 @@ package final class ATTListener: GATTBackend {
             state.withLock { _ = $0.links.removeValue(forKey: key) }
             handler(.closed(channel))
         }
+    }
+
+    package func start(events: @escaping @Sendable (GATTClientEvent) -> Void) {
+        sink.set(events)
     }
 
     /// Notifies the client on its link, if it is still open and subscribed (else one debug line:

@@ -46,6 +46,8 @@ package final class GATTDBusApplication: GATTBackend, @unchecked Sendable {
     private let database: GATTDatabase
     private let logger: Logger
     private let handler: @Sendable (GATTDBusEvent) -> Void
+    /// Where the node's share of the events (`GATTClientEvent`s) goes.
+    private let sink: GATTClientEventSink
     /// The adapter registered on; set once before the bus thread starts, read on it.
     private var restartAdapter: String?
 
@@ -54,7 +56,8 @@ package final class GATTDBusApplication: GATTBackend, @unchecked Sendable {
 
     private init(
         bus: OpaquePointer, wake: Int32, uniqueName: String, database: GATTDatabase, root: String,
-        advertisement: GATTObjectTree.Object?, logger: Logger, handler: @escaping @Sendable (GATTDBusEvent) -> Void
+        advertisement: GATTObjectTree.Object?, logger: Logger, sink: GATTClientEventSink,
+        handler: @escaping @Sendable (GATTDBusEvent) -> Void
     ) {
         self.bus = bus
         self.wake = wake
@@ -63,14 +66,19 @@ package final class GATTDBusApplication: GATTBackend, @unchecked Sendable {
         self.tree = GATTObjectTree(database, root: root)
         self.advertisement = advertisement
         self.logger = logger
-        self.handler = handler
+        self.sink = sink
+        self.handler = { event in
+            handler(event)
+            if let client = event.clientEvent { sink.send(client) }
+        }
     }
 
     /// Connects to `address`, exports `database` under `root` and, when `advertising` names
     /// services, an advertisement listing them at `advertisementPath` (outside `root`: GattManager1
     /// reads everything under it); when `adapter` is given (`hci0`), registers both with that
     /// adapter's GattManager1 and LEAdvertisingManager1, each answer a `.registered` or
-    /// `.registrationFailed`. `handler` runs on the bus thread.
+    /// `.registrationFailed`. `handler` runs on the bus thread with every event; the node's share
+    /// (`GATTClientEvent`s) also goes where `start(events:)` says.
     package static func start(
         on address: Address, adapter: String?, database: GATTDatabase, root: String = "/org/nearbybridge/gatt",
         advertising: [GATTUUID] = [], advertisementPath: String = "/org/nearbybridge/advertisement",
@@ -94,7 +102,7 @@ package final class GATTDBusApplication: GATTBackend, @unchecked Sendable {
         let application = GATTDBusApplication(
             bus: bus, wake: wake, uniqueName: name.map { String(cString: $0) } ?? "", database: database, root: root,
             advertisement: advertising.isEmpty ? nil : LEAdvertisementObject.object(at: advertisementPath, serviceUUIDs: advertising),
-            logger: logger, handler: handler)
+            logger: logger, sink: GATTClientEventSink(), handler: handler)
         do {
             let userdata = Unmanaged.passUnretained(application).toOpaque()
             try BusFailure.check(sd_bus_add_fallback(bus, nil, root, Self.dispatch, userdata), "sd_bus_add_fallback")
@@ -112,6 +120,10 @@ package final class GATTDBusApplication: GATTBackend, @unchecked Sendable {
         }
         IOThread.detach(name: "gatt-dbus") { application.run() }
         return application
+    }
+
+    package func start(events: @escaping @Sendable (GATTClientEvent) -> Void) {
+        sink.set(events)
     }
 
     /// Sends `value` as the characteristic's new value to the clients subscribed to it.

@@ -1,26 +1,14 @@
 import BLEBlueZ
-import Bridge
 import GATTDBus
 import GATTServer
 import Logging
-import Synchronization
 
 /// `run`'s GATT server for phones (`phoneServices` in the config): where bluetoothd owns
 /// `org.bluez` on the system bus, the services are registered with it over D-Bus (with an
 /// advertisement naming them); where it does not, the kernel's LE ATT channel of the adapter is
-/// served directly. Either way the node gets the clients' events through `relay`.
+/// served directly. Either way the node starts the backend and gets the clients' events.
 enum PhoneServer {
-    /// Hands the backend's events to the node, which is built after the backend (it takes the
-    /// backend as an argument); events before that are dropped, as no phone can have written yet.
-    final class Relay: Sendable {
-        private let node = Mutex<BridgeNode?>(nil)
-
-        func attach(_ bridge: BridgeNode) { node.withLock { $0 = bridge } }
-
-        func post(_ event: GATTClientEvent) { node.withLock { $0 }?.post(event) }
-    }
-
-    static func start(services: [PhoneTransport], adapter: String, deviceName: String, relay: Relay, logger: Logger) throws -> any GATTBackend {
+    static func start(services: [PhoneTransport], adapter: String, deviceName: String, logger: Logger) throws -> any GATTBackend {
         let bluetoothd: Bool
         do {
             bluetoothd = try BusNameOwner.exists("org.bluez", on: .system)
@@ -35,7 +23,6 @@ enum PhoneServer {
                 on: .system, adapter: adapter, database: PhoneTransport.database(offering: services), advertising: services.map(\.serviceUUID),
                 logger: logger
             ) { event in
-                if let client = event.clientEvent { return relay.post(client) }
                 report(event, adapter: adapter, logger: logger)
             }
         }
@@ -46,10 +33,7 @@ enum PhoneServer {
             "phones: bluetoothd does not run; serving the GATT services on the kernel's ATT channel (phones must find the rig by its peer advert: no advert names the services)",
             metadata: ["adapter": "\(adapter)", "services": "\(names)"])
         return try ATTListener.start(
-            adapter: adapter, adapterAddress: address, database: PhoneTransport.database(offering: services, deviceName: deviceName), logger: logger
-        ) { event in
-            if let client = event.clientEvent { relay.post(client) }
-        }
+            adapter: adapter, adapterAddress: address, database: PhoneTransport.database(offering: services, deviceName: deviceName), logger: logger)
     }
 
     /// What bluetoothd said about the registration, on stderr.

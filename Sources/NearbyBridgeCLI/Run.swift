@@ -161,14 +161,12 @@ struct Run: AsyncParsableCommand {
             uwbShortAddress: UInt16.random(in: 1...0xFFFE, using: &random))
         logger.notice("peer id \(identity.peerID), UWB address \(identity.uwbShortAddress)")
         let seed = random.next()
-        let relay = PhoneServer.Relay()
         let gatt = try phoneAdapter.map { adapter in
-            try PhoneServer.start(services: phoneServices, adapter: adapter, deviceName: displayName, relay: relay, logger: logger)
+            try PhoneServer.start(services: phoneServices, adapter: adapter, deviceName: displayName, logger: logger)
         }
         let node = BridgeNode(
             identity: identity, config: config, uwbTransport: radios.0, ble: radios.1, events: events,
             time: SystemClock(), logger: logger, seed: seed, reconnectUWB: reopen, loop: loop, gatt: gatt)
-        relay.attach(node)
         if let capture {
             try CaptureManifest(
                 stepMilliseconds: nil, durationMilliseconds: nil, proximity: .init(proximity.config),

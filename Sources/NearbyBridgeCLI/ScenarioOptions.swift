@@ -9,7 +9,9 @@ import Simulation
 
 /// Options of the commands that run a scenario (`demo`, `world`).
 struct ScenarioOptions: ParsableArguments {
-    @Option(help: "Scenario JSON file (default: the command's built-in scenario).", completion: .file(extensions: ["json"]))
+    @Option(
+        help: "Scenario JSON file, or a built-in scenario by name: meetup (two rigs' and three visitors' bumps), phones (a rig, a rig visitor and two iPhones). Default: the command's built-in scenario.",
+        completion: .file(extensions: ["json"]))
     var scenario: String?
 
     @Option(parsing: .unconditional, help: "Scenario seconds per wall-clock second; 0 runs as fast as possible (demo only).")
@@ -34,6 +36,10 @@ struct ScenarioOptions: ParsableArguments {
     /// malformed, a key nothing reads) is a usage error, exit status 64, like a bad `--config`.
     func load(builtIn name: String) throws -> Scenario {
         guard let scenario else { return try Scenario.builtIn(name) }
+        // A name without a file of that name is a built-in scenario's.
+        if Scenario.builtInNames.contains(scenario), !FileManager.default.fileExists(atPath: scenario) {
+            return try Scenario.builtIn(scenario)
+        }
         do {
             return try Scenario.load(contentsOf: URL(fileURLWithPath: scenario))
         } catch let error as Scenario.Invalid {

@@ -211,6 +211,9 @@ package struct Scenario: Codable, Sendable, Equatable {
         return scenario
     }
 
+    /// The built-in scenarios' names (`Scenarios/NAME.json`).
+    package static let builtInNames = ["meetup", "phones", "world"]
+
     /// The built-in scenario the demo runs when no file is given.
     package static func builtIn(_ name: String = "meetup") throws -> Scenario {
         guard let url = Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Scenarios") else {

@@ -35,6 +35,9 @@ package final class SimulationDriver: Sendable {
         package var bridge = BridgeConfig()
         /// Wraps each in-process node's radios (by node name), e.g. to capture their traffic.
         package var instrument: (@Sendable (String, any UCITransport, any BLEAdapter, any TimeSource) -> (any UCITransport, any BLEAdapter))?
+        /// Wraps each in-process rig's GATT backend (by node name, with the services it offers),
+        /// e.g. to capture phones' traffic.
+        package var instrumentGATT: (@Sendable (String, any GATTBackend, [PhoneTransport], any TimeSource) -> any GATTBackend)?
         /// The clock the nodes' UCI hosts time the boards' answers by.
         package var uwbClock: any Clock<Duration> = ContinuousClock()
         package init() {}
@@ -47,8 +50,9 @@ package final class SimulationDriver: Sendable {
     let attackers: [Int: Attacker]
     /// The scenario's emulated phones by body; they act in their turn of each step.
     package let phones: [Int: EmulatedIPhone]
-    /// Phones' GATT connections to the rigs that serve them.
+    /// Phones' GATT connections to the rigs that serve them, and those rigs' backends by body.
     let gattAir: GATTAir
+    private let gattServers: [Int: VirtualGATTServer]
 
     package init(scenario: Scenario, options: Options, events: EventStream, logger: Logger) {
         let world = World(scenario: scenario, seed: options.seed)
@@ -57,6 +61,7 @@ package final class SimulationDriver: Sendable {
         var nodes: [(Int, BridgeNode, WorkTracker, UInt64)] = []
         var attackers: [Int: Attacker] = [:]
         var phones: [Int: EmulatedIPhone] = [:]
+        var gattServers: [Int: VirtualGATTServer] = [:]
         let gattAir = GATTAir(world: world)
         for (body, spec) in scenario.nodes.enumerated() {
             // Every body draws its identity, even external ones, so adding an external body to a
@@ -86,7 +91,9 @@ package final class SimulationDriver: Sendable {
                 world.givePrivacy(body: body, irk: KeySchedule.identityResolvingKey(key, peer: identity.peerID), seed: seed)
             }
             let services = spec.phoneServices ?? []
-            let gatt = services.isEmpty ? nil : gattAir.serve(rig: body, database: PhoneTransport.database(offering: services))
+            let server = services.isEmpty ? nil : gattAir.serve(rig: body, database: PhoneTransport.database(offering: services))
+            gattServers[body] = server
+            let gatt = server.map { options.instrumentGATT?(spec.name, $0, services, time) ?? $0 }
             let node = BridgeNode(
                 identity: identity, config: config, uwbTransport: radios.0, ble: radios.1, events: events,
                 time: time, logger: logger, seed: seed, tracker: tracker, uwbClock: options.uwbClock, gatt: gatt)
@@ -98,6 +105,7 @@ package final class SimulationDriver: Sendable {
         self.attackers = attackers
         self.phones = phones
         self.gattAir = gattAir
+        self.gattServers = gattServers
     }
 
     /// The in-process nodes in scenario order: name, identity and the seed of their choices.
@@ -191,11 +199,7 @@ package final class SimulationDriver: Sendable {
             await tracker.waitUntilIdle()
             world.flushAir(body: body)
             await tracker.waitUntilIdle()
-            let gattEvents = gattAir.take(rig: body)
-            if !gattEvents.isEmpty {
-                gattEvents.forEach(node.post)
-                await tracker.waitUntilIdle()
-            }
+            if gattServers[body]?.flush() == true { await tracker.waitUntilIdle() }
             node.tick()
             await tracker.waitUntilIdle()
         }

@@ -63,7 +63,7 @@ package final class BridgeNode: Sendable {
     ///     core, the board's session worker); give the UWB transport the same loop, and a
     ///     notification goes from `read` to its event line without a thread hand-off. Nil runs
     ///     it all on Swift's global pool.
-    ///   - gatt: the GATT backend phones write to (their events come in through `post(_:)`).
+    ///   - gatt: the GATT backend phones write to; started with the radios, stopped with the node.
     ///   - seed: seeds this node's choices (session ids, STS values) for reproducible runs.
     package init(
         identity: NodeIdentity, config: BridgeConfig, uwbTransport: any UCITransport, ble: any BLEAdapter,
@@ -124,6 +124,7 @@ package final class BridgeNode: Sendable {
         sessionsWorker.withLock { $0 = Task(executorPreference: loop) { await uwbSessions.run() } }
 
         let inbox = self.inbox
+        gatt?.start { inbox.post(.gatt($0)) }
         do {
             try await ble.start { inbox.post(.ble($0)) }
             try await advertise()
@@ -389,10 +390,6 @@ package final class BridgeNode: Sendable {
         }
     }
 
-    /// What a client of the GATT backend did, for the node's loop.
-    package func post(_ event: GATTClientEvent) {
-        inbox.post(.gatt(event))
-    }
 
     /// Posts a clock tick: timeouts, repeats of unanswered peer messages, the `nearest` report.
     package func tick() {
