@@ -119,12 +119,12 @@ let package = Package(
             ]),
 
         // Recording what the radios did, and views derived from recordings.
-        .target(name: "Capture", dependencies: ["ByteCoding", "UCI", "UCIHost", "BLE", "Events"]),
+        .target(name: "Capture", dependencies: ["ByteCoding", "UCI", "UCIHost", "BLE", "Events", "GATTServer"]),
         .target(name: "Plot"),
         .target(
             name: "Replay",
             dependencies: [
-                "BLE", "Bridge", "Capture", "Events", "PeerProtocol", "PeerSecurity", "Proximity", "StreamIO", "UCI", "UCIHost",
+                "BLE", "Bridge", "Capture", "Events", "GATTServer", "PeerProtocol", "PeerSecurity", "Proximity", "StreamIO", "UCI", "UCIHost",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 

@@ -16,6 +16,8 @@ package struct CaptureManifest: Codable, Sendable, Equatable {
         package var bleBackend: String
         /// The peer channel's security; nil for a capture from before event keys (no key).
         package var security: Security?
+        /// The GATT database the node served phones; nil if it served none.
+        package var gatt: GATT?
 
         package init(
             name: String, peerID: String, group: UInt16, uwbShortAddress: UInt16, card: String, seed: UInt64,
@@ -30,6 +32,19 @@ package struct CaptureManifest: Codable, Sendable, Equatable {
             self.uwbBackend = uwbBackend
             self.bleBackend = bleBackend
             self.security = security
+        }
+    }
+
+    /// What a node served phones: the services (`PhoneTransport` names) in order, after a Generic
+    /// Access service naming `deviceName` where the backend served one (`PhoneTransport.database`),
+    /// from which replay lays the same database out again.
+    package struct GATT: Codable, Sendable, Equatable {
+        package var phoneServices: [String]
+        package var deviceName: String?
+
+        package init(phoneServices: [String], deviceName: String?) {
+            self.phoneServices = phoneServices
+            self.deviceName = deviceName
         }
     }
 

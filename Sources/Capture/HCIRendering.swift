@@ -139,5 +139,17 @@ enum HCIRendering {
         return bytes
     }
 
-    static func handle(_ link: LinkID) -> UInt16 { UInt16(truncatingIfNeeded: link) & 0x0EFF }
+    /// A link's connection handle: below 0x0E00 for a peer link (its id, modulo 0x0E00, which is
+    /// also the id replay gives it back); 0x0E00–0x0EFF for a phone's GATT connection, which
+    /// `CapturingGATTBackend` names `phoneLink(n)`.
+    static func handle(_ link: LinkID) -> UInt16 {
+        link >= phoneLinks ? phoneHandles | UInt16(link & 0xFF) : UInt16(link % LinkID(phoneHandles))
+    }
+
+    /// The first handle of phones' connections.
+    package static let phoneHandles: UInt16 = 0x0E00
+    /// The link ids standing for phones' connections (no peer link gets one: they count from 1).
+    static let phoneLinks: LinkID = 0xFFFF_FF00
+
+    static func phoneLink(_ n: UInt8) -> LinkID { phoneLinks | LinkID(n) }
 }

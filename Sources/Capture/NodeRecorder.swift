@@ -1,5 +1,6 @@
 import BLE
 import Events
+import GATTServer
 import Glibc
 import Synchronization
 import UCIHost
@@ -17,5 +18,10 @@ package struct NodeRecorder: Sendable {
 
     package func wrap(ble: any BLEAdapter, psm: UInt8, clock: @escaping @Sendable () -> Int64) -> any BLEAdapter {
         CapturingBLEAdapter(ble, pcap: hci, psm: psm, clock: clock)
+    }
+
+    /// Wraps the rig's GATT backend serving `database`: phones' ATT traffic goes in `ble.pcap`.
+    package func wrap(gatt: any GATTBackend, database: GATTDatabase, clock: @escaping @Sendable () -> Int64) -> any GATTBackend {
+        CapturingGATTBackend(gatt, database: database, pcap: hci, clock: clock)
     }
 }

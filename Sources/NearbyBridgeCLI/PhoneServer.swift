@@ -8,7 +8,11 @@ import Logging
 /// advertisement naming them); where it does not, the kernel's LE ATT channel of the adapter is
 /// served directly. Either way the node starts the backend and gets the clients' events.
 enum PhoneServer {
-    static func start(services: [PhoneTransport], adapter: String, deviceName: String, logger: Logger) throws -> any GATTBackend {
+    /// The backend, and the Generic Access service's name where it serves that service itself
+    /// (the kernel ATT backend; bluetoothd serves its own).
+    static func start(services: [PhoneTransport], adapter: String, deviceName: String, logger: Logger) throws -> (
+        backend: any GATTBackend, deviceName: String?
+    ) {
         let bluetoothd: Bool
         do {
             bluetoothd = try BusNameOwner.exists("org.bluez", on: .system)
@@ -19,12 +23,13 @@ enum PhoneServer {
         let names = services.map(\.rawValue).joined(separator: ",")
         if bluetoothd {
             logger.notice("phones: registering the GATT services with bluetoothd", metadata: ["adapter": "\(adapter)", "services": "\(names)"])
-            return try GATTDBusApplication.start(
+            let application = try GATTDBusApplication.start(
                 on: .system, adapter: adapter, database: PhoneTransport.database(offering: services), advertising: services.map(\.serviceUUID),
                 logger: logger
             ) { event in
                 report(event, adapter: adapter, logger: logger)
             }
+            return (application, nil)
         }
         guard let address = BlueZProbe.address(of: adapter) else {
             throw BlueZError.noAdapter(requested: adapter, available: BlueZProbe.adapterNames())
@@ -32,8 +37,9 @@ enum PhoneServer {
         logger.notice(
             "phones: bluetoothd does not run; serving the GATT services on the kernel's ATT channel (phones must find the rig by its peer advert: no advert names the services)",
             metadata: ["adapter": "\(adapter)", "services": "\(names)"])
-        return try ATTListener.start(
+        let listener = try ATTListener.start(
             adapter: adapter, adapterAddress: address, database: PhoneTransport.database(offering: services, deviceName: deviceName), logger: logger)
+        return (listener, deviceName)
     }
 
     /// What bluetoothd said about the registration, on stderr.

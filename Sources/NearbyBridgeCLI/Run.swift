@@ -148,8 +148,8 @@ struct Run: AsyncParsableCommand {
             loop: loop, logger: logger)
         var radios: (any UCITransport, any BLEAdapter) = (transport, adapter)
         var reopen = reconnect
-        if let capture {
-            let recorder = try capture.recorder(node: displayName)
+        let recorder = try capture?.recorder(node: displayName)
+        if let recorder {
             let clock: @Sendable () -> Int64 = { SystemClock().wallMilliseconds() * 1000 }
             radios = (recorder.wrap(uwb: transport, clock: clock), recorder.wrap(ble: adapter, psm: BridgeConfig().psm, clock: clock))
             reopen = { recorder.wrap(uwb: try await reconnect(), clock: clock) }
@@ -161,8 +161,13 @@ struct Run: AsyncParsableCommand {
             uwbShortAddress: UInt16.random(in: 1...0xFFFE, using: &random))
         logger.notice("peer id \(identity.peerID), UWB address \(identity.uwbShortAddress)")
         let seed = random.next()
-        let gatt = try phoneAdapter.map { adapter in
+        let phoneServer = try phoneAdapter.map { adapter in
             try PhoneServer.start(services: phoneServices, adapter: adapter, deviceName: displayName, logger: logger)
+        }
+        var gatt = phoneServer?.backend
+        if let recorder, let served = gatt {
+            let database = PhoneTransport.database(offering: phoneServices, deviceName: phoneServer?.deviceName)
+            gatt = recorder.wrap(gatt: served, database: database) { SystemClock().wallMilliseconds() * 1000 }
         }
         let node = BridgeNode(
             identity: identity, config: config, uwbTransport: radios.0, ble: radios.1, events: events,
@@ -170,7 +175,7 @@ struct Run: AsyncParsableCommand {
         if let capture {
             try CaptureManifest(
                 stepMilliseconds: nil, durationMilliseconds: nil, proximity: .init(proximity.config),
-                nodes: [.init(displayName, node, seed: seed)]
+                nodes: [.init(displayName, node, seed: seed, phoneServices: phoneServices, gattDeviceName: phoneServer?.deviceName)]
             ).write(to: capture.path)
             try CaptureSecrets([(displayName, node.security)]).write(to: capture.path)
         }

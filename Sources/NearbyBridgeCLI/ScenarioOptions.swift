@@ -4,6 +4,7 @@ import Proximity
 import Replay
 import Bridge
 import Foundation
+import GATTServer
 import ServiceLifecycle
 import Simulation
 
@@ -58,6 +59,9 @@ struct ScenarioOptions: ParsableArguments {
                 let clock: @Sendable () -> Int64 = { time.wallMilliseconds() * 1000 }
                 return (recorders[name]!.wrap(uwb: uwb, clock: clock), recorders[name]!.wrap(ble: ble, psm: BridgeConfig().psm, clock: clock))
             }
+            options.instrumentGATT = { [recorders] name, gatt, services, time in
+                recorders[name]!.wrap(gatt: gatt, database: PhoneTransport.database(offering: services)) { time.wallMilliseconds() * 1000 }
+            }
         }
         options.seed = seed
         options.speed = speed > 0 ? speed : nil
@@ -72,7 +76,7 @@ struct ScenarioOptions: ParsableArguments {
         try CaptureManifest(
             stepMilliseconds: driver.stepMilliseconds, durationMilliseconds: driver.durationMilliseconds,
             proximity: .init(proximity),
-            nodes: driver.nodeSetups.map { CaptureManifest.Node($0.name, $0.node, seed: $0.seed) }
+            nodes: driver.nodeSetups.map { CaptureManifest.Node($0.name, $0.node, seed: $0.seed, phoneServices: $0.phoneServices) }
         ).write(to: capture.path)
         try CaptureSecrets(driver.nodeSetups.map { ($0.name, $0.node.security) }).write(to: capture.path)
     }
@@ -86,10 +90,13 @@ extension CaptureManifest.Thresholds {
 }
 
 extension CaptureManifest.Node {
-    init(_ name: String, _ node: BridgeNode, seed: UInt64) {
+    /// `gattDeviceName`: the Generic Access service's name, where the GATT backend serves that
+    /// service itself (the kernel ATT backend).
+    init(_ name: String, _ node: BridgeNode, seed: UInt64, phoneServices: [PhoneTransport], gattDeviceName: String? = nil) {
         self.init(
             name: name, peerID: node.identity.peerID.description, group: node.identity.group,
             uwbShortAddress: node.identity.uwbShortAddress, card: node.identity.card.json, seed: seed,
             uwbBackend: node.uwbBackend, bleBackend: node.bleBackend, security: .init(node.security))
+        if !phoneServices.isEmpty { gatt = .init(phoneServices: phoneServices.map(\.rawValue), deviceName: gattDeviceName) }
     }
 }

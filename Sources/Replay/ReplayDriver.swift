@@ -2,6 +2,7 @@ import BLE
 import Bridge
 import Capture
 import Events
+import GATTServer
 import Logging
 import PeerProtocol
 import Proximity
@@ -18,6 +19,7 @@ package final class ReplayDriver: Sendable {
         var node: BridgeNode
         var transport: ReplayTransport
         var adapter: ReplayAdapter
+        var gatt: ReplayGATTBackend?
         var tracker: WorkTracker
         var captured: CapturedNode
     }
@@ -34,7 +36,10 @@ package final class ReplayDriver: Sendable {
         let secrets = try CaptureSecrets.read(from: directory)
         var replayed: [Replayed] = []
         for spec in manifest.nodes {
-            let captured = try CapturedNode(uciPcap: "\(directory)/\(spec.name)/uci.pcap", blePcap: "\(directory)/\(spec.name)/ble.pcap")
+            let database = try spec.gatt.map { try Self.database($0, path: "\(directory)/capture.json") }
+            let captured = try CapturedNode(
+                uciPcap: "\(directory)/\(spec.name)/uci.pcap", blePcap: "\(directory)/\(spec.name)/ble.pcap", gatt: database)
+            let gatt = database.map { _ in ReplayGATTBackend() }
             let tracker = WorkTracker()
             let transport = ReplayTransport(responses: captured.responses, tracker: tracker, description: spec.uwbBackend)
             let adapter = ReplayAdapter(localLinks: captured.localLinks, firstSent: captured.firstSent, backendName: spec.bleBackend)
@@ -49,11 +54,11 @@ package final class ReplayDriver: Sendable {
             config.security = try PeerSecuritySettings(recorded: spec.security, secrets: secrets, node: spec.name, directory: directory)
             let node = BridgeNode(
                 identity: identity, config: config, uwbTransport: transport, ble: adapter, events: events,
-                time: time, logger: logger, seed: spec.seed, tracker: tracker)
+                time: time, logger: logger, seed: spec.seed, tracker: tracker, gatt: gatt)
             replayed.append(
                 Replayed(
                     name: spec.name, keyed: config.security.groupKey != nil, node: node, transport: transport, adapter: adapter,
-                    tracker: tracker, captured: captured))
+                    gatt: gatt, tracker: tracker, captured: captured))
         }
         self.directory = directory
         self.replayed = replayed
@@ -61,7 +66,7 @@ package final class ReplayDriver: Sendable {
 
     package func run() async throws {
         let all = replayed.flatMap { $0.captured.timeline.map(\.microseconds) }
-        guard let first = all.min(), let last = all.max() else { return }
+        guard let first = replayed.compactMap(\.captured.firstMicroseconds).min(), let last = all.max() else { return }
         let start = first / 1000
         time.set(milliseconds: start)
         for entry in replayed { try await entry.node.start() }
@@ -106,10 +111,21 @@ package final class ReplayDriver: Sendable {
         }
     }
 
-    /// A simulation step delivered a node's UWB bytes, then its BLE events, each phase to idle.
+    /// The database a node served phones, as `capture.json` names it.
+    private static func database(_ gatt: CaptureManifest.GATT, path: String) throws -> GATTDatabase {
+        let services = try gatt.phoneServices.map { name in
+            guard let service = PhoneTransport(rawValue: name) else { throw CaptureError.malformed(path: path, reason: "unknown phone service \(name)") }
+            return service
+        }
+        return PhoneTransport.database(offering: services, deviceName: gatt.deviceName)
+    }
+
+    /// A simulation step delivered a node's UWB bytes, then its BLE events, then its phones'
+    /// GATT events, each phase to idle.
     private func deliverAsSimulated(_ inputs: [CapturedNode.Input], to entry: Replayed) async {
         await deliver(inputs.filter { if case .uci = $0 { true } else { false } }, to: entry)
         await deliver(inputs.filter { if case .ble = $0 { true } else { false } }, to: entry)
+        await deliver(inputs.filter { if case .gatt = $0 { true } else { false } }, to: entry)
     }
 
     private func deliver(_ inputs: [CapturedNode.Input], to entry: Replayed) async {
@@ -118,6 +134,7 @@ package final class ReplayDriver: Sendable {
             switch input {
             case .uci(let packet): bytes += packet
             case .ble(let event): entry.adapter.deliver(event)
+            case .gatt(let event): entry.gatt?.deliver(event)
             }
         }
         if !bytes.isEmpty { entry.transport.deliver(bytes) }

@@ -108,9 +108,10 @@ package final class SimulationDriver: Sendable {
         self.gattServers = gattServers
     }
 
-    /// The in-process nodes in scenario order: name, identity and the seed of their choices.
-    package var nodeSetups: [(name: String, node: BridgeNode, seed: UInt64)] {
-        nodes.map { (world.scenario.nodes[$0.body].name, $0.node, $0.seed) }
+    /// The in-process nodes in scenario order: name, identity, the seed of their choices, and
+    /// the services they offer phones.
+    package var nodeSetups: [(name: String, node: BridgeNode, seed: UInt64, phoneServices: [PhoneTransport])] {
+        nodes.map { (world.scenario.nodes[$0.body].name, $0.node, $0.seed, world.scenario.nodes[$0.body].phoneServices ?? []) }
     }
 
     package var stepMilliseconds: Int64 { options.stepMilliseconds }

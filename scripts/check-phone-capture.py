@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Checks a rig's capture of iPhones independently of nearby-bridge's Swift code: every shareable
+configuration a phone wrote (an ATT Write Request whose value starts with 0x0B, in ble.pcap) is
+read with Apple's layout, and the rig's board must have been given exactly the FiRa session
+AOSP's mapping makes of it (uci.pcap): SESSION_INIT with the phone's session id, then one
+SESSION_SET_APP_CONFIG for that session holding every TLV of the table below, value for value
+(the dialect's report TLVs may follow).
+
+    scripts/check-phone-capture.py RIG-DIR [--phones N]
+
+Exit 1, with one line per problem, when fewer than N blobs (default 1) are found or a session
+does not match. The table follows AOSP's ranging test app (IosAccessoryRangingParameters:
+CONFIG_UNICAST_DS_TWR; FiraOpenSessionParams' defaults) with the octet order of AOSP's code:
+addresses as in the blobs, VENDOR_ID 4C 00. The rig's own short address comes from its 0x01
+answer (accessory configuration data, +17 in its UWB configuration data).
+"""
+import struct
+import sys
+
+
+def records(path, linktype):
+    data = open(path, "rb").read()
+    if struct.unpack("<I", data[20:24])[0] != linktype:
+        sys.exit(f"{path}: not link type {linktype}")
+    at = 24
+    while at + 16 <= len(data):
+        length = struct.unpack("<I", data[at + 8:at + 12])[0]
+        yield data[at + 16:at + 16 + length]
+        at += 16 + length
+
+
+def att(path):
+    """(sent, ATT PDU) of every ACL packet on CID 4 of a phone's connection (handle 0x0E00-0x0EFF)."""
+    for record in records(path, 201):
+        sent, h4 = record[3] == 0, record[4:]
+        if len(h4) >= 9 and h4[0] == 0x02:
+            handle = struct.unpack("<H", h4[1:3])[0] & 0x0FFF
+            if 0x0E00 <= handle <= 0x0EFF and struct.unpack("<H", h4[7:9])[0] == 0x0004:
+                yield sent, h4[9:]
+
+
+def main():
+    directory = sys.argv[1]
+    wanted = int(sys.argv[sys.argv.index("--phones") + 1]) if "--phones" in sys.argv else 1
+    blobs, rig_address = [], None
+    for sent, pdu in att(f"{directory}/ble.pcap"):
+        if not sent and pdu[0] == 0x12 and len(pdu) > 3 and pdu[3] == 0x0B:
+            blobs.append(pdu[4:])
+        if sent and pdu[0] == 0x1B and len(pdu) > 3 and pdu[3] == 0x01:
+            data = pdu[4:]  # accessory configuration data: 16-octet header, then the UWB configuration data
+            rig_address = data[16 + 17:16 + 19]
+    problems = []
+    if len(blobs) < wanted:
+        problems.append(f"{directory}: {len(blobs)} shareable configurations in ble.pcap, wanted {wanted}")
+    # The board's side: SESSION_INIT (GID 1, OID 0) with its response's handle (UCI 2.0) and the
+    # SET_APP_CONFIG (GID 1, OID 3) TLVs sent for each handle.
+    inits, configs, pending = {}, {}, None
+    for packet in records(f"{directory}/uci.pcap", 299):
+        mt, gid, oid = packet[0] >> 5, packet[0] & 0x0F, packet[1] & 0x3F
+        payload = packet[4:]
+        if (mt, gid, oid) == (1, 1, 0):
+            pending = struct.unpack("<I", payload[:4])[0]
+        elif (mt, gid, oid) == (2, 1, 0) and pending is not None:
+            inits[pending] = struct.unpack("<I", payload[1:5])[0] if len(payload) >= 5 else pending
+            pending = None
+        elif (mt, gid, oid) == (1, 1, 3):
+            handle, count, at, tlvs = struct.unpack("<I", payload[:4])[0], payload[4], 5, {}
+            for _ in range(count):
+                tlvs[payload[at]] = payload[at + 2:at + 2 + payload[at + 1]]
+                at += 2 + payload[at + 1]
+            configs.setdefault(handle, []).append(tlvs)
+    for blob in blobs:
+        # Apple's shareable configuration data, version 1.1 (25 octets after the 5-octet header).
+        if blob[:5] != bytes([1, 0, 1, 0, 25]) or len(blob) != 30:
+            problems.append(f"{directory}: a shareable configuration that is not version 1.1: {blob.hex()}")
+            continue
+        session = struct.unpack("<I", blob[7:11])[0]
+        expected = {
+            0x00: bytes([0]),  # DEVICE_TYPE controlee
+            0x01: bytes([2]),  # RANGING_ROUND_USAGE DS-TWR deferred
+            0x02: bytes([0]),  # STS_CONFIG static
+            0x03: bytes([0]),  # MULTI_NODE_MODE unicast
+            0x04: blob[12:13],  # CHANNEL_NUMBER
+            0x05: bytes([1]),  # NO_OF_CONTROLEE
+            0x06: bytes(rig_address or b""),  # DEVICE_MAC_ADDRESS: the rig's, as in its 0x01
+            0x07: blob[26:28],  # DST_MAC_ADDRESS: the phone's, as in its blob
+            0x08: blob[15:17],  # SLOT_DURATION (RSTU)
+            0x09: blob[17:19] + bytes(2),  # RANGING_DURATION (ms, 4 octets)
+            0x0C: blob[19:20],  # RANGING_ROUND_CONTROL
+            0x11: bytes([0]),  # DEVICE_ROLE responder
+            0x12: bytes([3]),  # RFRAME_CONFIG SP3
+            0x14: blob[11:12],  # PREAMBLE_CODE_INDEX
+            0x15: bytes([2]),  # SFD_ID
+            0x1B: blob[13:14],  # SLOTS_PER_RR
+            0x22: bytes([1]),  # SCHEDULE_MODE time-scheduled
+            0x26: bytes([0]),  # MAC_ADDRESS_MODE short
+            0x27: bytes([0x4C, 0x00]),  # VENDOR_ID, Apple
+            0x28: blob[20:26],  # STATIC_STS_IV
+            0x2C: bytes([0]),  # HOPPING_MODE (1.1 has none)
+        }
+        if session not in inits:
+            problems.append(f"{directory}: no SESSION_INIT for the phone's session 0x{session:08X}")
+            continue
+        sent = configs.get(inits[session], [])
+        if len(sent) != 1:
+            problems.append(f"{directory}: session 0x{session:08X}: {len(sent)} SESSION_SET_APP_CONFIG, wanted 1")
+            continue
+        for tag, value in expected.items():
+            if sent[0].get(tag) != value:
+                got = sent[0].get(tag)
+                problems.append(f"{directory}: session 0x{session:08X}: TLV 0x{tag:02X} is {got.hex() if got is not None else 'missing'}, wanted {value.hex()}")
+    for line in problems:
+        print(f"check-phone-capture: {line}", file=sys.stderr)
+    print(f"check-phone-capture: {directory}: {len(blobs)} phones' sessions checked; {len(problems) or 'no'} problems", file=sys.stderr)
+    sys.exit(1 if problems else 0)
+
+
+main()
