@@ -1,5 +1,5 @@
 # Convenience targets; the scripts are the source of truth.
-.PHONY: test sanitize rig ble-bump rig-attack rig-att rig-dbus-gatt rig-kernel-race vm-selftest e2e-repeat fuzz-long wireshark-uci package soak flood
+.PHONY: test sanitize rig ble-bump rig-attack rig-att rig-dbus-gatt rig-phone rig-kernel-race vm-selftest e2e-repeat fuzz-long wireshark-uci package soak flood
 
 test:          ## everything CI runs (Swift tests, TSan, fuzzing, end-to-end checks, emulated USB, VM rigs)
 	scripts/test
@@ -45,6 +45,11 @@ rig-att:       ## the kernel-socket GATT backend serves the GATT database on a r
 rig-dbus-gatt: ## the D-Bus GATT backend registered with Debian's bluetoothd on a real kernel, a kernel ATT client on another adapter (~1 min)
 	swift build --build-tests
 	Tests/VMRig/dbus-gatt.sh
+
+rig-phone:     ## an iPhone (a Bumble host running Apple's accessory flow) ranges with `run`'s rig beside bluetoothd and without it (~6 min)
+	scripts/bootstrap --python
+	Tests/VMRig/phone.sh .venv/bin/python3
+	Tests/VMRig/phone.sh .venv/bin/python3 --no-bluetoothd
 
 rig-kernel-race: ## the Debian 12 kernel BUG a closed connecting L2CAP socket hits, reproduced, and a way around it (~7 min)
 	Tests/VMRig/kernel-race.sh

@@ -38,6 +38,10 @@ Attackers (issue 35): --attack KIND[,KIND...] puts one Bumble host per kind on t
 (bumble_attackers.py: advertReplay, handshakeReplay, garbage, connectionFlood); --attack-report
 FILE gets their counts as JSON every second.
 
+An iPhone (issue 33): --iphone REPORT puts an iPhone's Nearby Interaction app on the same air
+(bumble_iphone.py: Apple's accessory message flow over Qorvo's NI service); --iphone-find says
+whether it looks for an advert naming the service (bluetoothd's) or the rig's peer advert.
+
 Bumble is pinned (see build-rig.sh) because this script patches a few of its controller
 behaviours; see README.md "Bumble behaviour" for the list.
 """
@@ -671,6 +675,9 @@ async def async_main(args) -> int:
             return 2
         key = bytes.fromhex(args.attack_key) if args.attack_key else None
         attackers = await bumble_attackers.start(link, classes[modes[0]], kinds, args.attack_report, key)
+    if args.iphone:
+        import bumble_iphone
+        attackers.append(await bumble_iphone.start(link, classes[modes[0]], args.iphone, args.iphone_find))
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -730,6 +737,10 @@ def main() -> int:
     ap.add_argument("--attack-report", metavar="FILE", help="the attackers' counts, as JSON, rewritten every second")
     ap.add_argument("--attack-key", metavar="HEX",
                     help="the event key, only to make the handshake message 1 a sniffer of a rig-to-rig link would capture")
+    ap.add_argument("--iphone", metavar="REPORT",
+                    help="an iPhone's Nearby Interaction app on the same air (bumble_iphone.py); its steps go to REPORT as JSON")
+    ap.add_argument("--iphone-find", choices=("ni", "rig"), default="ni",
+                    help="what the iPhone connects to: an advert naming the NI service (bluetoothd's), or the rig's peer advert")
     ap.add_argument("-v", "--verbose", action="count", default=0)
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING - 10 * min(args.verbose, 2),
