@@ -4,8 +4,10 @@ import GATTServer
 import Logging
 
 /// `run`'s GATT server for phones (`phoneServices` in the config): where bluetoothd owns
-/// `org.bluez` on the system bus, the services are registered with it over D-Bus (with an
-/// advertisement naming them); where it does not, the kernel's LE ATT channel of the adapter is
+/// `org.bluez` on the system bus, the services are registered with it over D-Bus, with an
+/// advertisement naming the first of them (two 128-bit UUIDs and the flags are 37 octets, over a
+/// legacy advert's 31: bluetoothd 5.66 refused such an advertisement in the VM rig); where it
+/// does not, the kernel's LE ATT channel of the adapter is
 /// served directly. Either way the node starts the backend and gets the clients' events.
 enum PhoneServer {
     /// The backend, and the Generic Access service's name where it serves that service itself
@@ -24,7 +26,7 @@ enum PhoneServer {
         if bluetoothd {
             logger.notice("phones: registering the GATT services with bluetoothd", metadata: ["adapter": "\(adapter)", "services": "\(names)"])
             let application = try GATTDBusApplication.start(
-                on: .system, adapter: adapter, database: PhoneTransport.database(offering: services), advertising: services.map(\.serviceUUID),
+                on: .system, adapter: adapter, database: PhoneTransport.database(offering: services), advertising: [services[0].serviceUUID],
                 logger: logger
             ) { event in
                 report(event, adapter: adapter, logger: logger)

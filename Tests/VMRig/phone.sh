@@ -9,6 +9,8 @@
 # (scripts/check-phone-capture.py). ~3 min.
 #
 #   Tests/VMRig/phone.sh PYTHON-WITH-JSONSCHEMA [--no-bluetoothd]
+# RIG_BINARY=PATH runs that nearby-bridge instead of a fresh release build (e.g. the debug one:
+# the VM gets its shared libraries too).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -19,7 +21,7 @@ work=$(mktemp -d /tmp/nb-phone-vm.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL  $1" >&2; exit 1; }
 
-bin=$("$ROOT/scripts/build-release")
+bin=${RIG_BINARY:-$("$ROOT/scripts/build-release")}
 "$HERE/build-rig.sh" >&2
 "$HERE/run-vm.sh" --adapters 1 --timeout 420 "${btd[@]}" --bumble-arg "--iphone=$work/iphone.json" --bumble-arg "--iphone-find=$find" \
   --file "$bin:/opt/rig/nearby-bridge" \
@@ -41,6 +43,6 @@ phone=$(jq -r 'select(.type == "peer.found" and .kind == "phone" and .platform =
 [ -n "$phone" ] || { show; fail "the rig reported no phone"; }
 jq -e --arg p "$phone" 'select(.type == "peer.lost" and .peer == $p and .reason == "peer-ended")' "$work/a.jsonl" >/dev/null || { show; fail "the rig did not end the phone's session"; }
 grep -q "VM: rig exit status 0" "$work/console.log" || fail "the rig did not exit cleanly"
-echo "ok    the rig: peer.found (kind phone, platform ios), peer.lost (peer-ended) after the phone's stop, clean exit" >&2
+echo "ok    the rig: peer.found (kind phone, platform ios), peer.lost (peer-ended) after the phone's stop, clean exit ($(grep -o 'VM: phone .*' "$work/console.log"))" >&2
 "$ROOT/scripts/check-phone-capture.py" "$work/cap/rig" --phones 1 || fail "the board's session is not the blob's"
 echo "ok    the rig's board got exactly the TLVs the phone's blob maps to (check-phone-capture.py)" >&2
