@@ -15,7 +15,16 @@ package enum BlueZProbe {
         let fd = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_HCI)
         guard fd >= 0 else { return .noKernelSupport(errno: errno) }
         close(fd)
-        return hci_devid(adapter) >= 0 ? .adapterPresent(adapter) : .adapterMissing(adapter)
+        return deviceInfo(adapter) != nil ? .adapterPresent(adapter) : .adapterMissing(adapter)
+    }
+
+    /// The kernel's device info of `hciN` (HCIGETDEVINFO), up or down. Not libbluetooth's
+    /// `hci_devid`: it answers -1 for an adapter that is down (its `hci_devba` wants it up), as
+    /// one is before anything powers it on where bluetoothd does not run.
+    private static func deviceInfo(_ adapter: String) -> hci_dev_info? {
+        guard adapter.hasPrefix("hci"), let index = Int32(adapter.dropFirst(3)), index >= 0 else { return nil }
+        var info = hci_dev_info()
+        return hci_devinfo(index, &info) == 0 ? info : nil
     }
 
     package static func explain(_ finding: Finding) -> String {
@@ -49,10 +58,6 @@ extension BlueZProbe {
     /// the kernel's device info (HCIGETDEVINFO: no privileges, up or down); nil if there is no
     /// such adapter.
     package static func address(of adapter: String) -> [UInt8]? {
-        let id = hci_devid(adapter)
-        guard id >= 0 else { return nil }
-        var info = hci_dev_info()
-        guard hci_devinfo(id, &info) == 0 else { return nil }
-        return withUnsafeBytes(of: info.bdaddr.b) { Array($0) }
+        deviceInfo(adapter).map { info in withUnsafeBytes(of: info.bdaddr.b) { Array($0) } }
     }
 }
