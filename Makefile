@@ -46,7 +46,7 @@ rig-dbus-gatt: ## the D-Bus GATT backend registered with Debian's bluetoothd on 
 	swift build --build-tests
 	Tests/VMRig/dbus-gatt.sh
 
-rig-phone:     ## an iPhone (a Bumble host running Apple's accessory flow) ranges with `run`'s rig beside bluetoothd and without it (~6 min)
+rig-phone:     ## an iPhone (a Bumble host running Apple's accessory flow) ranges with `run`'s rig beside bluetoothd and without it (~1.5 min)
 	scripts/bootstrap --python
 	Tests/VMRig/phone.sh .venv/bin/python3
 	Tests/VMRig/phone.sh .venv/bin/python3 --no-bluetoothd

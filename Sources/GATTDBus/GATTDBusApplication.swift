@@ -112,6 +112,7 @@ package final class GATTDBusApplication: GATTBackend, @unchecked Sendable {
             if let adapter {
                 try application.register(adapter: adapter)
                 try application.registerAgainWhenBluetoothdRestarts(adapter: adapter)
+                try application.watchDisconnections()
             }
         } catch {
             sd_bus_flush_close_unref(bus)
@@ -363,6 +364,25 @@ package final class GATTDBusApplication: GATTBackend, @unchecked Sendable {
                 bus, nil, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameOwnerChanged", Self.ownerChanged,
                 Unmanaged.passUnretained(self).toOpaque()),
             "sd_bus_match_signal(NameOwnerChanged)")
+    }
+
+    /// bluetoothd tells a GATT application nothing when a client's link ends; its device object's
+    /// `Connected` property going false does (PropertiesChanged from org.bluez on Device1).
+    private func watchDisconnections() throws(BusFailure) {
+        try BusFailure.check(
+            sd_bus_match_signal(
+                bus, nil, "org.bluez", nil, "org.freedesktop.DBus.Properties", "PropertiesChanged", Self.deviceChanged,
+                Unmanaged.passUnretained(self).toOpaque()),
+            "sd_bus_match_signal(PropertiesChanged)")
+    }
+
+    private static let deviceChanged: sd_bus_message_handler_t = { message, userdata, _ in
+        guard let message, let userdata, let path = sd_bus_message_get_path(message) else { return 0 }
+        let application = Unmanaged<GATTDBusApplication>.fromOpaque(userdata).takeUnretainedValue()
+        let signal = BusMessage(raw: message)
+        guard (try? signal.readString()) == "org.bluez.Device1", (try? signal.readOptions())?["Connected"] == .bool(false) else { return 0 }
+        application.handler(.disconnected(device: String(cString: path)))
+        return 0
     }
 
     private static let ownerChanged: sd_bus_message_handler_t = { message, userdata, _ in

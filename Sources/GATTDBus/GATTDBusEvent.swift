@@ -16,13 +16,20 @@ package enum GATTDBusEvent: Hashable, Sendable {
     /// writer (`/org/bluez/hci0/dev_…`, from the `device` option) when bluetoothd names it;
     /// StartNotify and StopNotify name nobody (bluetoothd calls them once for all clients).
     case client(device: String?, ATTServerAction)
+    /// bluetoothd says a device is no longer connected (its `Device1.Connected` went false): the
+    /// end of a client's link, which the GATT API itself never reports.
+    case disconnected(device: String)
 }
 
 extension GATTDBusEvent {
-    /// The event as the node takes it from any GATT backend: a client's action, named by its
-    /// device path (nil for the rest, and for StartNotify/StopNotify, which name nobody).
+    /// The event as the node takes it from any GATT backend: a client's action or its link's
+    /// end, named by its device path (nil for the rest, and for StartNotify/StopNotify, which name
+    /// nobody).
     package var clientEvent: GATTClientEvent? {
-        guard case .client(let device?, let action) = self else { return nil }
-        return .client(GATTClient(device), action)
+        switch self {
+        case .client(let device?, let action): .client(GATTClient(device), action)
+        case .disconnected(let device): .closed(GATTClient(device))
+        default: nil
+        }
     }
 }

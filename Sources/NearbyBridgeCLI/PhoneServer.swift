@@ -57,7 +57,7 @@ enum PhoneServer {
             logger.warning("bluetoothd dropped the advertisement naming the phones' services", metadata: ["adapter": "\(adapter)"])
         case .lost(let why):
             logger.error("the system bus connection failed: phones are no longer served", metadata: ["error": "\(why)"])
-        case .client:
+        case .client, .disconnected:
             break
         }
     }

@@ -245,4 +245,13 @@ import Testing
         }
         #expect(name == "org.freedesktop.DBus.Error.ServiceUnknown")
     }
+
+    /// bluetoothd reports a client's link end only as its device's Connected going false: the
+    /// node takes it as that client's close, and nothing else as one.
+    @Test func aDeviceNoLongerConnectedIsItsClientClosing() {
+        let device = "/org/bluez/hci0/dev_4C_11_22_33_44_55"
+        #expect(GATTDBusEvent.disconnected(device: device).clientEvent == .closed(GATTClient(device)))
+        #expect(GATTDBusEvent.advertisementReleased.clientEvent == nil)
+        #expect(GATTDBusEvent.registered(.application).clientEvent == nil)
+    }
 }

@@ -42,6 +42,10 @@ echo "ok    the iPhone ($mode): found the rig ($find advert), MTU $(jq .mtu "$wo
 phone=$(jq -r 'select(.type == "peer.found" and .kind == "phone" and .platform == "ios") | .peer' "$work/a.jsonl" | head -1)
 [ -n "$phone" ] || { show; fail "the rig reported no phone"; }
 jq -e --arg p "$phone" 'select(.type == "peer.lost" and .peer == $p and .reason == "peer-ended")' "$work/a.jsonl" >/dev/null || { show; fail "the rig did not end the phone's session"; }
+# Lost when the phone went, not at the rig's stop (the VM waits up to 240 s for it): over D-Bus
+# only bluetoothd's Device1.Connected tells the rig.
+seconds=$(sed -n 's/^VM: phone [0-9a-f]* after \([0-9]*\)s$/\1/p' "$work/console.log")
+[ -n "$seconds" ] && [ "$seconds" -lt 200 ] || { show; fail "the rig did not lose the phone when it left (VM: $(grep 'VM: phone' "$work/console.log"))"; }
 grep -q "VM: rig exit status 0" "$work/console.log" || fail "the rig did not exit cleanly"
 echo "ok    the rig: peer.found (kind phone, platform ios), peer.lost (peer-ended) after the phone's stop, clean exit ($(grep -o 'VM: phone .*' "$work/console.log"))" >&2
 "$ROOT/scripts/check-phone-capture.py" "$work/cap/rig" --phones 1 || fail "the board's session is not the blob's"
