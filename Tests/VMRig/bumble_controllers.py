@@ -677,7 +677,7 @@ async def async_main(args) -> int:
         attackers = await bumble_attackers.start(link, classes[modes[0]], kinds, args.attack_report, key)
     if args.iphone:
         import bumble_iphone
-        attackers.append(await bumble_iphone.start(link, classes[modes[0]], args.iphone, args.iphone_find))
+        attackers.append(await bumble_iphone.start(link, classes[modes[0]], args.iphone, args.iphone_find, ports[0].address))
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

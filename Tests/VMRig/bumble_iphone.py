@@ -4,7 +4,9 @@ their message flow and Apple's blob layouts, not from nearby-bridge's code:
 
   find     an advert naming Qorvo's NI service (2E938FD0-6A61-11ED-A1EB-0242AC120002), as bluetoothd
            sends it for the rig's D-Bus backend; with --iphone-find rig, the rig's own peer advert
-           (company id 0xFFFF, "NB"), for the kernel ATT backend, which advertises no service
+           (company id 0xFFFF, "NB") from the first controller's address (the rig's adapter, hci0;
+           rig-b advertises the same way from hci1), for the kernel ATT backend, which advertises
+           no service
   connect  LE connection, Exchange MTU (185, as iPhones ask), discover the NI service, subscribe to
            its TX characteristic (2E939AF2-...)
   0x0A     initialize, written to RX (2E93998A-...); wait for 0x01 + accessory configuration data
@@ -46,7 +48,7 @@ def shareable_configuration(session: int, sts_iv: bytes, address: int) -> bytes:
             + sts_iv + struct.pack("<HH", address, 20))
 
 
-async def start(link, controller_class, report: str, find: str) -> asyncio.Task:
+async def start(link, controller_class, report: str, find: str, rig_address: str) -> asyncio.Task:
     from bumble import hci
     from bumble.device import Device
     from bumble.host import Host
@@ -65,7 +67,7 @@ async def start(link, controller_class, report: str, find: str) -> asyncio.Task:
 
     async def run() -> None:
         try:
-            await flow(device, state, find, write_report)
+            await flow(device, state, find, rig_address, write_report)
         except Exception as e:  # the report says how far it got
             state["error"] = f"{type(e).__name__}: {e}"
             log.exception("iphone: flow failed")
@@ -74,7 +76,7 @@ async def start(link, controller_class, report: str, find: str) -> asyncio.Task:
     return asyncio.create_task(run())
 
 
-async def flow(device, state, find: str, write_report) -> None:
+async def flow(device, state, find: str, rig_address: str, write_report) -> None:
     from bumble.core import UUID
     from bumble.device import Peer
 
@@ -88,7 +90,8 @@ async def flow(device, state, find: str, write_report) -> None:
     wanted = ni_service_octets() if find == "ni" else MAGIC
 
     def on_advert(advert) -> None:
-        if wanted in bytes(advert.data_bytes) and advert.is_connectable and not found.done():
+        from_rig = find == "ni" or str(advert.address).split("/")[0] == rig_address
+        if wanted in bytes(advert.data_bytes) and from_rig and advert.is_connectable and not found.done():
             found.set_result(advert.address)
 
     device.on("advertisement", on_advert)

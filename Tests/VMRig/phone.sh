@@ -4,11 +4,13 @@
 # stack: beside bluetoothd (the D-Bus GATT backend, found by bluetoothd's advertisement naming the
 # NI service) or, with --no-bluetoothd, without it (the rig's own ATT server, found by its peer
 # advert). Checked: every step of the phone's flow (0x0A -> 0x01, 0x0B -> 0x02, 0x0C -> 0x03);
-# the rig's events (the phone found as an iOS phone, then lost, peer-ended; the schema); its
-# capture: the board got exactly the TLVs AOSP's mapping makes of the phone's blob
-# (scripts/check-phone-capture.py). ~3 min.
+# the rig's events (the phone found as an iOS phone, then lost, peer-ended, when it left; the
+# schema); its capture: the board got exactly the TLVs AOSP's mapping makes of the phone's blob
+# (scripts/check-phone-capture.py); and rig-b, on the second adapter, bumps the rig meanwhile,
+# both sides. About 1 min each.
 #
 #   Tests/VMRig/phone.sh PYTHON-WITH-JSONSCHEMA [--no-bluetoothd]
+# RIG_KEEP=1 keeps the work directory (console, events, capture) for a look.
 # RIG_BINARY=PATH runs that nearby-bridge instead of a fresh release build (e.g. the debug one:
 # the VM gets its shared libraries too).
 set -euo pipefail
@@ -18,18 +20,19 @@ python=$1
 mode=bluetoothd find=ni btd=(--bluetoothd)
 [ "${2:-}" = --no-bluetoothd ] && { mode=kernel; find=rig; btd=(); }
 work=$(mktemp -d /tmp/nb-phone-vm.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+[ -n "${RIG_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL  $1" >&2; exit 1; }
 
 bin=${RIG_BINARY:-$("$ROOT/scripts/build-release")}
 "$HERE/build-rig.sh" >&2
-"$HERE/run-vm.sh" --adapters 1 --timeout 420 "${btd[@]}" --bumble-arg "--iphone=$work/iphone.json" --bumble-arg "--iphone-find=$find" \
+"$HERE/run-vm.sh" --adapters 2 --timeout 420 "${btd[@]}" --bumble-arg "--iphone=$work/iphone.json" --bumble-arg "--iphone-find=$find" \
   --file "$bin:/opt/rig/nearby-bridge" \
   --file "$HERE/scenarios/phone-rig.json:/opt/rig/phone-rig.json" \
   --file "$HERE/scenarios/phone-config.json:/opt/rig/phone-config.json" \
   -- "$HERE/vm-phone.sh" "$mode" | tr -d '\r' >"$work/console.log" || { tail -n 60 "$work/console.log" >&2; fail "the VM run failed"; }
 
 sed -n 's/^A| //p' "$work/console.log" >"$work/a.jsonl"
+sed -n 's/^B| //p' "$work/console.log" >"$work/b.jsonl"
 mkdir -p "$work/cap/rig"
 sed -n 's/^U| //p' "$work/console.log" | base64 -d >"$work/cap/rig/uci.pcap"
 sed -n 's/^H| //p' "$work/console.log" | base64 -d >"$work/cap/rig/ble.pcap"
@@ -38,15 +41,19 @@ show() { grep -E '^(VM|E|BTD)' "$work/console.log" | tail -n 40 >&2; cat "$work/
 steps=$(jq -c .steps "$work/iphone.json")
 [ "$steps" = '["found","connected","configuration","configured","started","stopped","disconnected"]' ] || { show; fail "the iPhone's flow stopped: $steps $(jq -r '.error // ""' "$work/iphone.json")"; }
 echo "ok    the iPhone ($mode): found the rig ($find advert), MTU $(jq .mtu "$work/iphone.json"), 0x0A -> 0x01, 0x0B -> 0x02 (ranging), 0x0C -> 0x03, disconnected" >&2
-"$python" "$ROOT/scripts/validate-events.py" "$work/a.jsonl" || fail "event schema"
+"$python" "$ROOT/scripts/validate-events.py" "$work/a.jsonl" "$work/b.jsonl" || fail "event schema"
 phone=$(jq -r 'select(.type == "peer.found" and .kind == "phone" and .platform == "ios") | .peer' "$work/a.jsonl" | head -1)
 [ -n "$phone" ] || { show; fail "the rig reported no phone"; }
-jq -e --arg p "$phone" 'select(.type == "peer.lost" and .peer == $p and .reason == "peer-ended")' "$work/a.jsonl" >/dev/null || { show; fail "the rig did not end the phone's session"; }
+jq -se --arg p "$phone" 'any(.[]; .type == "peer.lost" and .peer == $p and .reason == "peer-ended")' "$work/a.jsonl" >/dev/null || { show; fail "the rig did not end the phone's session"; }
 # Lost when the phone went, not at the rig's stop (the VM waits up to 240 s for it): over D-Bus
 # only bluetoothd's Device1.Connected tells the rig.
-seconds=$(sed -n 's/^VM: phone [0-9a-f]* after \([0-9]*\)s$/\1/p' "$work/console.log")
+seconds=$(sed -n 's/^VM: phone [0-9a-f]* after \([0-9]*\)s$/\1/p' "$work/console.log")  # "never": empty
 [ -n "$seconds" ] && [ "$seconds" -lt 200 ] || { show; fail "the rig did not lose the phone when it left (VM: $(grep 'VM: phone' "$work/console.log"))"; }
 grep -q "VM: rig exit status 0" "$work/console.log" || fail "the rig did not exit cleanly"
 echo "ok    the rig: peer.found (kind phone, platform ios), peer.lost (peer-ended) after the phone's stop, clean exit ($(grep -o 'VM: phone .*' "$work/console.log"))" >&2
 "$ROOT/scripts/check-phone-capture.py" "$work/cap/rig" --phones 1 || fail "the board's session is not the blob's"
 echo "ok    the rig's board got exactly the TLVs the phone's blob maps to (check-phone-capture.py)" >&2
+jq -se 'any(.[]; .type == "bump" and .kind == null and .card.name == "rig-b")' "$work/a.jsonl" >/dev/null || { show; fail "the rig did not bump rig-b"; }
+jq -se 'any(.[]; .type == "bump" and .card.name == "rig")' "$work/b.jsonl" >/dev/null || { show; fail "rig-b did not bump the rig"; }
+grep -q "VM: rig-b exit status 0" "$work/console.log" || fail "rig-b did not exit cleanly"
+echo "ok    rig-b bumped the rig meanwhile, both sides with the other's card ($(grep -o 'VM: rigs and phone done .*' "$work/console.log"))" >&2
