@@ -192,8 +192,8 @@ package final class EmulatedIPhone: Sendable {
                 intervalMilliseconds: interval, stsIV: (0..<6).map { _ in UInt8.random(in: 0...255, using: &s.random) },
                 phoneAddress: address)
         }
-        startChip(blob: blob, rigAddress: rigAddress)
-        state.withLock { $0.connection?.sessionID = UInt32(blob[7]) | UInt32(blob[8]) << 8 | UInt32(blob[9]) << 16 | UInt32(blob[10]) << 24 }
+        let sessionID = startChip(blob: blob, rigAddress: rigAddress)
+        state.withLock { $0.connection?.sessionID = sessionID }
         guard air.write([MessageID.configureAndStart] + blob, to: connection.transport.characteristics.write, on: connection.client) else {
             return giveUp(now: now)
         }
@@ -224,8 +224,8 @@ package final class EmulatedIPhone: Sendable {
     }
 
     /// Configures its chip as the blob's controller (AOSP's CONFIG_UNICAST_DS_TWR values for
-    /// what the blob leaves open) and starts it.
-    private func startChip(blob: [UInt8], rigAddress: [UInt8]) {
+    /// what the blob leaves open) and starts it; returns the blob's session id.
+    private func startChip(blob: [UInt8], rigAddress: [UInt8]) -> UInt32 {
         let sessionID = UInt32(blob[7]) | UInt32(blob[8]) << 8 | UInt32(blob[9]) << 16 | UInt32(blob[10]) << 24
         let config: [(AppConfigID, [UInt8])] = [
             (.deviceType, [0x01]),  // controller
@@ -251,6 +251,7 @@ package final class EmulatedIPhone: Sendable {
             .sessionStart(session: sessionID),
         ]
         for command in commands { world.deviceInput(body: body, bytes: command.message.encoded()) }
+        return sessionID
     }
 
     /// Stops and deinitialises its chip's session, if one runs.
