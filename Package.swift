@@ -104,7 +104,7 @@ let package = Package(
             name: "Bridge",
             dependencies: [
                 "UCI", "UCIHost", "StreamIO", "PeerProtocol", "PeerSecurity", "BLE", "Proximity", "Events", "GATTServer",
-                "NearbyInteractionAccessory", .product(name: "Crypto", package: "swift-crypto"),
+                "NearbyInteractionAccessory", "AndroidRangingOOB", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]),
@@ -219,7 +219,7 @@ let package = Package(
         .testTarget(
             name: "BridgeTests",
             dependencies: [
-                "Bridge", "Simulation", "Events", "UCI", "StreamIO", "UCIHost", "PeerProtocol", "PeerSecurity", "GATTServer",
+                "Bridge", "Simulation", "Events", "UCI", "StreamIO", "UCIHost", "PeerProtocol", "PeerSecurity", "GATTServer", "AndroidRangingOOB",
             ],
             resources: [.copy("Golden")]),
     ],

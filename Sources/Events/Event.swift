@@ -91,6 +91,7 @@ package struct Event: Sendable, Equatable {
     package struct Phone: Sendable, Equatable {
         package enum Platform: String, Sendable {
             case ios
+            case android
         }
         package var platform: Platform
         package var token: String?

@@ -1,15 +1,35 @@
-/// A GATT service a phone's app may carry Apple's accessory messages over, by the name a rig's
-/// configuration (`phoneServices`) and a scenario use for it.
+/// A GATT service a phone's app carries its out-of-band messages over, by the name a rig's
+/// configuration (`phoneServices`) and a scenario use for it: Apple's accessory messages over
+/// Qorvo's or Nordic's service, Android's ranging OOB over the rig's own.
 package enum PhoneTransport: String, Codable, CaseIterable, Sendable {
     /// Qorvo's Nearby Interaction service (its sample app's transport).
     case qorvoNearbyInteraction = "qorvo-ni"
     /// The Nordic UART service (Apple's accessory sample app's transport).
     case nordicUART = "nordic-uart"
+    /// The rig's own service for Android's ranging OOB messages (`AndroidOOBGATTService`).
+    case androidOOB = "android-oob"
 
-    package var service: AccessoryGATTService {
+    /// The protocols phones speak to a rig.
+    package enum PhoneProtocol: Sendable {
+        /// Apple's Nearby Interaction accessory protocol.
+        case appleAccessory
+        /// Android's ranging OOB specification.
+        case androidRangingOOB
+    }
+
+    /// What the service carries.
+    package var phoneProtocol: PhoneProtocol {
         switch self {
-        case .qorvoNearbyInteraction: .qorvoNearbyInteraction
-        case .nordicUART: .nordicUART
+        case .qorvoNearbyInteraction, .nordicUART: .appleAccessory
+        case .androidOOB: .androidRangingOOB
+        }
+    }
+
+    package var service: GATTService {
+        switch self {
+        case .qorvoNearbyInteraction: AccessoryGATTService.qorvoNearbyInteraction.service
+        case .nordicUART: AccessoryGATTService.nordicUART.service
+        case .androidOOB: AndroidOOBGATTService.service
         }
     }
 
@@ -18,6 +38,7 @@ package enum PhoneTransport: String, Codable, CaseIterable, Sendable {
         switch self {
         case .qorvoNearbyInteraction: AccessoryGATTService.qorvoService
         case .nordicUART: AccessoryGATTService.uartService
+        case .androidOOB: AndroidOOBGATTService.serviceUUID
         }
     }
 
@@ -26,14 +47,22 @@ package enum PhoneTransport: String, Codable, CaseIterable, Sendable {
         switch self {
         case .qorvoNearbyInteraction: (AccessoryGATTService.qorvoRX, AccessoryGATTService.qorvoTX)
         case .nordicUART: (AccessoryGATTService.uartRX, AccessoryGATTService.uartTX)
+        case .androidOOB: (AndroidOOBGATTService.phoneToRig, AndroidOOBGATTService.rigToPhone)
         }
+    }
+
+    /// The protocol a write on `characteristic` speaks, and where its answers go; nil for a
+    /// characteristic no phone protocol writes.
+    package static func route(write characteristic: GATTUUID) -> (PhoneProtocol, answerOn: GATTUUID)? {
+        guard let transport = allCases.first(where: { $0.characteristics.write == characteristic }) else { return nil }
+        return (transport.phoneProtocol, transport.characteristics.notify)
     }
 
     /// The database a rig offering `transports` serves: them in the order given, then the
     /// attendee token service (always there when phones are served), with the Generic Access
     /// service first for a backend that serves ATT itself (`deviceName` non-nil).
     package static func database(offering transports: [PhoneTransport], deviceName: String? = nil) -> GATTDatabase {
-        let access = deviceName.map { [AccessoryGATTService.genericAccess(deviceName: $0)] } ?? []
-        return AccessoryGATTService.database(offering: access + transports.map(\.service) + [.attendeeToken])
+        let access = deviceName.map { [AccessoryGATTService.genericAccess(deviceName: $0).service] } ?? []
+        return GATTDatabase(access + transports.map(\.service) + [AccessoryGATTService.attendeeToken.service])
     }
 }

@@ -127,7 +127,7 @@ package final class EmulatedIPhone: Sendable {
     /// Connects to the nearest serving rig, subscribes and writes initialize.
     private func connect(now: Int64) {
         for (rig, database) in air.servers(near: body) {
-            guard let transport = PhoneTransport.allCases.first(where: { database.characteristic($0.characteristics.write) != nil }),
+            guard let transport = PhoneTransport.allCases.first(where: { $0.phoneProtocol == .appleAccessory && database.characteristic($0.characteristics.write) != nil }),
                 let client = air.connect(phone: body, to: rig)
             else { continue }
             state.withLock { $0.connection = Connection(client: client, rig: rig, transport: transport) }

@@ -1,3 +1,4 @@
+import AndroidRangingOOB
 import ByteCoding
 import Events
 import GATTServer
@@ -6,10 +7,13 @@ import PeerProtocol
 import Proximity
 import UCI
 
-/// Phones as peers (issue 33): an iPhone's Nearby Interaction app writes Apple's accessory
-/// messages to the rig's GATT server, its `AccessorySession` answers them, and once its board
-/// session runs, its rounds feed the same proximity engine as a rig's. A phone is known by its
-/// GATT client; its id is drawn at its first write.
+/// Phones as peers (issues 33 and 31): an iPhone's Nearby Interaction app writes Apple's
+/// accessory messages to the rig's GATT server, an Android app Android's ranging OOB messages;
+/// the phone's `PhoneSession` (an `AccessorySession` or an `AndroidOOBResponder`, by the
+/// characteristic it first wrote) answers them, and once its board session runs, its rounds feed
+/// the same proximity engine as a rig's. A phone is known by its GATT client; its id is drawn at
+/// its first write, and it keeps the protocol of that write (a write in the other one is ignored,
+/// one notice).
 ///
 /// How phones share the board's sessions with rigs: phones hold at most `phoneSessions` of them
 /// at once (half, at least one). A phone that asks for a session waits until one of those is
@@ -39,7 +43,7 @@ extension NodeCore {
             break
         case .closed(let client):
             guard let id = phoneByClient.removeValue(forKey: client) else { return }
-            feedPhone(id, .phoneDisconnected)
+            feedPhone(id, .linkEnded)
         }
     }
 
@@ -51,16 +55,26 @@ extension NodeCore {
             return
         }
         // A message goes back on the service it came from.
-        guard let answerOn = PhoneTransport.allCases.first(where: { $0.characteristics.write == characteristic })?.characteristics.notify,
-            let id = phone(for: client)
+        guard let (phoneProtocol, answerOn) = PhoneTransport.route(write: characteristic),
+            let id = phone(for: client, speaking: phoneProtocol)
         else { return }
+        if phones[id]?.session.phoneProtocol != phoneProtocol {
+            // Only its token came before: its first message decides its protocol.
+            guard phones[id]?.found == false else {
+                ignoreOnce("phone-protocol-\(id)", "a phone wrote in a second phone protocol: ignored, it keeps its first", ["peer": "\(id)"])
+                return
+            }
+            let session = newSession(phoneProtocol)
+            phones[id]?.session = session
+        }
         phones[id]?.answerOn = answerOn
         phones[id]?.lastHeard = now
         feedPhone(id, .phoneWrote(value))
     }
 
-    /// The phone writing as `client`, new if it has not written before (nil over the limit).
-    private mutating func phone(for client: GATTClient) -> PeerID? {
+    /// The phone writing as `client`, new if it has not written before (nil over the limit); a new
+    /// one speaks `phoneProtocol` (one whose token came first takes its first message's).
+    private mutating func phone(for client: GATTClient, speaking phoneProtocol: PhoneTransport.PhoneProtocol = .appleAccessory) -> PeerID? {
         if let id = phoneByClient[client] { return id }
         guard phones.count < Self.maximumPhones else {
             ignoreOnce("phones", "more phones than a rig serves at once: not answering the newest", ["limit": "\(Self.maximumPhones)"])
@@ -69,30 +83,37 @@ extension NodeCore {
         var id: PeerID
         repeat { id = PeerID(random.next()) } while peers[id] != nil || phones[id] != nil || id == identity.peerID
         phones[id] = PhonePeer(
-            session: AccessorySession(settings: phoneSettings), client: client, answerOn: AccessoryGATTService.qorvoTX,
+            session: newSession(phoneProtocol), client: client, answerOn: AccessoryGATTService.qorvoTX,
             proximity: PeerProximity(processor: RangeProcessor(peer: id.description, config: config)), lastHeard: now)
         phoneByClient[client] = id
         return id
     }
 
-    /// Hands `input` to the phone's accessory session and carries out what it answers.
-    mutating func feedPhone(_ id: PeerID, _ input: AccessorySessionInput) {
+    private func newSession(_ phoneProtocol: PhoneTransport.PhoneProtocol) -> PhoneSession {
+        switch phoneProtocol {
+        case .appleAccessory: .accessory(AccessorySession(settings: phoneSettings))
+        case .androidRangingOOB: .android(AndroidOOBResponder(settings: androidSettings))
+        }
+    }
+
+    /// Hands `input` to the phone's session and carries out what it answers.
+    mutating func feedPhone(_ id: PeerID, _ input: PhoneSession.Input) {
         guard let actions = phones[id]?.session.receive(input, now: now) else { return }
         for action in actions {
             switch action {
-            case .sendToPhone(let message):
+            case .send(let message):
                 reportPhoneFound(id)
                 guard let phone = phones[id] else { continue }
-                effects.append(.notify(phone.client, characteristic: phone.answerOn, message.encoded))
-            case .startBoardSession(let configuration):
+                effects.append(.notify(phone.client, characteristic: phone.answerOn, message))
+            case .startBoardSession(let sessionID, let appConfig):
                 reportPhoneFound(id)
-                phones[id]?.waiting = (configuration, now)
+                phones[id]?.waiting = (PhonePeer.SessionRequest(sessionID: sessionID, appConfig: appConfig), now)
                 startWaitingPhones()
             case .stopBoardSession(let sessionID):
                 stopPhoneSession(id, sessionID: sessionID)
             case .log(let reason):
                 logger.notice("phone: \(reason)", metadata: ["peer": "\(id)"])
-            case .sessionEnded:
+            case .ended:
                 removePhone(id)
             }
         }
@@ -105,7 +126,7 @@ extension NodeCore {
     }
 
     private func facts(_ phone: PhonePeer) -> Event.Phone {
-        Event.Phone(platform: .ios, token: phone.token)
+        Event.Phone(platform: phone.session.platform, token: phone.token)
     }
 
     /// Opens the sessions of waiting phones, longest waiting first, while phones have a share
@@ -124,15 +145,15 @@ extension NodeCore {
             used += 1
             let configuration = request.configuration
             phones[id]?.waiting = nil
-            phones[id]?.board = PhonePeer.BoardSession(sessionID: configuration.sessionID, phoneAddress: Self.phoneAddress(in: configuration))
+            phones[id]?.board = PhonePeer.BoardSession(sessionID: configuration.sessionID, phoneAddress: Self.phoneAddress(in: configuration.appConfig))
             effects.append(.openPhoneUWB(sessionID: configuration.sessionID, appConfig: configuration.appConfig, for: id))
         }
     }
 
     /// The phone's short address as the board reports it in its rounds: DST_MAC_ADDRESS's two
     /// octets, little-endian as UCI reads every field (whatever `AccessoryOctetOrder` made them).
-    static func phoneAddress(in configuration: AccessorySessionConfiguration) -> UInt16 {
-        guard let octets = configuration.appConfig.first(where: { $0.id == .dstMacAddress })?.value, octets.count == 2 else { return 0 }
+    static func phoneAddress(in appConfig: [AppConfigTLV]) -> UInt16 {
+        guard let octets = appConfig.first(where: { $0.id == .dstMacAddress })?.value, octets.count == 2 else { return 0 }
         return UInt16(octets[0]) | UInt16(octets[1]) << 8
     }
 
@@ -141,7 +162,7 @@ extension NodeCore {
     private mutating func stopPhoneSession(_ id: PeerID, sessionID: UInt32) {
         if phones[id]?.waiting?.configuration.sessionID == sessionID { phones[id]?.waiting = nil }
         guard var board = phones[id]?.board, board.sessionID == sessionID, !board.closing else {
-            return feedPhone(id, .boardCommandFailed(session: sessionID, status: .sessionNotExist))
+            return feedPhone(id, .neverStarted(session: sessionID))
         }
         board.closing = true
         phones[id]?.board = board
@@ -165,7 +186,7 @@ extension NodeCore {
         earlyActive.removeAll { $0 == token }
         forgetEarlyActiveUnlessOpening()
         if cameEarly, !board.closing {
-            feedPhone(id, .boardSessionStatus(session: sessionID, state: .active, reason: .stateChangeWithSessionManagementCommands))
+            feedPhone(id, .boardStatus(session: sessionID, state: .active, reason: .stateChangeWithSessionManagementCommands))
         }
     }
 
@@ -193,7 +214,7 @@ extension NodeCore {
             phoneByToken[token] = nil
             phones[id]?.board = nil
         }
-        feedPhone(id, .boardSessionStatus(session: board.sessionID, state: state, reason: reason))
+        feedPhone(id, .boardStatus(session: board.sessionID, state: state, reason: reason))
         if state == .deinitialized { startWaitingPhones() }
     }
 
@@ -236,7 +257,7 @@ extension NodeCore {
             guard let board = phones[id]?.board else { continue }
             if let token = board.token { phoneByToken[token] = nil }
             phones[id]?.board = nil
-            feedPhone(id, .boardSessionStatus(session: board.sessionID, state: .deinitialized, reason: .stateChangeWithSessionManagementCommands))
+            feedPhone(id, .boardStatus(session: board.sessionID, state: .deinitialized, reason: .stateChangeWithSessionManagementCommands))
         }
         earlyActive = []
     }
@@ -248,7 +269,7 @@ extension NodeCore {
 
     /// Stopping: every phone's session ends as if it had disconnected.
     mutating func stopPhones() {
-        for id in phones.keys.sorted() { feedPhone(id, .phoneDisconnected) }
+        for id in phones.keys.sorted() { feedPhone(id, .linkEnded) }
     }
 
     private mutating func removePhone(_ id: PeerID) {

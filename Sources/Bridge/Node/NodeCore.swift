@@ -1,3 +1,4 @@
+import AndroidRangingOOB
 import BLE
 import CoreMetrics
 import Events
@@ -87,6 +88,9 @@ struct NodeCore {
     /// What a phone's accessory session offers and checks: this board's channels and preamble
     /// codes (channel 9 alone until the board has said) and the rig's UWB address.
     var phoneSettings: AccessorySessionSettings
+    /// What an Android phone's OOB responder offers and checks: the same board's channels among
+    /// Android's, the same address (little-endian, as UCI carries DEVICE_MAC_ADDRESS).
+    var androidSettings: AndroidOOBResponderSettings
     var evicted = 0
     /// Rounds flagged OK with an impossible distance since the last `stats`.
     var invalidReadings = 0
@@ -118,6 +122,9 @@ struct NodeCore {
         self.phoneSettings = AccessorySessionSettings(
             capabilities: AccessoryCapabilities(channels: AccessoryCapabilities.fallbackChannels),
             shortAddress: environment.identity.uwbShortAddress, octetOrder: environment.config.phoneOctetOrder)
+        let address = environment.identity.uwbShortAddress
+        self.androidSettings = AndroidOOBResponderSettings(
+            board: AndroidBoardCapabilities(capabilities: [], uciMajor: 1), shortAddress: [UInt8(address & 0xFF), UInt8(address >> 8)])
     }
 
     /// Handles one input at `now` and returns what it asks for, in order: its events first, then
@@ -174,6 +181,7 @@ struct NodeCore {
     mutating func learn(_ board: BoardDescription) {
         self.board = board
         phoneSettings.capabilities = AccessoryCapabilities(capabilities: board.capabilities, uciMajor: board.info.uciVersion.major)
+        androidSettings.board = AndroidBoardCapabilities(capabilities: board.capabilities, uciMajor: board.info.uciVersion.major)
         guard config.rangingSessions == nil else { return }
         scheduler.budget = max(1, board.maxRangingSessions ?? BridgeConfig.defaultRangingSessions)
     }

@@ -1,14 +1,14 @@
 import GATTServer
-import NearbyInteractionAccessory
+import UCI
 
-/// A phone the rig serves as a Nearby Interaction accessory (issue 33): its accessory session,
+/// A phone the rig serves (issues 33 and 31): its out-of-band session,
 /// the GATT client it writes from, its proximity, and where its board session stands. `NodeCore`
 /// keeps one per phone beside its rigs (`NodeCore+Phones`); its id is drawn when the phone
 /// first writes, since a phone's address rotates and its app names nothing.
 struct PhonePeer {
-    var session: AccessorySession
+    var session: PhoneSession
     var client: GATTClient
-    /// The TX characteristic of the service the phone last wrote RX on: its answers go there.
+    /// The notify characteristic of the service the phone last wrote on: its answers go there.
     var answerOn: GATTUUID
     var proximity: PeerProximity
     /// Whether its `peer.found` went out: once its first message was accepted.
@@ -16,7 +16,7 @@ struct PhonePeer {
     /// The attendee token its app wrote, as hex (never logged).
     var token: String?
     /// The session it asked for while no ranging session was free for a phone, and since when.
-    var waiting: (configuration: AccessorySessionConfiguration, since: Int64)?
+    var waiting: (configuration: SessionRequest, since: Int64)?
     /// The session the board runs for it, from the request on; nil when it holds none.
     var board: BoardSession?
     /// The last `bump_id` it had (its bumps count from 1).
@@ -24,6 +24,12 @@ struct PhonePeer {
     /// When it last wrote: a phone that goes quiet is not timed out (its NI session needs no
     /// writes while it ranges), but eviction goes by it.
     var lastHeard: Int64
+
+    /// The board session a phone's machine asked for: its id and its TLVs.
+    struct SessionRequest {
+        var sessionID: UInt32
+        var appConfig: [AppConfigTLV]
+    }
 
     /// A phone's session on the board, from the open request to its DEINIT.
     struct BoardSession: Equatable {
