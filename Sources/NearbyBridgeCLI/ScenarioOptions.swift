@@ -11,7 +11,7 @@ import Simulation
 /// Options of the commands that run a scenario (`demo`, `world`).
 struct ScenarioOptions: ParsableArguments {
     @Option(
-        help: "Scenario JSON file, or a built-in scenario by name: meetup (two rigs' and three visitors' bumps), phones (a rig, a rig visitor and two iPhones). Default: the command's built-in scenario.",
+        help: "Scenario JSON file, or a built-in scenario by name: meetup (two rigs' and three visitors' bumps), phones (a rig, a rig visitor and two iPhones), android (a rig, a rig visitor and an Android phone per ranging OOB version). Default: the command's built-in scenario.",
         completion: .file(extensions: ["json"]))
     var scenario: String?
 

@@ -31,8 +31,10 @@ import PeerSecurity
 /// `"kind": "iphone"` makes a node an attendee's iPhone running an event's Nearby Interaction app
 /// (`EmulatedIPhone`): it connects to the nearest rig in BLE range that serves phones, ranges with
 /// it, and at `stopAt` (seconds; never if unset) stops its session. A rig serves phones when its
-/// `phoneServices` lists the GATT services it offers them (`"qorvo-ni"`, `"nordic-uart"`), as in
-/// `run`'s configuration.
+/// `phoneServices` lists the GATT services it offers them (`"qorvo-ni"`, `"nordic-uart"`,
+/// `"android-oob"`), as in `run`'s configuration. `"kind": "android"` makes a node an attendee's
+/// Android phone (`EmulatedAndroidPhone`) speaking Android's ranging OOB in the spec version its
+/// `oob` names (`"v1"`, `"v2"`, `"v3"`: the default), to a rig offering `"android-oob"`.
 ///
 /// `groupKey` (64 hex digits, or `"from-seed"`: a key drawn from the world's seed, as the demo
 /// does) gives every node the event key: peer protocol v2, private adverts, encrypted channel
@@ -116,19 +118,36 @@ package struct Scenario: Codable, Sendable, Equatable {
         package var phoneServices: [PhoneTransport]?
         /// When a phone's app stops its session for good, in seconds.
         package var stopAt: Double?
+        /// What an Android phone's app speaks to the rig.
+        package var oob: AndroidOOB?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case name, path, card, external, crowd, uwbSessions, uci, rssi, loop, boardOffset, groupKey, allowInsecurePeers, attack, kind,
-                phoneServices, stopAt
+                phoneServices, stopAt, oob
         }
 
         package enum Kind: String, Codable, Sendable {
             case rig
             case iphone
+            case android
+        }
+
+        /// The ranging OOB spec version an emulated Android phone's app speaks.
+        package enum AndroidOOB: String, Codable, Sendable {
+            case v1, v2, v3
+
+            /// The version octet of its messages.
+            package var specVersion: UInt8 {
+                switch self {
+                case .v1: 1
+                case .v2: 2
+                case .v3: 3
+                }
+            }
         }
 
         /// Whether the world drives this node as a phone instead of running a bridge for it.
-        package var isPhone: Bool { kind == .iphone }
+        package var isPhone: Bool { kind == .iphone || kind == .android }
 
         package init(
             name: String, path: [Waypoint], card: JSONObjectText? = nil, external: Bool? = nil, crowd: Bool? = nil,
@@ -212,7 +231,7 @@ package struct Scenario: Codable, Sendable, Equatable {
     }
 
     /// The built-in scenarios' names (`Scenarios/NAME.json`).
-    package static let builtInNames = ["meetup", "phones", "world"]
+    package static let builtInNames = ["meetup", "phones", "android", "world"]
 
     /// The built-in scenario the demo runs when no file is given.
     package static func builtIn(_ name: String = "meetup") throws -> Scenario {
@@ -255,10 +274,13 @@ package struct Scenario: Codable, Sendable, Equatable {
             }
             if node.isPhone {
                 guard node.external != true, node.attack == nil, node.crowd != true, node.phoneServices == nil else {
-                    throw Invalid.rule("node \(node.name): an iphone is driven by the world: no external, attack, crowd or phoneServices")
+                    throw Invalid.rule("node \(node.name): a phone is driven by the world: no external, attack, crowd or phoneServices")
                 }
             } else if node.stopAt != nil {
-                throw Invalid.rule("node \(node.name): stopAt is for an iphone (\"kind\": \"iphone\")")
+                throw Invalid.rule("node \(node.name): stopAt is for a phone (\"kind\": \"iphone\" or \"android\")")
+            }
+            if node.oob != nil, node.kind != .android {
+                throw Invalid.rule("node \(node.name): oob is for an Android phone (\"kind\": \"android\")")
             }
             if let stopAt = node.stopAt, !(stopAt >= 0 && stopAt.isFinite) {
                 throw Invalid.rule("node \(node.name): stopAt must be a number of seconds")

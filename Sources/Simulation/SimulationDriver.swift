@@ -50,6 +50,7 @@ package final class SimulationDriver: Sendable {
     let attackers: [Int: Attacker]
     /// The scenario's emulated phones by body; they act in their turn of each step.
     package let phones: [Int: EmulatedIPhone]
+    package let androidPhones: [Int: EmulatedAndroidPhone]
     /// Phones' GATT connections to the rigs that serve them, and those rigs' backends by body.
     let gattAir: GATTAir
     private let gattServers: [Int: VirtualGATTServer]
@@ -61,6 +62,7 @@ package final class SimulationDriver: Sendable {
         var nodes: [(Int, BridgeNode, WorkTracker, UInt64)] = []
         var attackers: [Int: Attacker] = [:]
         var phones: [Int: EmulatedIPhone] = [:]
+        var androidPhones: [Int: EmulatedAndroidPhone] = [:]
         var gattServers: [Int: VirtualGATTServer] = [:]
         let gattAir = GATTAir(world: world)
         for (body, spec) in scenario.nodes.enumerated() {
@@ -73,6 +75,10 @@ package final class SimulationDriver: Sendable {
                 let target = attack.target.flatMap { name in scenario.nodes.first { $0.name == name } } ?? spec
                 let key = Self.security(for: target, in: scenario, worldSeed: options.seed, seed: seed, base: PeerSecuritySettings()).groupKey
                 attackers[body] = Attacker(world: world, body: body, attack: attack, eventKey: key, seed: seed)
+                continue
+            }
+            if spec.kind == .android {
+                androidPhones[body] = EmulatedAndroidPhone(world: world, air: gattAir, body: body, seed: seed)
                 continue
             }
             if spec.isPhone {
@@ -104,6 +110,7 @@ package final class SimulationDriver: Sendable {
         self.nodes = nodes
         self.attackers = attackers
         self.phones = phones
+        self.androidPhones = androidPhones
         self.gattAir = gattAir
         self.gattServers = gattServers
     }
@@ -192,6 +199,7 @@ package final class SimulationDriver: Sendable {
                 world.flushAir(body: body)
                 attackers[body]?.act(now: t)
                 phones[body]?.act(now: t)
+                androidPhones[body]?.act(now: t)
                 continue
             }
             let (node, tracker) = (nodes[next].node, nodes[next].tracker)
