@@ -6,13 +6,20 @@ AOSP's mapping makes of it (uci.pcap): SESSION_INIT with the phone's session id,
 SESSION_SET_APP_CONFIG for that session holding every TLV of the table below, value for value
 (the dialect's report TLVs may follow).
 
-    scripts/check-phone-capture.py RIG-DIR [--phones N]
+    scripts/check-phone-capture.py RIG-DIR [--phones N] [--android N]
 
 Exit 1, with one line per problem, when fewer than N blobs (default 1) are found or a session
 does not match. The table follows AOSP's ranging test app (IosAccessoryRangingParameters:
 CONFIG_UNICAST_DS_TWR; FiraOpenSessionParams' defaults) with the octet order of AOSP's code:
 addresses as in the blobs, VENDOR_ID 4C 00. The rig's own short address comes from its 0x01
 answer (accessory configuration data, +17 in its UWB configuration data).
+
+Android phones (issue 31) are checked the same way with --android N: every Ranging Configuration
+a phone wrote (a Write Request whose value is version 1-3, id 0x02) is read with the layout of
+Google's PDL of the ranging OOB spec (docs/PROTOCOL.md, "Phones — Android"), and the board must
+have been given the session AOSP's ranging/uwb_backend ConfigurationManager and Utils open for
+config id 1, with DEVICE_TYPE and DEVICE_ROLE from the configuration's mode and role. The rig's
+address comes from its Capability Response (the UWB block's first two octets).
 """
 import struct
 import sys
@@ -41,17 +48,26 @@ def att(path):
 
 def main():
     directory = sys.argv[1]
-    wanted = int(sys.argv[sys.argv.index("--phones") + 1]) if "--phones" in sys.argv else 1
-    blobs, rig_address = [], None
+    wanted = int(sys.argv[sys.argv.index("--phones") + 1]) if "--phones" in sys.argv else (0 if "--android" in sys.argv else 1)
+    wanted_android = int(sys.argv[sys.argv.index("--android") + 1]) if "--android" in sys.argv else 0
+    blobs, rig_address, android, android_rig_address = [], None, [], None
     for sent, pdu in att(f"{directory}/ble.pcap"):
-        if not sent and pdu[0] == 0x12 and len(pdu) > 3 and pdu[3] == 0x0B:
-            blobs.append(pdu[4:])
-        if sent and pdu[0] == 0x1B and len(pdu) > 3 and pdu[3] == 0x01:
-            data = pdu[4:]  # accessory configuration data: 16-octet header, then the UWB configuration data
-            rig_address = data[16 + 17:16 + 19]
+        value = pdu[3:]
+        if not sent and pdu[0] == 0x12 and len(value) > 0 and value[0] == 0x0B:
+            blobs.append(value[1:])
+        if not sent and pdu[0] == 0x12 and len(value) > 2 and value[0] in (1, 2, 3) and value[1] == 0x02:
+            android.append(value)
+        if sent and pdu[0] == 0x1B and len(value) > 0 and value[0] == 0x01:
+            if len(value) >= 8 and value[1] == 0x01 and value[2] & 1 and value[4:6] == bytes([0x00, 0x14]):
+                android_rig_address = value[6:8]  # Android Capability Response: UWB block, address first
+            else:
+                data = value[1:]  # accessory configuration data: 16-octet header, then the UWB configuration data
+                rig_address = data[16 + 17:16 + 19]
     problems = []
     if len(blobs) < wanted:
         problems.append(f"{directory}: {len(blobs)} shareable configurations in ble.pcap, wanted {wanted}")
+    if len(android) < wanted_android:
+        problems.append(f"{directory}: {len(android)} Android Ranging Configurations in ble.pcap, wanted {wanted_android}")
     # The board's side: SESSION_INIT (GID 1, OID 0) with its response's handle (UCI 2.0) and the
     # SET_APP_CONFIG (GID 1, OID 3) TLVs sent for each handle.
     inits, configs, pending = {}, {}, None
@@ -69,35 +85,12 @@ def main():
                 tlvs[payload[at]] = payload[at + 2:at + 2 + payload[at + 1]]
                 at += 2 + payload[at + 1]
             configs.setdefault(handle, []).append(tlvs)
-    for blob in blobs:
-        # Apple's shareable configuration data, version 1.1 (25 octets after the 5-octet header).
-        if blob[:5] != bytes([1, 0, 1, 0, 25]) or len(blob) != 30:
-            problems.append(f"{directory}: a shareable configuration that is not version 1.1: {blob.hex()}")
+    sessions = [(blob, apple_session(blob, rig_address)) for blob in blobs]
+    sessions += [(message, android_session(message, android_rig_address)) for message in android]
+    for octets, (session, expected) in sessions:
+        if expected is None:
+            problems.append(f"{directory}: a phone's configuration this checker cannot read: {octets.hex()}")
             continue
-        session = struct.unpack("<I", blob[7:11])[0]
-        expected = {
-            0x00: bytes([0]),  # DEVICE_TYPE controlee
-            0x01: bytes([2]),  # RANGING_ROUND_USAGE DS-TWR deferred
-            0x02: bytes([0]),  # STS_CONFIG static
-            0x03: bytes([0]),  # MULTI_NODE_MODE unicast
-            0x04: blob[12:13],  # CHANNEL_NUMBER
-            0x05: bytes([1]),  # NO_OF_CONTROLEE
-            0x06: bytes(rig_address or b""),  # DEVICE_MAC_ADDRESS: the rig's, as in its 0x01
-            0x07: blob[26:28],  # DST_MAC_ADDRESS: the phone's, as in its blob
-            0x08: blob[15:17],  # SLOT_DURATION (RSTU)
-            0x09: blob[17:19] + bytes(2),  # RANGING_DURATION (ms, 4 octets)
-            0x0C: blob[19:20],  # RANGING_ROUND_CONTROL
-            0x11: bytes([0]),  # DEVICE_ROLE responder
-            0x12: bytes([3]),  # RFRAME_CONFIG SP3
-            0x14: blob[11:12],  # PREAMBLE_CODE_INDEX
-            0x15: bytes([2]),  # SFD_ID
-            0x1B: blob[13:14],  # SLOTS_PER_RR
-            0x22: bytes([1]),  # SCHEDULE_MODE time-scheduled
-            0x26: bytes([0]),  # MAC_ADDRESS_MODE short
-            0x27: bytes([0x4C, 0x00]),  # VENDOR_ID, Apple
-            0x28: blob[20:26],  # STATIC_STS_IV
-            0x2C: bytes([0]),  # HOPPING_MODE (1.1 has none)
-        }
         if session not in inits:
             problems.append(f"{directory}: no SESSION_INIT for the phone's session 0x{session:08X}")
             continue
@@ -111,8 +104,77 @@ def main():
                 problems.append(f"{directory}: session 0x{session:08X}: TLV 0x{tag:02X} is {got.hex() if got is not None else 'missing'}, wanted {value.hex()}")
     for line in problems:
         print(f"check-phone-capture: {line}", file=sys.stderr)
-    print(f"check-phone-capture: {directory}: {len(blobs)} phones' sessions checked; {len(problems) or 'no'} problems", file=sys.stderr)
+    print(f"check-phone-capture: {directory}: {len(sessions)} phones' sessions checked ({len(blobs)} Apple, {len(android)} Android); "
+          f"{len(problems) or 'no'} problems", file=sys.stderr)
     sys.exit(1 if problems else 0)
 
+
+def apple_session(blob, rig_address):
+    """The session id and the TLVs AOSP maps an Apple shareable configuration to; None if unreadable."""
+    # Apple's shareable configuration data, version 1.1 (25 octets after the 5-octet header).
+    if blob[:5] != bytes([1, 0, 1, 0, 25]) or len(blob) != 30:
+        return None, None
+    session = struct.unpack("<I", blob[7:11])[0]
+    expected = {
+        0x00: bytes([0]),  # DEVICE_TYPE controlee
+        0x01: bytes([2]),  # RANGING_ROUND_USAGE DS-TWR deferred
+        0x02: bytes([0]),  # STS_CONFIG static
+        0x03: bytes([0]),  # MULTI_NODE_MODE unicast
+        0x04: blob[12:13],  # CHANNEL_NUMBER
+        0x05: bytes([1]),  # NO_OF_CONTROLEE
+        0x06: bytes(rig_address or b""),  # DEVICE_MAC_ADDRESS: the rig's, as in its 0x01
+        0x07: blob[26:28],  # DST_MAC_ADDRESS: the phone's, as in its blob
+        0x08: blob[15:17],  # SLOT_DURATION (RSTU)
+        0x09: blob[17:19] + bytes(2),  # RANGING_DURATION (ms, 4 octets)
+        0x0C: blob[19:20],  # RANGING_ROUND_CONTROL
+        0x11: bytes([0]),  # DEVICE_ROLE responder
+        0x12: bytes([3]),  # RFRAME_CONFIG SP3
+        0x14: blob[11:12],  # PREAMBLE_CODE_INDEX
+        0x15: bytes([2]),  # SFD_ID
+        0x1B: blob[13:14],  # SLOTS_PER_RR
+        0x22: bytes([1]),  # SCHEDULE_MODE time-scheduled
+        0x26: bytes([0]),  # MAC_ADDRESS_MODE short
+        0x27: bytes([0x4C, 0x00]),  # VENDOR_ID, Apple
+        0x28: blob[20:26],  # STATIC_STS_IV
+        0x2C: bytes([0]),  # HOPPING_MODE (1.1 has none)
+    }
+    return session, expected
+
+
+def android_session(message, rig_address):
+    """The session id and the TLVs AOSP opens config id 1 with for an Android Ranging
+    Configuration (version, id 0x02, configure (2), start (2), the UWB block: id 0, size, the
+    phone's address (2), session id (4), config id, channel, preamble, interval (2), slot (1),
+    key length k, key (k), country (2), the rig's role (1 initiator, 2 responder) and mode
+    (1 controller, 2 controlee)); None if unreadable or not config id 1 with a static STS key."""
+    block = message[6:]
+    if len(block) < 21 or block[0] != 0x00 or block[14] != 8 or block[8] != 1 or rig_address is None:
+        return None, None
+    key, interval, slot = block[15:23], struct.unpack("<H", block[11:13])[0], block[13]
+    role, mode = block[25], block[26]
+    expected = {
+        0x00: bytes([1 if mode == 1 else 0]),  # DEVICE_TYPE from the mode
+        0x01: bytes([2]),  # RANGING_ROUND_USAGE DS-TWR deferred
+        0x02: bytes([0]),  # STS_CONFIG static
+        0x03: bytes([0]),  # MULTI_NODE_MODE unicast
+        0x04: block[9:10],  # CHANNEL_NUMBER
+        0x05: bytes([1]),  # NO_OF_CONTROLEE
+        0x06: bytes(rig_address),  # DEVICE_MAC_ADDRESS: the rig's, as in its Capability Response
+        0x07: block[2:4],  # DST_MAC_ADDRESS: the phone's, as in its configuration
+        0x08: struct.pack("<H", slot * 1200),  # SLOT_DURATION (RSTU; Utils.convertMsToRstu)
+        0x09: struct.pack("<I", interval),  # RANGING_DURATION (ms)
+        0x0C: bytes([3]),  # RANGING_ROUND_CONTROL
+        0x11: bytes([1 if role == 1 else 0]),  # DEVICE_ROLE from the role
+        0x12: bytes([3]),  # RFRAME_CONFIG SP3
+        0x14: block[10:11],  # PREAMBLE_CODE_INDEX
+        0x15: bytes([2]),  # SFD_ID
+        0x1B: bytes([6]),  # SLOTS_PER_RR (Utils, id 1)
+        0x22: bytes([1]),  # SCHEDULE_MODE time-scheduled
+        0x26: bytes([0]),  # MAC_ADDRESS_MODE short
+        0x27: key[0:2],  # VENDOR_ID: the key's first two octets
+        0x28: key[2:8],  # STATIC_STS_IV: the other six
+        0x2C: bytes([1]),  # HOPPING_MODE on (Utils, id 1)
+    }
+    return struct.unpack("<I", block[4:8])[0], expected
 
 main()
