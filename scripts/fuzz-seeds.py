@@ -131,6 +131,15 @@ for message in (b"\x01\x00\x01\x00", b"\x01\x01\x01\x00" + uwb_capability,
                 b"\x01\x03\x01\x00", b"\x01\x06\x01\x00", b"\x01\x07\x01\x00", b"\x03\x08\x02"):
     write("android-oob", b"\x69" + message)
 
+# The rig's Jetpack layout on the same target (docs/android-jetpack.md): magic 0x4A, version 1,
+# kind; parameters from a controller phone and from a controlee phone leaving the complex channel
+# to the rig, a stop, and the rig's accepted / stopped / refused answers.
+jetpack_key = bytes([8, 7, 1, 2, 3, 4, 5, 6])
+for message in (b"\x4a\x01\x01" + b"\xc4\xd3" + struct.pack("<IIBBBBBBB", 0x12345678, 0, 1, 9, 10, 1, 2, 1, 8) + jetpack_key,
+                b"\x4a\x01\x01" + b"\xc4\xd3" + struct.pack("<IIBBBBBBB", 0x12345678, 0, 1, 0, 0, 3, 1, 0, 8) + jetpack_key,
+                b"\x4a\x01\x02", b"\x4a\x01\x81\xa1\xb2\x00\x09\x0a", b"\x4a\x01\x82\x00", b"\x4a\x01\x83\x0b"):
+    write("android-oob", b"\x69" + message)
+
 # The ATT server: a selector octet (bit 0 Generic Access, 1 Qorvo NI, 2 Nordic UART, 3 the token,
 # 4-6 the Server Rx MTU in steps of 33 above 23, 7 an encrypted link), then PDUs, each after a
 # length octet, laid out as the Core Specification Vol 3 Part F §3.4 gives them: GATT's discovery

@@ -1,8 +1,8 @@
 import UCI
 
-/// Why an `AndroidOOBResponder` refused a phone's message or ended a board session on its own:
-/// the one log line each such event gets. Cases carry ids, codes and the parse errors' field
-/// names and values, never the session key. Each description is one sentence.
+/// Why an `AndroidOOBResponder` or a `JetpackResponder` refused a phone's message or ended a board
+/// session on its own: the one log line each such event gets. Cases carry ids, codes and the parse
+/// errors' field names and values, never the session key. Each description is one sentence.
 package enum AndroidOOBResponderReason: Equatable, Sendable, CustomStringConvertible {
     /// The write is not an OOB message (truncated, unknown id or version, bad layout).
     case malformedMessage(OOBMessageError)
@@ -28,6 +28,12 @@ package enum AndroidOOBResponderReason: Equatable, Sendable, CustomStringConvert
     case stopTimedOut(session: UInt32, milliseconds: Int64)
     /// The link ended while the session started or ranged.
     case linkEnded(session: UInt32)
+    /// A write on the Jetpack characteristic that is not a Jetpack message.
+    case malformedJetpackMessage(JetpackMessageError)
+    /// Well-formed Jetpack parameters this rig cannot run; no board command was sent.
+    case refusedJetpackParameters(JetpackParametersError)
+    /// Jetpack parameters while a session is starting, ranging or stopping.
+    case jetpackParametersWhileBusy(session: UInt32)
 
     package var description: String {
         switch self {
@@ -49,6 +55,11 @@ package enum AndroidOOBResponderReason: Equatable, Sendable, CustomStringConvert
         case let .stopTimedOut(session, milliseconds):
             "The board did not deinitialise session \(Self.hex(session)) within \(milliseconds) ms; the phone is not told it stopped."
         case .linkEnded(let session): "The phone's link ended; its session \(Self.hex(session)) is stopped."
+        case .malformedJetpackMessage(let error): "Refused a phone's Jetpack write: \(Self.clause(error.description))."
+        case .refusedJetpackParameters(let error):
+            "Refused a phone's Jetpack parameters, no board command sent: \(Self.clause(error.description))."
+        case .jetpackParametersWhileBusy(let session):
+            "Refused a phone's Jetpack parameters while session \(Self.hex(session)) runs; the phone must stop it first."
         }
     }
 

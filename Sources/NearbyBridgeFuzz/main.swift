@@ -373,7 +373,8 @@ func mapShareable(_ blob: [UInt8], board: AccessoryCapabilities) {
 /// channels bitmap over channels 5, 6, 8, 9 in bits 0-3; bit 4 adds config id 3; bits 5-7 the
 /// minimum interval in steps of 40 ms). What parses must re-encode to the same octets, a
 /// configuration that passes the board check must be inside the board's offer, and one with
-/// config id 1 must map to a sendable session.
+/// config id 1 must map to a sendable session. The same octets go to the Jetpack layout too
+/// (`fuzzJetpack`).
 func fuzzAndroidOOB(_ data: [UInt8]) {
     guard let selector = data.first else { return }
     let board = AndroidBoardCapabilities(
@@ -381,6 +382,7 @@ func fuzzAndroidOOB(_ data: [UInt8]) {
         configIDs: selector & 0x10 != 0 ? [1, 3] : [1], minimumIntervalMilliseconds: UInt16(selector >> 5) * 40,
         minimumSlotDurationMilliseconds: 1)
     let octets = Array(data.dropFirst())
+    fuzzJetpack(octets, board: board)
     guard let message = try? OOBMessage(octets) else { return }
     precondition(message.encoded == octets, "a parsed OOB message re-encodes to other octets")
     guard case .configuration(let configuration) = message.payload, let uwb = try? board.validate(configuration) else { return }
@@ -394,6 +396,35 @@ func fuzzAndroidOOB(_ data: [UInt8]) {
         preconditionFailure("a checked config id 1 configuration did not map")
     }
     precondition(session.sessionID == uwb.sessionID && session.appConfig.allSatisfy { $0.value.count <= 8 }, "an unsendable session")
+}
+
+/// The rig's Jetpack layout (`JetpackRequest`, `JetpackAnswer`; a Jetpack message starts with
+/// 0x4A where an OOB message has its version, 1-3), on the board `fuzzAndroidOOB` describes. What
+/// parses must re-encode to itself; a write gets exactly one answer; parameters the
+/// `JetpackResponder` accepts must be answered "accepted" with the rig's complementary role and a
+/// complex channel the board has, and start one sendable session that a stop then stops.
+func fuzzJetpack(_ octets: [UInt8], board: AndroidBoardCapabilities) {
+    if let answer = try? JetpackAnswer(octets) { precondition(answer.encoded == octets, "a parsed Jetpack answer re-encodes to other octets") }
+    let request = try? JetpackRequest(octets)
+    if let request { precondition(request.encoded == octets, "a parsed Jetpack request re-encodes to other octets") }
+    var responder = JetpackResponder(settings: AndroidOOBResponderSettings(board: board, shortAddress: [0xA1, 0xB2]))
+    let actions = responder.receive(.phoneWrote(octets), now: 0)
+    let answers = actions.compactMap { if case .sendToPhone(let answer) = $0 { answer } else { nil } }
+    precondition(answers.count == 1 && answers[0].count <= 20, "a Jetpack write not answered by one notification at the default MTU")
+    guard case .parameters(let parameters)? = request,
+        case let .accepted(address, role, channel, preambleIndex)? = try? JetpackAnswer(answers[0])
+    else {
+        precondition(responder.state == .idle && !actions.contains { if case .startBoardSession = $0 { true } else { false } }, "a refusal started")
+        return
+    }
+    guard actions.count == 2, case .startBoardSession(let session) = actions[1] else { preconditionFailure("accepted without a session") }
+    precondition(address == [0xA1, 0xB2] && role == parameters.role.peer, "a wrong address or role accepted")
+    precondition(board.channels.contains(channel) && board.preambleIndexes.contains(preambleIndex), "a complex channel the board lacks accepted")
+    precondition(
+        parameters.configType == 1 && parameters.subSessionID == 0 && parameters.sessionID != 0 && parameters.sessionKey.count == 8,
+        "parameters the rig cannot run accepted")
+    precondition(session.sessionID == parameters.sessionID && session.appConfig.allSatisfy { $0.value.count <= 8 }, "an unsendable session")
+    precondition(responder.receive(.phoneWrote(JetpackRequest.stop.encoded), now: 1) == [.stopBoardSession(sessionID: session.sessionID)])
 }
 
 /// A client's PDUs to the ATT server (issue 33's GATT core): the first byte picks the services

@@ -9,6 +9,7 @@ import Testing
     static let serviceLE = octets("13 EE 8A 8D EA 27 00 BA BC 44 17 A2 15 49 19 06")
     static let phoneToRigLE = octets("03 BB 0F CA 9B 58 AC 85 E3 49 2E F0 D4 0B 0B 9D")
     static let rigToPhoneLE = octets("C4 94 40 38 6F 11 4D BA AF 4B EC 39 38 52 56 2E")
+    static let jetpackLE = octets("B8 F8 A2 66 6C 5B B0 89 8D 4B A4 DA 3A A8 35 56")
 
     /// The version 1 Capability Response with UWB from the spec's layout: 24 octets.
     static let capabilityResponse = octets("01 01 01 00 00 14 A1 B2 20 02 00 00 00 0F 00 00 02 00 00 00 78 00 01 03")
@@ -24,6 +25,10 @@ import Testing
             (0x0004, octets("03 28"), octets("10 05 00") + Self.rigToPhoneLE),
             (0x0005, Self.rigToPhoneLE, []),
             (0x0006, octets("02 29"), octets("00 00")),
+            // Jetpack: write (0x08) and notify (0x10), value handle 8, then its 0x2902.
+            (0x0007, octets("03 28"), octets("18 08 00") + Self.jetpackLE),
+            (0x0008, Self.jetpackLE, []),
+            (0x0009, octets("02 29"), octets("00 00")),
         ]
         #expect(database.attributes.count == expected.count)
         for (attribute, (handle, type, value)) in zip(database.attributes, expected) {
@@ -31,15 +36,17 @@ import Testing
             #expect(attribute.type.littleEndian == type, "type of handle \(handle)")
             #expect(attribute.value == value, "value of handle \(handle)")
         }
-        #expect(AndroidOOBGATTService.service.characteristics.map { $0.properties.bluezFlags() } == [["write"], ["notify"]])
+        #expect(AndroidOOBGATTService.service.characteristics.map { $0.properties.bluezFlags() } == [["write"], ["notify"], ["write", "notify"]])
     }
 
     /// Beside the accessory services, it takes the handles after theirs.
     @Test func theServiceFollowsTheAccessoryServices() {
         let database = GATTDatabase(accessoryDatabase.services.map(\.definition) + [AndroidOOBGATTService.service])
-        #expect(database.services.last.map { [$0.startHandle, $0.endHandle] } == [18, 23])
+        #expect(database.services.last.map { [$0.startHandle, $0.endHandle] } == [18, 26])
         let notify = database.characteristic(AndroidOOBGATTService.rigToPhone)
         #expect(notify?.valueHandle == 22 && notify?.configurationHandle == 23)
+        let jetpack = database.characteristic(AndroidOOBGATTService.jetpack)
+        #expect(jetpack?.declarationHandle == 24 && jetpack?.valueHandle == 25 && jetpack?.configurationHandle == 26)
     }
 
     /// 24 octets do not fit the default ATT_MTU's 20; the refusal says what the phone must do.
@@ -79,5 +86,23 @@ import Testing
         let actions = server.handle(octets("12 03 00") + configuration)
         #expect(sent(actions) == [octets("13")])
         #expect(actions.contains(.write(characteristic: AndroidOOBGATTService.phoneToRig, valueHandle: 3, value: configuration, withResponse: true)))
+    }
+
+    /// The Jetpack characteristic takes the phone's parameters as one Write Request (28 octets:
+    /// `4A 01 01`, address, session id, sub-session id, config type, channel, preamble, update
+    /// rate, slot, role, key length, key) and carries the rig's answer back as a notification on
+    /// itself; the 8-octet answer fits even the default ATT_MTU.
+    @Test func jetpackParametersInOneWriteAndTheAnswerAsANotification() throws {
+        var server = ATTServer(database: GATTDatabase([AndroidOOBGATTService.service]))
+        _ = server.handle(octets("12 09 00 01 00"))  // subscribe: 0x0001 to the 0x2902 at handle 9
+        let accepted = octets("4A 01 81 A1 B2 00 09 0A")
+        #expect(try server.notification(AndroidOOBGATTService.jetpack, value: accepted) == octets("1B 08 00") + accepted)
+
+        _ = server.handle(octets("02 05 02"))  // Exchange MTU Request, client MTU 517
+        let parameters = octets("4A 01 01 C4 D3 78 56 34 12 00 00 00 00 01 09 0A 01 02 01 08 08 07 01 02 03 04 05 06")
+        #expect(parameters.count == 28)
+        let actions = server.handle(octets("12 08 00") + parameters)
+        #expect(sent(actions) == [octets("13")])
+        #expect(actions.contains(.write(characteristic: AndroidOOBGATTService.jetpack, valueHandle: 8, value: parameters, withResponse: true)))
     }
 }
