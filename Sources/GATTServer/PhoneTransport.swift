@@ -15,6 +15,9 @@ package enum PhoneTransport: String, Codable, CaseIterable, Sendable {
         case appleAccessory
         /// Android's ranging OOB specification.
         case androidRangingOOB
+        /// The rig's own layout of Jetpack's `RangingParameters` (docs/android-jetpack.md), on
+        /// the Android service's `jetpack` characteristic.
+        case jetpackParameters
     }
 
     /// What the service carries.
@@ -54,6 +57,7 @@ package enum PhoneTransport: String, Codable, CaseIterable, Sendable {
     /// The protocol a write on `characteristic` speaks, and where its answers go; nil for a
     /// characteristic no phone protocol writes.
     package static func route(write characteristic: GATTUUID) -> (PhoneProtocol, answerOn: GATTUUID)? {
+        if characteristic == AndroidOOBGATTService.jetpack { return (.jetpackParameters, AndroidOOBGATTService.jetpack) }
         guard let transport = allCases.first(where: { $0.characteristics.write == characteristic }) else { return nil }
         return (transport.phoneProtocol, transport.characteristics.notify)
     }

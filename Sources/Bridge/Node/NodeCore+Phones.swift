@@ -8,8 +8,8 @@ import Proximity
 import UCI
 
 /// Phones as peers (issues 33 and 31): an iPhone's Nearby Interaction app writes Apple's
-/// accessory messages to the rig's GATT server, an Android app Android's ranging OOB messages;
-/// the phone's `PhoneSession` (an `AccessorySession` or an `AndroidOOBResponder`, by the
+/// accessory messages to the rig's GATT server, an Android app Android's ranging OOB messages or
+/// Jetpack's parameters; the phone's `PhoneSession` (by the
 /// characteristic it first wrote) answers them, and once its board session runs, its rounds feed
 /// the same proximity engine as a rig's. A phone is known by its GATT client; its id is drawn at
 /// its first write, and it keeps the protocol of that write (a write in the other one is ignored,
@@ -93,6 +93,7 @@ extension NodeCore {
         switch phoneProtocol {
         case .appleAccessory: .accessory(AccessorySession(settings: phoneSettings))
         case .androidRangingOOB: .android(AndroidOOBResponder(settings: androidSettings))
+        case .jetpackParameters: .jetpack(JetpackResponder(settings: androidSettings))
         }
     }
 

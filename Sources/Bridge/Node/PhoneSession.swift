@@ -5,14 +5,16 @@ import NearbyInteractionAccessory
 import UCI
 
 /// One phone's out-of-band machine, whichever protocol its app speaks: Apple's accessory
-/// protocol (`AccessorySession`, issue 33) or Android's ranging OOB (`AndroidOOBResponder`,
-/// issue 31). Both are pure state machines with the same shape — a phone's writes, the board's
+/// protocol (`AccessorySession`, issue 33), Android's ranging OOB (`AndroidOOBResponder`, issue
+/// 31) or the rig's layout of Jetpack's parameters (`JetpackResponder`, which shares the OOB
+/// responder's inputs and actions). All are pure state machines with the same shape — a phone's writes, the board's
 /// reports, the link's end and ticks in; messages, a board session to start or stop, log lines
 /// and the end out — so the node drives either through this one seam and treats their phones
 /// alike from there on: found, ranged, bumped, lost.
 enum PhoneSession {
     case accessory(AccessorySession)
     case android(AndroidOOBResponder)
+    case jetpack(JetpackResponder)
 
     /// What happened to the phone, in the node's terms.
     enum Input {
@@ -45,13 +47,14 @@ enum PhoneSession {
         switch self {
         case .accessory: .appleAccessory
         case .android: .androidRangingOOB
+        case .jetpack: .jetpackParameters
         }
     }
 
     var platform: Event.Phone.Platform {
         switch self {
         case .accessory: .ios
-        case .android: .android
+        case .android, .jetpack: .android
         }
     }
 
@@ -65,6 +68,11 @@ enum PhoneSession {
             guard let mapped = Self.androidInput(input) else { return [] }
             let actions = responder.receive(mapped, now: now)
             self = .android(responder)
+            return actions.map(Self.action)
+        case .jetpack(var responder):
+            guard let mapped = Self.androidInput(input) else { return [] }
+            let actions = responder.receive(mapped, now: now)
+            self = .jetpack(responder)
             return actions.map(Self.action)
         }
     }
@@ -80,7 +88,7 @@ enum PhoneSession {
         }
     }
 
-    /// Android's responder hears only ACTIVE and DEINIT of the board's session states.
+    /// Android's responders hear only ACTIVE and DEINIT of the board's session states.
     private static func androidInput(_ input: Input) -> AndroidOOBResponderInput? {
         switch input {
         case .phoneWrote(let octets): .phoneWrote(octets)

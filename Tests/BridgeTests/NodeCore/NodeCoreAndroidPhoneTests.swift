@@ -155,4 +155,41 @@ import UCI
         let crossed = pair.feed(.c, Self.write(Self.capabilityRequest, by: iphone))
         #expect(NodeCorePhoneTests.notified(crossed).isEmpty && NodeCorePhoneTests.events(crossed).isEmpty)
     }
+
+    /// Jetpack's parameters (docs/android-jetpack.md): a controller phone at 0x3C7A, session
+    /// 0x0BADCAFE, channel 9, preamble 10, automatic (240 ms), 2 ms slots; the rig answers
+    /// "accepted" with its address, its role (controlee) and the complex channel at once, opens
+    /// the board session as the OOB path would (responder, controlee), and answers its stop with
+    /// "stopped" once the board reports DEINIT.
+    @Test func aJetpackPhoneGetsTheRigsAddressAndRanges() throws {
+        let pair = CorePair()
+        let jetpack = AndroidOOBGATTService.jetpack
+        let parameters: [UInt8] = [
+            0x4A, 0x01, 0x01,  // 'J', layout 1, parameters
+            0x7A, 0x3C,  // the phone's address
+            0xFE, 0xCA, 0xAD, 0x0B,  // session id
+            0x00, 0x00, 0x00, 0x00,  // sub-session id
+            0x01, 0x09, 0x0A,  // config type 1, channel 9, preamble 10
+            0x01, 0x02, 0x01,  // automatic, 2 ms, the phone a controller
+            0x08, 0x4C, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66,  // key length 8, vendor id, STS IV
+        ]
+        let accepted = pair.feed(.c, Self.write(parameters, on: jetpack))
+        let answers = NodeCorePhoneTests.notified(accepted)
+        #expect(answers.map(\.1) == [jetpack])
+        #expect(answers.first?.2 == [0x4A, 0x01, 0x81, 0x0C, 0x0C, 0x00, 0x09, 0x0A])  // the rig at 0C 0C, controlee, 9, 10
+        let found = NodeCorePhoneTests.events(accepted).compactMap { if case .peerFound(let f) = $0 { f } else { nil } }
+        #expect(found.first?.phone == Event.Phone(platform: .android, token: nil))
+        let open = try #require(NodeCorePhoneTests.opened(accepted).first)
+        let tlv = { (id: AppConfigID) in open.1.first { $0.id == id }?.value }
+        #expect(open.0 == Self.sessionID && tlv(.dstMacAddress) == [0x7A, 0x3C] && tlv(.deviceMacAddress) == [0x0C, 0x0C])
+        #expect(tlv(.deviceType) == [0x00] && tlv(.deviceRole) == [0x00] && tlv(.rangingDuration) == [0xF0, 0x00, 0x00, 0x00])
+        #expect(tlv(.preambleCodeIndex) == [10] && tlv(.vendorID) == [0x4C, 0x00])
+
+        pair.feed(.c, .uwbSessions(.started(open.2, sessionID: Self.sessionID, token: 0x46)))
+        #expect(NodeCorePhoneTests.notified(pair.feed(.c, NodeCorePhoneTests.status(0x46, .active))).isEmpty)
+        let stop = pair.feed(.c, Self.write([0x4A, 0x01, 0x02], on: jetpack))
+        #expect(stop.contains { if case .closeUWB(let peer) = $0 { peer == open.2 } else { false } })
+        let deinit_ = pair.feed(.c, NodeCorePhoneTests.status(0x46, .deinitialized))
+        #expect(NodeCorePhoneTests.notified(deinit_).map(\.2) == [[0x4A, 0x01, 0x82, 0x00]])
+    }
 }
