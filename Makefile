@@ -1,5 +1,5 @@
 # Convenience targets; the scripts are the source of truth.
-.PHONY: test sanitize rig ble-bump rig-attack rig-att rig-dbus-gatt rig-phone rig-kernel-race vm-selftest e2e-repeat fuzz-long wireshark-uci package soak flood
+.PHONY: test sanitize rig ble-bump rig-attack rig-att rig-dbus-gatt rig-phone rig-android rig-kernel-race vm-selftest e2e-repeat fuzz-long wireshark-uci package soak flood
 
 test:          ## everything CI runs (Swift tests, TSan, fuzzing, end-to-end checks, emulated USB, VM rigs)
 	scripts/test
@@ -50,6 +50,11 @@ rig-phone:     ## an iPhone (a Bumble host running Apple's accessory flow) range
 	scripts/bootstrap --python
 	Tests/VMRig/phone.sh .venv/bin/python3
 	Tests/VMRig/phone.sh .venv/bin/python3 --no-bluetoothd
+
+rig-android:   ## an Android phone (a Bumble host running the ranging OOB exchange, v3 and v1) ranges with `run`'s rig beside bluetoothd and without it (~1.5 min)
+	scripts/bootstrap --python
+	Tests/VMRig/phone.sh .venv/bin/python3 --android
+	Tests/VMRig/phone.sh .venv/bin/python3 --no-bluetoothd --android
 
 rig-kernel-race: ## the Debian 12 kernel BUG a closed connecting L2CAP socket hits, reproduced, and a way around it (~7 min)
 	Tests/VMRig/kernel-race.sh

@@ -57,12 +57,12 @@ def main():
             blobs.append(value[1:])
         if not sent and pdu[0] == 0x12 and len(value) > 2 and value[0] in (1, 2, 3) and value[1] == 0x02:
             android.append(value)
-        if sent and pdu[0] == 0x1B and len(value) > 0 and value[0] == 0x01:
-            if len(value) >= 8 and value[1] == 0x01 and value[2] & 1 and value[4:6] == bytes([0x00, 0x14]):
-                android_rig_address = value[6:8]  # Android Capability Response: UWB block, address first
-            else:
-                data = value[1:]  # accessory configuration data: 16-octet header, then the UWB configuration data
-                rig_address = data[16 + 17:16 + 19]
+        if sent and pdu[0] == 0x1B and len(value) >= 8 and value[0] in (1, 2, 3) and value[1] == 0x01 \
+                and value[2] & 1 and value[4:6] == bytes([0x00, 0x14]):
+            android_rig_address = value[6:8]  # Android Capability Response (version 1-3): UWB block, address first
+        elif sent and pdu[0] == 0x1B and len(value) > 0 and value[0] == 0x01:
+            data = value[1:]  # accessory configuration data: 16-octet header, then the UWB configuration data
+            rig_address = data[16 + 17:16 + 19]
     problems = []
     if len(blobs) < wanted:
         problems.append(f"{directory}: {len(blobs)} shareable configurations in ble.pcap, wanted {wanted}")

@@ -41,6 +41,8 @@ FILE gets their counts as JSON every second.
 An iPhone (issue 33): --iphone REPORT puts an iPhone's Nearby Interaction app on the same air
 (bumble_iphone.py: Apple's accessory message flow over Qorvo's NI service); --iphone-find says
 whether it looks for an advert naming the service (bluetoothd's) or the rig's peer advert.
+An Android phone (issue 31): --android REPORT likewise (bumble_android.py: the ranging OOB
+exchange over the rig's OOB service, spec version --android-version), --android-find oob|rig.
 
 Bumble is pinned (see build-rig.sh) because this script patches a few of its controller
 behaviours; see README.md "Bumble behaviour" for the list.
@@ -678,6 +680,10 @@ async def async_main(args) -> int:
     if args.iphone:
         import bumble_iphone
         attackers.append(await bumble_iphone.start(link, classes[modes[0]], args.iphone, args.iphone_find, ports[0].address))
+    if args.android:
+        import bumble_android
+        attackers.append(await bumble_android.start(link, classes[modes[0]], args.android, args.android_find, ports[0].address,
+                                                    args.android_version))
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -741,6 +747,12 @@ def main() -> int:
                     help="an iPhone's Nearby Interaction app on the same air (bumble_iphone.py); its steps go to REPORT as JSON")
     ap.add_argument("--iphone-find", choices=("ni", "rig"), default="ni",
                     help="what the iPhone connects to: an advert naming the NI service (bluetoothd's), or the rig's peer advert")
+    ap.add_argument("--android", metavar="REPORT",
+                    help="an Android phone's ranging app on the same air (bumble_android.py); its steps go to REPORT as JSON")
+    ap.add_argument("--android-find", choices=("oob", "rig"), default="oob",
+                    help="what the Android phone connects to: an advert naming the OOB service (bluetoothd's), or the rig's peer advert")
+    ap.add_argument("--android-version", type=int, choices=(1, 2, 3), default=3,
+                    help="the ranging OOB spec version the Android phone speaks (default 3)")
     ap.add_argument("-v", "--verbose", action="count", default=0)
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING - 10 * min(args.verbose, 2),

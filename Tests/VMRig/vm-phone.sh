@@ -1,8 +1,8 @@
 #!/bin/sh
 # Runs inside the VM (Tests/VMRig/phone.sh): a rig on hci0 serving phones (`phoneServices`),
 # with --capture, and rig-b on hci1, which walks up to it and bumps it at 16-19 s of the world's
-# scenario, both boards a world server's; the iPhone is a Bumble host on the host's air
-# (bumble_iphone.py). MODE `bluetoothd`: the system bus and bluetoothd run first, as on a Pi, so
+# scenario, both boards a world server's; the phone is a Bumble host on the host's air
+# (bumble_iphone.py, or bumble_android.py with phone.sh --android). MODE `bluetoothd`: the system bus and bluetoothd run first, as on a Pi, so
 # `run` registers the services with bluetoothd (the D-Bus backend); `kernel`: no bluetoothd, so
 # `run` serves them on the kernel's ATT channel. The rigs run until the phone's session has ended
 # (peer.lost) and both have bumped, or 240 s; then the rig's events (A|), stderr (E|), capture
