@@ -14,12 +14,15 @@ CONFIG_UNICAST_DS_TWR; FiraOpenSessionParams' defaults) with the octet order of 
 addresses as in the blobs, VENDOR_ID 4C 00. The rig's own short address comes from its 0x01
 answer (accessory configuration data, +17 in its UWB configuration data).
 
-Android phones (issue 31) are checked the same way with --android N: every Ranging Configuration
-a phone wrote (a Write Request whose value is version 1-3, id 0x02) is read with the layout of
-Google's PDL of the ranging OOB spec (docs/PROTOCOL.md, "Phones — Android"), and the board must
-have been given the session AOSP's ranging/uwb_backend ConfigurationManager and Utils open for
-config id 1, with DEVICE_TYPE and DEVICE_ROLE from the configuration's mode and role. The rig's
-address comes from its Capability Response (the UWB block's first two octets).
+Android phones (issue 31) are checked the same way with --android N (Ranging Configurations and
+accepted Jetpack parameters together): every Ranging Configuration a phone wrote (a Write Request
+whose value is version 1-3, id 0x02) is read with the layout of Google's PDL of the ranging OOB
+spec (docs/PROTOCOL.md, "Phones — Android"), and the board must have been given the session
+AOSP's ranging/uwb_backend ConfigurationManager and Utils open for config id 1, with DEVICE_TYPE
+and DEVICE_ROLE from the configuration's mode and role. The rig's address comes from its
+Capability Response (the UWB block's first two octets). Jetpack's parameters
+(docs/android-jetpack.md) are read with the rig's "accepted" answer on the same connection,
+which names the rig's address and the complex channel.
 """
 import struct
 import sys
@@ -37,13 +40,13 @@ def records(path, linktype):
 
 
 def att(path):
-    """(sent, ATT PDU) of every ACL packet on CID 4 of a phone's connection (handle 0x0E00-0x0EFF)."""
+    """(handle, sent, ATT PDU) of every ACL packet on CID 4 of a phone's connection (handle 0x0E00-0x0EFF)."""
     for record in records(path, 201):
         sent, h4 = record[3] == 0, record[4:]
         if len(h4) >= 9 and h4[0] == 0x02:
             handle = struct.unpack("<H", h4[1:3])[0] & 0x0FFF
             if 0x0E00 <= handle <= 0x0EFF and struct.unpack("<H", h4[7:9])[0] == 0x0004:
-                yield sent, h4[9:]
+                yield handle, sent, h4[9:]
 
 
 def main():
@@ -51,8 +54,15 @@ def main():
     wanted = int(sys.argv[sys.argv.index("--phones") + 1]) if "--phones" in sys.argv else (0 if "--android" in sys.argv else 1)
     wanted_android = int(sys.argv[sys.argv.index("--android") + 1]) if "--android" in sys.argv else 0
     blobs, rig_address, android, android_rig_address = [], None, [], None
-    for sent, pdu in att(f"{directory}/ble.pcap"):
+    jetpack, jetpack_written = [], {}
+    for handle, sent, pdu in att(f"{directory}/ble.pcap"):
         value = pdu[3:]
+        # Jetpack's parameters (docs/android-jetpack.md: 'J', layout 1, kind 1) and the rig's
+        # "accepted" answer (kind 0x81) on the same connection make one session.
+        if not sent and pdu[0] == 0x12 and value[:3] == bytes([0x4A, 0x01, 0x01]):
+            jetpack_written[handle] = value
+        if sent and pdu[0] == 0x1B and value[:3] == bytes([0x4A, 0x01, 0x81]) and handle in jetpack_written:
+            jetpack.append((jetpack_written.pop(handle), value))
         if not sent and pdu[0] == 0x12 and len(value) > 0 and value[0] == 0x0B:
             blobs.append(value[1:])
         if not sent and pdu[0] == 0x12 and len(value) > 2 and value[0] in (1, 2, 3) and value[1] == 0x02:
@@ -66,8 +76,9 @@ def main():
     problems = []
     if len(blobs) < wanted:
         problems.append(f"{directory}: {len(blobs)} shareable configurations in ble.pcap, wanted {wanted}")
-    if len(android) < wanted_android:
-        problems.append(f"{directory}: {len(android)} Android Ranging Configurations in ble.pcap, wanted {wanted_android}")
+    if len(android) + len(jetpack) < wanted_android:
+        problems.append(f"{directory}: {len(android)} Android Ranging Configurations and {len(jetpack)} accepted Jetpack parameters "
+                        f"in ble.pcap, wanted {wanted_android}")
     # The board's side: SESSION_INIT (GID 1, OID 0) with its response's handle (UCI 2.0) and the
     # SET_APP_CONFIG (GID 1, OID 3) TLVs sent for each handle.
     inits, configs, pending = {}, {}, None
@@ -87,6 +98,7 @@ def main():
             configs.setdefault(handle, []).append(tlvs)
     sessions = [(blob, apple_session(blob, rig_address)) for blob in blobs]
     sessions += [(message, android_session(message, android_rig_address)) for message in android]
+    sessions += [(parameters, jetpack_session(parameters, answer)) for parameters, answer in jetpack]
     for octets, (session, expected) in sessions:
         if expected is None:
             problems.append(f"{directory}: a phone's configuration this checker cannot read: {octets.hex()}")
@@ -104,7 +116,7 @@ def main():
                 problems.append(f"{directory}: session 0x{session:08X}: TLV 0x{tag:02X} is {got.hex() if got is not None else 'missing'}, wanted {value.hex()}")
     for line in problems:
         print(f"check-phone-capture: {line}", file=sys.stderr)
-    print(f"check-phone-capture: {directory}: {len(sessions)} phones' sessions checked ({len(blobs)} Apple, {len(android)} Android); "
+    print(f"check-phone-capture: {directory}: {len(sessions)} phones' sessions checked ({len(blobs)} Apple, {len(android)} Android OOB, {len(jetpack)} Jetpack); "
           f"{len(problems) or 'no'} problems", file=sys.stderr)
     sys.exit(1 if problems else 0)
 
@@ -176,5 +188,37 @@ def android_session(message, rig_address):
         0x2C: bytes([1]),  # HOPPING_MODE on (Utils, id 1)
     }
     return struct.unpack("<I", block[4:8])[0], expected
+
+def jetpack_session(parameters, answer):
+    """The session id and the TLVs of Jetpack's parameters (phone address (2), session id (4),
+    sub-session id (4), config type, channel, preamble, update rate, slot ms, the phone's role (0
+    controlee, 1 controller), key length, key) as the rig's "accepted" answer (its address (2),
+    its role, channel, preamble) completes them: AOSP's config type 1 mapping, the rig in the
+    role opposite the phone's, Jetpack's controller the initiator, the interval for the update
+    rate (androidx_backend Utils.java: 1 automatic 240 ms, 2 infrequent 600, 3 frequent 120)."""
+    if len(parameters) != 28 or parameters[13] != 1 or parameters[19] != 8 or len(answer) != 8:
+        return None, None
+    interval = {1: 240, 2: 600, 3: 120}.get(parameters[16])
+    if interval is None:
+        return None, None
+    rig_controls = parameters[18] == 0
+    key = parameters[20:28]
+    expected = {
+        0x00: bytes([1 if rig_controls else 0]),  # DEVICE_TYPE: opposite the phone's role
+        0x01: bytes([2]), 0x02: bytes([0]), 0x03: bytes([0]),
+        0x04: answer[6:7],  # CHANNEL_NUMBER as the rig answered it
+        0x05: bytes([1]),
+        0x06: answer[3:5],  # DEVICE_MAC_ADDRESS: the rig's, as in its answer
+        0x07: parameters[3:5],  # DST_MAC_ADDRESS: the phone's
+        0x08: struct.pack("<H", parameters[17] * 1200),
+        0x09: struct.pack("<I", interval),
+        0x0C: bytes([3]),
+        0x11: bytes([1 if rig_controls else 0]),  # DEVICE_ROLE: the controller initiates
+        0x12: bytes([3]),
+        0x14: answer[7:8],  # PREAMBLE_CODE_INDEX as the rig answered it
+        0x15: bytes([2]), 0x1B: bytes([6]), 0x22: bytes([1]), 0x26: bytes([0]),
+        0x27: key[0:2], 0x28: key[2:8], 0x2C: bytes([1]),
+    }
+    return struct.unpack("<I", parameters[5:9])[0], expected
 
 main()

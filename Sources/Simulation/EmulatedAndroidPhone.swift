@@ -3,10 +3,12 @@ import GATTServer
 import Synchronization
 import UCI
 
-/// An attendee's Android phone whose app ranges through Android 16's Ranging module (scenario
-/// node kind `android`), driven by the simulation step by step like `EmulatedIPhone`. It is
-/// written from the published spec and AOSP's sources, not from the rig's code, so the rig is
-/// checked against them; every octet it writes or reads is laid out here by hand.
+/// An attendee's Android phone whose app ranges through Android 16's Ranging module, or through
+/// Jetpack's `androidx.core.uwb` with the rig's parameters layout (scenario node kind `android`,
+/// `oob` `v1`/`v2`/`v3` or `jetpack`), driven by the simulation step by step like
+/// `EmulatedIPhone`. It is written from the published spec, AOSP's sources and
+/// docs/android-jetpack.md, not from the rig's code, so the rig is checked against them; every
+/// octet it writes or reads is laid out here by hand.
 ///
 /// - **BLE**: the spec's connection-based flow as initiator over the rig's OOB service, in the
 ///   spec version `oob` names (1, 2 or 3): subscribe, write Ranging Capability Request {UWB},
@@ -14,6 +16,11 @@ import UCI
 ///   Ranging Configuration (configure and start UWB), wait for the Configuration Response; at
 ///   `stopAt` write Stop Ranging {UWB}, wait for its response, disconnect. A Stop Ranging from the
 ///   rig ends its session (answered, then it tries again a second later).
+/// - **Jetpack**: subscribe to the `jetpack` characteristic, write the parameters (its role,
+///   controller or controlee, drawn; a controller's complex channel is channel 9 and a random
+///   preamble, as AOSP's `RangingController` picks; a controlee leaves it to the rig with 0, 0),
+///   read the rig's "accepted" answer (its address, role and complex channel), then range; at
+///   `stopAt` write stop and wait for "stopped".
 /// - **Its choices** (drawn from its seed, within the rig's offer): channel 5 or 9, a preamble
 ///   index, the config id, the rig's role (initiator or responder, as the rig's roles allow) and
 ///   mode (controller or controlee), the interval among Android's presets for the config id
@@ -31,7 +38,8 @@ package final class EmulatedAndroidPhone: Sendable {
         case idle(retryAt: Int64)
         /// Wrote the Capability Request, waits for the response.
         case asking(since: Int64)
-        /// Wrote the Configuration, waits for the Configuration Response.
+        /// Wrote the Configuration (or Jetpack's parameters), waits for the Configuration
+        /// Response (or "accepted").
         case configuring(since: Int64)
         case ranging
         /// Wrote Stop Ranging, waits for its response.
@@ -42,9 +50,9 @@ package final class EmulatedAndroidPhone: Sendable {
 
     /// Counts for tests and the demo's summary.
     package struct Tally: Equatable, Sendable {
-        /// Configuration Responses received: the rig's board runs the session.
+        /// Configuration Responses (Jetpack: "accepted") received: the rig runs the session.
         package var started = 0
-        /// Stop Ranging Responses received after its own Stop Ranging.
+        /// Stop Ranging Responses (Jetpack: "stopped") received after its own stop.
         package var stopped = 0
         /// Connections that broke, timed out or were stopped by the rig before the flow's end.
         package var failures = 0
@@ -76,6 +84,8 @@ package final class EmulatedAndroidPhone: Sendable {
         var stage: Stage = .idle(retryAt: 0)
         var connection: Connection?
         var tally = Tally()
+        /// Jetpack: the parameters written, until the rig's answer completes them.
+        var pending: (Choice, key: [UInt8])?
     }
 
     /// The spec's message ids.
@@ -99,8 +109,8 @@ package final class EmulatedAndroidPhone: Sendable {
     private let world: World
     private let air: GATTAir
     private let body: Int
-    /// The spec version it speaks (1-3).
-    private let version: UInt8
+    /// The spec version it speaks (1-3); nil for a Jetpack app.
+    private let version: UInt8?
     /// Its own UWB short address, drawn once.
     private let address: UInt16
     private let stopAt: Int64?
@@ -111,7 +121,7 @@ package final class EmulatedAndroidPhone: Sendable {
         self.air = air
         self.body = body
         let node = world.scenario.nodes[body]
-        self.version = node.oob?.specVersion ?? 3
+        self.version = (node.oob ?? .v3).specVersion
         var random = SplitMix64(seed: seed ^ 0xA4D2_0DD1)
         self.address = UInt16.random(in: 1...0xFFFE, using: &random)
         self.stopAt = node.stopAt.map { Int64(($0 * 1000).rounded()) }
@@ -145,21 +155,25 @@ package final class EmulatedAndroidPhone: Sendable {
         state.withLock { $0.stage = stage }
     }
 
-    /// Connects to the nearest rig serving the OOB service, subscribes, asks its capability.
+    /// Connects to the nearest rig serving the OOB service, subscribes, and asks its capability
+    /// (or, with Jetpack, writes its parameters).
     private func connect(now: Int64) {
-        for (rig, database) in air.servers(near: body) where database.characteristic(AndroidOOBGATTService.phoneToRig) != nil {
+        let (write, notify) = version == nil
+            ? (AndroidOOBGATTService.jetpack, AndroidOOBGATTService.jetpack)
+            : (AndroidOOBGATTService.phoneToRig, AndroidOOBGATTService.rigToPhone)
+        for (rig, database) in air.servers(near: body) where database.characteristic(write) != nil {
             guard let client = air.connect(phone: body, to: rig) else { continue }
             state.withLock { $0.connection = Connection(client: client) }
-            guard air.subscribe(to: AndroidOOBGATTService.rigToPhone, on: client),
-                write([version, MessageID.capabilityRequest] + Self.uwbOnly, on: client)
-            else { return giveUp(now: now) }
+            guard air.subscribe(to: notify, on: client) else { return giveUp(now: now) }
+            guard let version else { return sendJetpackParameters(on: client, now: now) }
+            guard self.write([version, MessageID.capabilityRequest] + Self.uwbOnly, on: client) else { return giveUp(now: now) }
             return setStage(.asking(since: now))
         }
         setStage(.idle(retryAt: now + Self.retryMilliseconds))
     }
 
     private func write(_ message: [UInt8], on client: GATTClient) -> Bool {
-        air.write(message, to: AndroidOOBGATTService.phoneToRig, on: client)
+        air.write(message, to: version == nil ? AndroidOOBGATTService.jetpack : AndroidOOBGATTService.phoneToRig, on: client)
     }
 
     private func receive(_ delivery: GATTAir.PhoneDelivery, now: Int64) {
@@ -172,6 +186,7 @@ package final class EmulatedAndroidPhone: Sendable {
                 s.stage = s.stage == .done ? .done : .idle(retryAt: now + Self.retryMilliseconds)
             }
         case .notification(_, let value):
+            guard let version else { return jetpackAnswer(value, now: now) }
             guard value.count >= 2, value[0] == version else { return }
             switch (value[1], stage) {
             case (MessageID.capabilityResponse, .asking):
@@ -213,7 +228,7 @@ package final class EmulatedAndroidPhone: Sendable {
     }
 
     private func offer(in message: [UInt8]) -> Offer? {
-        let trailer = version >= 2 ? 3 : 0
+        let trailer = (version ?? 1) >= 2 ? 3 : 0
         guard message.count == 4 + 20 + trailer, message[2] == 0x01, message[3] == 0x00, message[4] == 0x00, message[5] == 20 else {
             return nil
         }
@@ -228,7 +243,7 @@ package final class EmulatedAndroidPhone: Sendable {
 
     /// Chooses a configuration from the rig's offer, starts its chip and writes it.
     private func configure(capabilityResponse message: [UInt8], now: Int64) {
-        guard let offer = offer(in: message), let client = state.withLock({ $0.connection?.client }) else { return giveUp(now: now) }
+        guard let version, let offer = offer(in: message), let client = state.withLock({ $0.connection?.client }) else { return giveUp(now: now) }
         let choice: (Choice, key: [UInt8])? = state.withLock { s in
             let channels = offer.channels.filter { $0 == 5 || $0 == 9 }
             let preambles = offer.preambles.filter { (9...12).contains($0) }
@@ -252,7 +267,7 @@ package final class EmulatedAndroidPhone: Sendable {
             s.connection?.sessionID = choice.sessionID
             s.tally.configurations.append(choice)
         }
-        guard write(configuration(choice, key: key), on: client) else { return giveUp(now: now) }
+        guard write(configuration(choice, key: key, version: version), on: client) else { return giveUp(now: now) }
         setStage(.configuring(since: now))
     }
 
@@ -261,7 +276,7 @@ package final class EmulatedAndroidPhone: Sendable {
     /// config id, channel, preamble, interval, slot, key length 8 and key, country "US", the
     /// rig's role (1 initiator, 2 responder) and mode (1 controller, 2 controlee); version 3
     /// adds motion support (0: none).
-    private func configuration(_ choice: Choice, key: [UInt8]) -> [UInt8] {
+    private func configuration(_ choice: Choice, key: [UInt8], version: UInt8) -> [UInt8] {
         var message: [UInt8] = [version, MessageID.configuration] + Self.uwbOnly + Self.uwbOnly
         message += [0x00, 27, UInt8(address & 0xFF), UInt8(address >> 8)]
         message += [0, 8, 16, 24].map { UInt8(truncatingIfNeeded: choice.sessionID >> $0) }
@@ -314,11 +329,13 @@ package final class EmulatedAndroidPhone: Sendable {
         }
     }
 
-    /// Its app's stop: Stop Ranging {UWB}, its chip stopped, then it waits for the response.
+    /// Its app's stop: Stop Ranging {UWB} (Jetpack: stop), its chip stopped, then it waits for
+    /// the response.
     private func stop(now: Int64) {
         guard let client = state.withLock({ $0.connection?.client }) else { return setStage(.done) }
         stopChip()
-        guard write([version, MessageID.stopRanging] + Self.uwbOnly, on: client) else { return finish() }
+        let message = version.map { [$0, MessageID.stopRanging] + Self.uwbOnly } ?? Jetpack.header + [Jetpack.stop]
+        guard write(message, on: client) else { return finish() }
         setStage(.stopping(since: now))
     }
 
@@ -347,5 +364,71 @@ package final class EmulatedAndroidPhone: Sendable {
             return s.connection?.client
         }
         if let client { air.disconnect(client) }
+    }
+
+    // MARK: Jetpack
+
+    /// docs/android-jetpack.md: every message starts 'J', layout 1, kind.
+    private enum Jetpack {
+        static let header: [UInt8] = [0x4A, 0x01]
+        static let parameters: UInt8 = 0x01
+        static let stop: UInt8 = 0x02
+        static let accepted: UInt8 = 0x81
+        static let stopped: UInt8 = 0x82
+        static let refused: UInt8 = 0x83
+        /// Jetpack's update rate types and their intervals for config type 1 (androidx
+        /// `RangingParameters`; AOSP's androidx_backend `Utils.java`): automatic 240 ms,
+        /// infrequent 600, frequent 120.
+        static let rates: [(type: UInt8, interval: UInt16)] = [(1, 240), (2, 600), (3, 120)]
+    }
+
+    /// Draws its role, rate, slot, session and key, and writes the parameters: a controller
+    /// names channel 9 and a preamble, a controlee leaves both to the rig (0, 0).
+    private func sendJetpackParameters(on client: GATTClient, now: Int64) {
+        let (choice, key) = state.withLock { s in
+            let controller = Bool.random(using: &s.random)
+            let rate = Jetpack.rates.randomElement(using: &s.random)!
+            let choice = Choice(
+                sessionID: UInt32.random(in: 1...UInt32.max, using: &s.random), configID: 1, channel: controller ? 9 : 0,
+                preambleIndex: controller ? UInt8.random(in: 9...12, using: &s.random) : 0, intervalMilliseconds: rate.interval,
+                slotMilliseconds: UInt8.random(in: 1...2, using: &s.random), rigInitiates: !controller, rigControls: !controller)
+            return (choice, (0..<8).map { _ in UInt8.random(in: 0...255, using: &s.random) })
+        }
+        let rate = Jetpack.rates.first { $0.interval == choice.intervalMilliseconds }!.type
+        var message = Jetpack.header + [Jetpack.parameters, UInt8(address & 0xFF), UInt8(address >> 8)]
+        message += [0, 8, 16, 24].map { UInt8(truncatingIfNeeded: choice.sessionID >> $0) } + [0, 0, 0, 0]
+        message += [choice.configID, choice.channel, choice.preambleIndex, rate, choice.slotMilliseconds, choice.rigControls ? 0 : 1]
+        message += [UInt8(key.count)] + key
+        state.withLock { $0.pending = (choice, key) }
+        guard write(message, on: client) else { return giveUp(now: now) }
+        setStage(.configuring(since: now))
+    }
+
+    /// The rig's answer on the jetpack characteristic: "accepted" (its address, role, channel and
+    /// preamble) starts the chip; "stopped" ends a session; "refused" gives the connection up.
+    private func jetpackAnswer(_ value: [UInt8], now: Int64) {
+        guard value.count >= 3, Array(value[0..<2]) == Jetpack.header else { return }
+        switch (value[2], stage) {
+        case (Jetpack.accepted, .configuring):
+            guard value.count == 8, let (chosen, key) = state.withLock({ $0.pending }), value[5] == (chosen.rigControls ? 1 : 0) else {
+                return giveUp(now: now)
+            }
+            var choice = chosen
+            (choice.channel, choice.preambleIndex) = (value[6], value[7])
+            startChip(choice, key: key, rigAddress: [value[3], value[4]])
+            state.withLock { s in
+                s.connection?.sessionID = choice.sessionID
+                s.tally.configurations.append(choice)
+                s.tally.started += 1
+                s.stage = .ranging
+            }
+        case (Jetpack.stopped, .stopping):
+            state.withLock { $0.tally.stopped += 1 }
+            finish()
+        case (Jetpack.stopped, .ranging), (Jetpack.refused, .configuring):
+            giveUp(now: now)
+        default:
+            break
+        }
     }
 }

@@ -34,7 +34,8 @@ import PeerSecurity
 /// `phoneServices` lists the GATT services it offers them (`"qorvo-ni"`, `"nordic-uart"`,
 /// `"android-oob"`), as in `run`'s configuration. `"kind": "android"` makes a node an attendee's
 /// Android phone (`EmulatedAndroidPhone`) speaking Android's ranging OOB in the spec version its
-/// `oob` names (`"v1"`, `"v2"`, `"v3"`: the default), to a rig offering `"android-oob"`.
+/// `oob` names (`"v1"`, `"v2"`, `"v3"`: the default), or Jetpack's parameters (`"jetpack"`), to a
+/// rig offering `"android-oob"`.
 ///
 /// `groupKey` (64 hex digits, or `"from-seed"`: a key drawn from the world's seed, as the demo
 /// does) gives every node the event key: peer protocol v2, private adverts, encrypted channel
@@ -132,16 +133,18 @@ package struct Scenario: Codable, Sendable, Equatable {
             case android
         }
 
-        /// The ranging OOB spec version an emulated Android phone's app speaks.
+        /// What an emulated Android phone's app speaks: the ranging OOB spec in one of its
+        /// versions, or Jetpack's parameters in the rig's layout.
         package enum AndroidOOB: String, Codable, Sendable {
-            case v1, v2, v3
+            case v1, v2, v3, jetpack
 
-            /// The version octet of its messages.
-            package var specVersion: UInt8 {
+            /// The version octet of its OOB messages; nil for Jetpack.
+            package var specVersion: UInt8? {
                 switch self {
                 case .v1: 1
                 case .v2: 2
                 case .v3: 3
+                case .jetpack: nil
                 }
             }
         }
