@@ -29,6 +29,17 @@ struct ContactDetector: Sendable {
     private var recentPeaks: [(time: Int64, distance: Double)] = []
     private var lastFiltered: (Double, Double) = (0, 0)
     private var lastReading: Int64?
+    /// When the last round came (a reading or not), and the time between rounds: the
+    /// approach window spans at least `approachRounds` rounds, since evidence gathers per
+    /// reading. At 100 ms a round, 2.5 s is 25 of them; a phone ranging every 600 ms (Android's
+    /// infrequent rate) had four, and a 4 s touch often gathered too little evidence within
+    /// them. Eight bump every touch of `SlowRoundsContactTests` (sixty seeds tried; six still
+    /// missed three in ten); rounds up to 312 ms keep the 2.5 s.
+    private var lastRound: Int64?
+    /// The last two gaps between rounds; the smaller is the round's length, so that one gap of
+    /// lost rounds does not stretch the window.
+    private var roundGaps: (Int64, Int64) = (0, 0)
+    static let approachRounds: Int64 = 8
     /// The link budget's levels at contact, at a hand-over and at the clearance (dBm), which the
     /// received level is weighed between.
     private let levelAtContact: Double
@@ -50,6 +61,9 @@ struct ContactDetector: Sendable {
         time: Int64, distance: Double?, nonLineOfSight: Bool, sigma: Double, filtered: Double?, level: Double? = nil,
         saturated: Bool = false
     ) -> Bool {
+        if let lastRound { roundGaps = (roundGaps.1, min(max(0, time - lastRound), config.maxGapMilliseconds)) }
+        lastRound = time
+        let approachWindow = max(config.approachWindowMilliseconds, Self.approachRounds * min(roundGaps.0, roundGaps.1))
         if let filtered {
             if filtered >= config.approachMetres { lastApproachSeen = time }
             let held = min(filtered, lastFiltered.0, lastFiltered.1)
@@ -57,7 +71,7 @@ struct ContactDetector: Sendable {
             while let last = recentPeaks.last, last.distance <= held { recentPeaks.removeLast() }
             recentPeaks.append((time, held))
         }
-        while let first = recentPeaks.first, time - first.time > config.approachWindowMilliseconds { recentPeaks.removeFirst() }
+        while let first = recentPeaks.first, time - first.time > approachWindow { recentPeaks.removeFirst() }
         guard let distance, !nonLineOfSight else { return false }
         if let last = lastReading, time - last > config.maxGapMilliseconds { evidence = 0 }
         lastReading = time
@@ -99,7 +113,7 @@ struct ContactDetector: Sendable {
             // centimetres: an approach is a descent of the filtered distance, not a distance.
             approaching = (recentPeaks.first?.distance ?? 0) - (filtered ?? .infinity) >= config.rangeOnlyApproachDescentMetres
         } else {
-            approaching = lastApproachSeen.map { time - $0 <= config.approachWindowMilliseconds } ?? false
+            approaching = lastApproachSeen.map { time - $0 <= approachWindow } ?? false
         }
         let needed =
             level == nil

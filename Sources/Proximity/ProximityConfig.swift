@@ -27,8 +27,9 @@ package struct ProximityConfig: Sendable, Equatable {
     /// Clearance: a peer this far away or farther is certainly not in contact. It is the other
     /// hypothesis of the contact test, and separating beyond it re-arms the detector.
     package var clearMetres: Double = 0.30
-    /// Seen at or beyond this distance shortly before (`approachWindow`), a peer is making an
-    /// approach, and contact needs less evidence (`evidenceAfterApproach`).
+    /// Seen at or beyond this distance shortly before (`approachWindow`, or eight rounds if they
+    /// are longer), a peer is making an approach, and contact needs less evidence
+    /// (`evidenceAfterApproach`).
     package var approachMetres: Double = 0.5
     package var approachWindowMilliseconds: Int64 = 2_500
     /// Evidence (natural log-likelihood ratio of "within `bumpMetres`" against "a hand-over at

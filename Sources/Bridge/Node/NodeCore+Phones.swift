@@ -108,6 +108,7 @@ extension NodeCore {
                 effects.append(.notify(phone.client, characteristic: phone.answerOn, message))
             case .startBoardSession(let sessionID, let appConfig):
                 reportPhoneFound(id)
+                phones[id]?.inSession = true
                 phones[id]?.waiting = (PhonePeer.SessionRequest(sessionID: sessionID, appConfig: appConfig), now)
                 startWaitingPhones()
             case .stopBoardSession(let sessionID):
@@ -118,6 +119,23 @@ extension NodeCore {
                 removePhone(id)
             }
         }
+        reportSessionEnd(id)
+    }
+
+    /// An Android phone whose session ended (its stop, or the rig's) while its link stays is
+    /// reported lost (`peer-ended`), as if it had gone, and found again with its next session: a
+    /// phone between sessions does not range, so it is no nearby peer.
+    private mutating func reportSessionEnd(_ id: PeerID) {
+        guard let phone = phones[id], phone.inSession, phone.session.endsWithItsSession, phone.session.boardSessionID == nil,
+            phone.board == nil, phone.waiting == nil
+        else { return }
+        phones[id]?.inSession = false
+        guard phone.found else { return }
+        phones[id]?.found = false
+        let fresh = PeerProximity(processor: RangeProcessor(peer: id.description, config: config))
+        phones[id]?.proximity = fresh
+        nearest.remove(peer: id.rawValue, now: now)
+        events.append(Event(node: tag, body: .peerLost(.init(peer: id.description, reason: .peerEnded))))
     }
 
     private mutating func reportPhoneFound(_ id: PeerID) {

@@ -13,6 +13,8 @@ struct PhonePeer {
     var proximity: PeerProximity
     /// Whether its `peer.found` went out: once its first message was accepted.
     var found = false
+    /// Whether its machine asked for a board session that has not ended yet.
+    var inSession = false
     /// The attendee token its app wrote, as hex (never logged).
     var token: String?
     /// The session it asked for while no ranging session was free for a phone, and since when.

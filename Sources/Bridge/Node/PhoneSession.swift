@@ -51,6 +51,25 @@ enum PhoneSession {
         }
     }
 
+    /// The board session the machine answers for, from its request to its DEINIT.
+    var boardSessionID: UInt32? {
+        switch self {
+        case .accessory(let session): session.boardSessionID
+        case .android(let responder): responder.boardSessionID
+        case .jetpack(let responder): responder.boardSessionID
+        }
+    }
+
+    /// Whether the phone is a peer only while a session runs (Android's Ranging module ends a
+    /// session with Stop Ranging and may keep the link for the next), or for its whole link (an
+    /// iPhone's NI app holds the link for one accessory session).
+    var endsWithItsSession: Bool {
+        switch self {
+        case .accessory: false
+        case .android, .jetpack: true
+        }
+    }
+
     var platform: Event.Phone.Platform {
         switch self {
         case .accessory: .ios

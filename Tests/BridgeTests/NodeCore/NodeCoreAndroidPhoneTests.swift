@@ -114,12 +114,31 @@ import UCI
         #expect(NodeCorePhoneTests.notified(stop).isEmpty)
         let deinit_ = pair.feed(.c, NodeCorePhoneTests.status(token, .deinitialized))
         #expect(NodeCorePhoneTests.notified(deinit_).map(\.2) == [[0x01, 0x07, 0x01, 0x00]])
-
-        let gone = pair.feed(.c, .gatt(.closed(Self.phone)))
-        #expect(
-            NodeCorePhoneTests.events(gone).contains {
+        // Its session has ended: it is lost while its link stays, and found again by its next
+        // message; its link's end then loses it once more.
+        let lost = { (effects: [NodeEffect]) in
+            NodeCorePhoneTests.events(effects).filter {
                 if case .peerLost(let lost) = $0 { lost.peer == phone.peer && lost.reason == .peerEnded } else { false }
-            })
+            }.count
+        }
+        #expect(lost(deinit_) == 1)
+        let again = pair.feed(.c, Self.write(Self.capabilityRequest))
+        #expect(NodeCorePhoneTests.events(again).contains { if case .peerFound(let f) = $0 { f.peer == phone.peer } else { false } })
+        #expect(lost(pair.feed(.c, .gatt(.closed(Self.phone)))) == 1)
+    }
+
+    /// A phone that leaves while ranging is lost once, when its link ends.
+    @Test func aPhoneThatLeavesWhileRangingIsLostOnce() throws {
+        let pair = CorePair()
+        pair.feed(.c, Self.write(Self.capabilityRequest))
+        let open = try #require(NodeCorePhoneTests.opened(pair.feed(.c, Self.write(Self.configuration()))).first)
+        pair.feed(.c, .uwbSessions(.started(open.2, sessionID: Self.sessionID, token: 0x47)))
+        pair.feed(.c, NodeCorePhoneTests.status(0x47, .active))
+        let gone = pair.feed(.c, .gatt(.closed(Self.phone)))
+        #expect(gone.contains { if case .closeUWB(let peer) = $0 { peer == open.2 } else { false } })
+        var events = NodeCorePhoneTests.events(gone)
+        events += NodeCorePhoneTests.events(pair.feed(.c, NodeCorePhoneTests.status(0x47, .deinitialized)))
+        #expect(events.count { if case .peerLost = $0 { true } else { false } } == 1)
     }
 
     /// Refusals reach neither the board nor the phone: a channel the board lacks, an unknown
