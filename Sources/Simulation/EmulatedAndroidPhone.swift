@@ -75,8 +75,6 @@ package final class EmulatedAndroidPhone: Sendable {
 
     private struct Connection {
         var client: GATTClient
-        /// The session its chip runs, if started.
-        var sessionID: UInt32?
     }
 
     private struct State {
@@ -106,8 +104,8 @@ package final class EmulatedAndroidPhone: Sendable {
     static let answerTimeoutMilliseconds: Int64 = 5000
     static let retryMilliseconds: Int64 = 1000
 
-    private let world: World
     private let air: GATTAir
+    private let chip: EmulatedPhoneChip
     private let body: Int
     /// The spec version it speaks (1-3); nil for a Jetpack app.
     private let version: UInt8?
@@ -117,7 +115,6 @@ package final class EmulatedAndroidPhone: Sendable {
     private let state: Mutex<State>
 
     init(world: World, air: GATTAir, body: Int, seed: UInt64) {
-        self.world = world
         self.air = air
         self.body = body
         let node = world.scenario.nodes[body]
@@ -126,8 +123,7 @@ package final class EmulatedAndroidPhone: Sendable {
         self.address = UInt16.random(in: 1...0xFFFE, using: &random)
         self.stopAt = node.stopAt.map { Int64(($0 * 1000).rounded()) }
         self.state = Mutex(State(random: random))
-        // A UCI 1.1 chip names a session by its id, so the phone needs no handle.
-        world.attachDevice(body: body, uci: .v1_1) { _ in }
+        self.chip = EmulatedPhoneChip(world: world, body: body)
     }
 
     package var stage: Stage { state.withLock { $0.stage } }
@@ -179,7 +175,7 @@ package final class EmulatedAndroidPhone: Sendable {
     private func receive(_ delivery: GATTAir.PhoneDelivery, now: Int64) {
         switch delivery {
         case .disconnected:
-            stopChip()
+            chip.stop()
             state.withLock { s in
                 s.connection = nil
                 if s.stage != .done { s.tally.failures += 1 }
@@ -263,10 +259,7 @@ package final class EmulatedAndroidPhone: Sendable {
         }
         guard let (choice, key) = choice else { return giveUp(now: now) }
         startChip(choice, key: key, rigAddress: offer.address)
-        state.withLock { s in
-            s.connection?.sessionID = choice.sessionID
-            s.tally.configurations.append(choice)
-        }
+        state.withLock { $0.tally.configurations.append(choice) }
         guard write(configuration(choice, key: key, version: version), on: client) else { return giveUp(now: now) }
         setStage(.configuring(since: now))
     }
@@ -310,30 +303,14 @@ package final class EmulatedAndroidPhone: Sendable {
             (.vendorID, Array(key[0..<2])),
             (.staticSTSIV, Array(key[2..<8])),
         ]
-        let commands: [UCICommand] = [
-            .sessionInit(sessionID: choice.sessionID, type: .fiRaRanging),
-            .setAppConfig(session: choice.sessionID, config.map { AppConfigTLV(id: $0.0, value: $0.1) }),
-            .sessionStart(session: choice.sessionID),
-        ]
-        for command in commands { world.deviceInput(body: body, bytes: command.message.encoded()) }
-    }
-
-    /// Stops and deinitialises its chip's session, if one runs.
-    private func stopChip() {
-        guard let sessionID = state.withLock({ s -> UInt32? in
-            defer { s.connection?.sessionID = nil }
-            return s.connection?.sessionID
-        }) else { return }
-        for command in [UCICommand.sessionStop(session: sessionID), .sessionDeinit(session: sessionID)] {
-            world.deviceInput(body: body, bytes: command.message.encoded())
-        }
+        chip.start(sessionID: choice.sessionID, config: config)
     }
 
     /// Its app's stop: Stop Ranging {UWB} (Jetpack: stop), its chip stopped, then it waits for
     /// the response.
     private func stop(now: Int64) {
         guard let client = state.withLock({ $0.connection?.client }) else { return setStage(.done) }
-        stopChip()
+        chip.stop()
         let message = version.map { [$0, MessageID.stopRanging] + Self.uwbOnly } ?? Jetpack.header + [Jetpack.stop]
         guard write(message, on: client) else { return finish() }
         setStage(.stopping(since: now))
@@ -341,7 +318,7 @@ package final class EmulatedAndroidPhone: Sendable {
 
     /// Ends the app's flow for good: disconnects.
     private func finish() {
-        stopChip()
+        chip.stop()
         let client = state.withLock { s in
             defer {
                 s.connection = nil
@@ -354,7 +331,7 @@ package final class EmulatedAndroidPhone: Sendable {
 
     /// The flow failed: disconnect and try again later.
     private func giveUp(now: Int64) {
-        stopChip()
+        chip.stop()
         let client = state.withLock { s in
             defer {
                 s.connection = nil
@@ -417,7 +394,6 @@ package final class EmulatedAndroidPhone: Sendable {
             (choice.channel, choice.preambleIndex) = (value[6], value[7])
             startChip(choice, key: key, rigAddress: [value[3], value[4]])
             state.withLock { s in
-                s.connection?.sessionID = choice.sessionID
                 s.tally.configurations.append(choice)
                 s.tally.started += 1
                 s.stage = .ranging

@@ -51,8 +51,6 @@ package final class EmulatedIPhone: Sendable {
         var client: GATTClient
         var rig: Int
         var transport: PhoneTransport
-        /// The session its chip runs, if started.
-        var sessionID: UInt32?
     }
 
     private struct State {
@@ -77,8 +75,8 @@ package final class EmulatedIPhone: Sendable {
     static let retryMilliseconds: Int64 = 1000
     static let defaultIntervalMilliseconds: UInt16 = 120
 
-    private let world: World
     private let air: GATTAir
+    private let chip: EmulatedPhoneChip
     private let body: Int
     /// The phone's own UWB short address, drawn once.
     private let address: UInt16
@@ -87,15 +85,13 @@ package final class EmulatedIPhone: Sendable {
     private let state: Mutex<State>
 
     init(world: World, air: GATTAir, body: Int, seed: UInt64) {
-        self.world = world
         self.air = air
         self.body = body
         var random = SplitMix64(seed: seed ^ 0x1F0E_E1A5)
         self.address = UInt16.random(in: 1...0xFFFE, using: &random)
         self.stopAt = world.scenario.nodes[body].stopAt.map { Int64(($0 * 1000).rounded()) }
         self.state = Mutex(State(random: random))
-        // A UCI 1.1 chip names a session by its id, so the phone needs no handle.
-        world.attachDevice(body: body, uci: .v1_1) { _ in }
+        self.chip = EmulatedPhoneChip(world: world, body: body)
     }
 
     package var stage: Stage { state.withLock { $0.stage } }
@@ -142,7 +138,7 @@ package final class EmulatedIPhone: Sendable {
     private func receive(_ delivery: GATTAir.PhoneDelivery, now: Int64) {
         switch delivery {
         case .disconnected:
-            stopChip()
+            chip.stop()
             state.withLock { s in
                 s.connection = nil
                 if s.stage != .done { s.tally.failures += 1 }
@@ -192,8 +188,7 @@ package final class EmulatedIPhone: Sendable {
                 intervalMilliseconds: interval, stsIV: (0..<6).map { _ in UInt8.random(in: 0...255, using: &s.random) },
                 phoneAddress: address)
         }
-        let sessionID = startChip(blob: blob, rigAddress: rigAddress)
-        state.withLock { $0.connection?.sessionID = sessionID }
+        startChip(blob: blob, rigAddress: rigAddress)
         guard air.write([MessageID.configureAndStart] + blob, to: connection.transport.characteristics.write, on: connection.client) else {
             return giveUp(now: now)
         }
@@ -224,8 +219,8 @@ package final class EmulatedIPhone: Sendable {
     }
 
     /// Configures its chip as the blob's controller (AOSP's CONFIG_UNICAST_DS_TWR values for
-    /// what the blob leaves open) and starts it; returns the blob's session id.
-    private func startChip(blob: [UInt8], rigAddress: [UInt8]) -> UInt32 {
+    /// what the blob leaves open) and starts it.
+    private func startChip(blob: [UInt8], rigAddress: [UInt8]) {
         let sessionID = UInt32(blob[7]) | UInt32(blob[8]) << 8 | UInt32(blob[9]) << 16 | UInt32(blob[10]) << 24
         let config: [(AppConfigID, [UInt8])] = [
             (.deviceType, [0x01]),  // controller
@@ -245,37 +240,20 @@ package final class EmulatedIPhone: Sendable {
             (.vendorID, [0x4C, 0x00]),  // Apple's company id as AOSP's test app writes it
             (.staticSTSIV, Array(blob[20..<26])),
         ]
-        let commands: [UCICommand] = [
-            .sessionInit(sessionID: sessionID, type: .fiRaRanging),
-            .setAppConfig(session: sessionID, config.map { AppConfigTLV(id: $0.0, value: $0.1) }),
-            .sessionStart(session: sessionID),
-        ]
-        for command in commands { world.deviceInput(body: body, bytes: command.message.encoded()) }
-        return sessionID
-    }
-
-    /// Stops and deinitialises its chip's session, if one runs.
-    private func stopChip() {
-        guard let sessionID = state.withLock({ s -> UInt32? in
-            defer { s.connection?.sessionID = nil }
-            return s.connection?.sessionID
-        }) else { return }
-        for command in [UCICommand.sessionStop(session: sessionID), .sessionDeinit(session: sessionID)] {
-            world.deviceInput(body: body, bytes: command.message.encoded())
-        }
+        chip.start(sessionID: sessionID, config: config)
     }
 
     /// Its app's stop: 0x0C, its chip stopped, then it waits for 0x03.
     private func stop(now: Int64) {
         guard let connection = state.withLock({ $0.connection }) else { return setStage(.done) }
-        stopChip()
+        chip.stop()
         guard air.write([MessageID.stop], to: connection.transport.characteristics.write, on: connection.client) else { return finish() }
         setStage(.stopping(since: now))
     }
 
     /// Ends the app's flow for good: disconnects.
     private func finish() {
-        stopChip()
+        chip.stop()
         let client = state.withLock { s in
             defer {
                 s.connection = nil
@@ -288,7 +266,7 @@ package final class EmulatedIPhone: Sendable {
 
     /// The flow failed: disconnect and try again later.
     private func giveUp(now: Int64) {
-        stopChip()
+        chip.stop()
         let client = state.withLock { s in
             defer {
                 s.connection = nil

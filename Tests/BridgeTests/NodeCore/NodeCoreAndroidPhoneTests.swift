@@ -30,9 +30,9 @@ import UCI
         0x03,  // initiator and responder
     ]
     static let sessionID: UInt32 = 0x0BAD_CAFE
-    static let phoneAddress: UInt16 = 0x3C7A
 
-    /// Version 1 Ranging Configuration: configure and start UWB, the phone at 0x3C7A, session
+    /// Version 1 Ranging Configuration: configure and start UWB, the phone at 0x3C7A (the
+    /// address `NodeCorePhoneTests.round` measures), session
     /// 0x0BADCAFE, config id 1, channel `channel`, preamble 11, 120 ms, 2 ms slots, a static STS
     /// key (vendor id 4C 00, IV 11..66), "DE", the rig a responder and controlee.
     static func configuration(channel: UInt8 = 9) -> [UInt8] {
@@ -57,14 +57,6 @@ import UCI
 
     static func write(_ value: [UInt8], on characteristic: GATTUUID = phoneToRig, by client: GATTClient = phone) -> NodeInput {
         NodeCorePhoneTests.write(client, value, on: characteristic)
-    }
-
-    static func round(_ token: UInt32, centimetres: UInt16, sequence: UInt32) -> RangeData {
-        RangeData(
-            sequenceNumber: sequence, session: token, rangingIntervalMilliseconds: 120,
-            measurements: [
-                TwoWayMeasurement(address: .short(phoneAddress), status: .ok, lineOfSight: .lineOfSight, distanceCentimetres: centimetres)
-            ])
     }
 
     /// A phone's whole visit: capability request → the rig's capability; configuration → one
@@ -102,7 +94,7 @@ import UCI
         for (index, centimetres) in distances.enumerated() {
             pair.advance(100)
             all += NodeCorePhoneTests.events(pair.feed(.c, .tick))
-            all += NodeCorePhoneTests.events(pair.feed(.c, .ranges([Self.round(token, centimetres: centimetres, sequence: UInt32(index))])))
+            all += NodeCorePhoneTests.events(pair.feed(.c, .ranges([NodeCorePhoneTests.round(token, centimetres: centimetres, sequence: UInt32(index))])))
         }
         #expect(all.contains { if case .range(let r) = $0 { r.peer == phone.peer } else { false } })
         #expect(all.contains { if case .near(let zone) = $0 { zone.peer == phone.peer } else { false } })
