@@ -35,17 +35,13 @@ import UCI
         (0x2C, [0x01]),  // HOPPING_MODE
     ]
 
-    static func starts(_ actions: [AndroidOOBResponderAction]) -> [AndroidSessionConfiguration] {
-        actions.compactMap { if case .startBoardSession(let configuration) = $0 { configuration } else { nil } }
-    }
-
     @Test func happyFlowByTheOctets() throws {
         var h = H()
         // Parameters → "accepted" (the rig A1 B2 is the controlee on 9/10) first, then the board session.
         let actions = h.phone(JetpackOctets.controllerParameters)
         #expect(actions.count == 2)
         #expect(actions.first == .sendToPhone(JetpackOctets.acceptedAsControlee))
-        let session = try #require(Self.starts(actions).first)
+        let session = try #require(H.starts(actions).first)
         #expect(session.sessionID == 0x1234_5678)
         #expect(session.appConfig.map(\.id.rawValue) == Self.controleeTLVs.map(\.0))
         #expect(session.appConfig.map(\.value) == Self.controleeTLVs.map(\.1))
@@ -62,7 +58,7 @@ import UCI
         #expect(h.machine.state == .idle)
 
         // And the phone may start again.
-        #expect(Self.starts(h.phone(JetpackOctets.controllerParameters)).count == 1)
+        #expect(H.starts(h.phone(JetpackOctets.controllerParameters)).count == 1)
     }
 
     /// A controlee phone gets the rig as controller and initiator, on the complex channel the rig
@@ -71,7 +67,7 @@ import UCI
         var h = H()
         let actions = h.phone(JetpackOctets.controleeParameters)
         #expect(actions.first == .sendToPhone(JetpackOctets.acceptedAsController))
-        let session = try #require(Self.starts(actions).first)
+        let session = try #require(H.starts(actions).first)
         let values = Dictionary(uniqueKeysWithValues: session.appConfig.map { ($0.id.rawValue, $0.value) })
         #expect(values[0x00] == [0x01])  // DEVICE_TYPE controller
         #expect(values[0x11] == [0x01])  // DEVICE_ROLE initiator
@@ -85,7 +81,7 @@ import UCI
     /// Infrequent (2) is 600 ms, not 120: Jetpack's constants are not in their names' order.
     @Test func infrequentIs600Milliseconds() throws {
         var h = H()
-        let session = try #require(Self.starts(h.phone(JetpackOctets.controller(16, 0x02))).first)
+        let session = try #require(H.starts(h.phone(JetpackOctets.controller(16, 0x02))).first)
         #expect(session.appConfig.first { $0.id == .rangingDuration }?.value == [0x58, 0x02, 0x00, 0x00])
     }
 
