@@ -158,16 +158,23 @@ def android_session(message, rig_address):
     Configuration (version, id 0x02, configure (2), start (2), the UWB block: id 0, size, the
     phone's address (2), session id (4), config id, channel, preamble, interval (2), slot (1),
     key length k, key (k), country (2), the rig's role (1 initiator, 2 responder) and mode
-    (1 controller, 2 controlee)); None if unreadable or not config id 1 with a static STS key."""
+    (1 controller, 2 controlee)); None if unreadable or not config id 1 with a static STS key
+    (8 octets) or 3 with a provisioned one (16: STS_CONFIG 3, SESSION_KEY, KEY_ROTATION 1,
+    KEY_ROTATION_RATE 0 instead of VENDOR_ID and STATIC_STS_IV, as ranging/uwb_backend's
+    ConfigurationManager opens its CONFIG_PROVISIONED_UNICAST_DS_TWR)."""
     block = message[6:]
-    if len(block) < 21 or block[0] != 0x00 or block[14] != 8 or block[8] != 1 or rig_address is None:
+    if len(block) < 15 or block[0] != 0x00 or (block[8], block[14]) not in ((1, 8), (3, 16)) or rig_address is None:
         return None, None
-    key, interval, slot = block[15:23], struct.unpack("<H", block[11:13])[0], block[13]
-    role, mode = block[25], block[26]
+    k = block[14]
+    if len(block) < 15 + k + 4:
+        return None, None
+    key, interval, slot = block[15:15 + k], struct.unpack("<H", block[11:13])[0], block[13]
+    role, mode = block[15 + k + 2], block[15 + k + 3]
+    provisioned = block[8] == 3
     expected = {
         0x00: bytes([1 if mode == 1 else 0]),  # DEVICE_TYPE from the mode
         0x01: bytes([2]),  # RANGING_ROUND_USAGE DS-TWR deferred
-        0x02: bytes([0]),  # STS_CONFIG static
+        0x02: bytes([3 if provisioned else 0]),  # STS_CONFIG provisioned or static
         0x03: bytes([0]),  # MULTI_NODE_MODE unicast
         0x04: block[9:10],  # CHANNEL_NUMBER
         0x05: bytes([1]),  # NO_OF_CONTROLEE
@@ -183,10 +190,12 @@ def android_session(message, rig_address):
         0x1B: bytes([6]),  # SLOTS_PER_RR (Utils, id 1)
         0x22: bytes([1]),  # SCHEDULE_MODE time-scheduled
         0x26: bytes([0]),  # MAC_ADDRESS_MODE short
-        0x27: key[0:2],  # VENDOR_ID: the key's first two octets
-        0x28: key[2:8],  # STATIC_STS_IV: the other six
-        0x2C: bytes([1]),  # HOPPING_MODE on (Utils, id 1)
+        0x2C: bytes([1]),  # HOPPING_MODE on (Utils, ids 1 and 3)
     }
+    if provisioned:
+        expected.update({0x45: key, 0x23: bytes([1]), 0x24: bytes([0])})  # SESSION_KEY, KEY_ROTATION, its rate
+    else:
+        expected.update({0x27: key[0:2], 0x28: key[2:8]})  # VENDOR_ID and STATIC_STS_IV: the key's 2 + 6 octets
     return struct.unpack("<I", block[4:8])[0], expected
 
 def jetpack_session(parameters, answer):

@@ -130,6 +130,11 @@ for message in (b"\x01\x00\x01\x00", b"\x01\x01\x01\x00" + uwb_capability,
                 b"\x01\x02\x01\x00\x01\x00" + uwb_configuration, b"\x03\x02\x01\x00\x01\x00" + uwb_configuration + b"\x01",
                 b"\x01\x03\x01\x00", b"\x01\x06\x01\x00", b"\x01\x07\x01\x00", b"\x03\x08\x02"):
     write("android-oob", b"\x69" + message)
+# Config id 3 (provisioned STS, a 16-octet key, block size 35) for a board with provisioned STS
+# (0x79: the board above with bit 4 set).
+provisioned = b"\x00\x23" + b"\xc4\xd3" + struct.pack("<IBBBHBB", 0x12345678, 3, 9, 10, 240, 2, 16) \
+    + bytes(range(0x40, 0x50)) + b"US" + b"\x02\x02"
+write("android-oob", b"\x79" + b"\x01\x02\x01\x00\x01\x00" + provisioned)
 
 # The rig's Jetpack layout on the same target (docs/android-jetpack.md): magic 0x4A, version 1,
 # kind; parameters from a controller phone and from a controlee phone leaving the complex channel

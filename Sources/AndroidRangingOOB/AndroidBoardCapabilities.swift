@@ -10,14 +10,17 @@ package struct AndroidBoardCapabilities: Equatable, Sendable {
     package var channels: [UInt8]
     /// Preamble code indexes the board can range with.
     package var preambleIndexes: [UInt8]
-    /// Android config ids the board can run (issue 31: only those whose UCI mapping exists).
+    /// Android config ids the board can run (issue 31: only those whose UCI mapping exists: 1,
+    /// and 3 on a board with provisioned STS).
     package var configIDs: [UInt8]
     package var minimumIntervalMilliseconds: UInt16
     package var minimumSlotDurationMilliseconds: UInt8
     /// The UWB roles the board can take.
     package var roles: UWBRoles
     /// Session key lengths the board can use: 8 (static STS: vendor id and STS IV) always; 16
-    /// and 32 (provisioned STS) only for a board with SESSION_KEY.
+    /// (provisioned STS's 128-bit SESSION_KEY) only for a board with provisioned STS. 32 is not
+    /// offered: which bit of SUPPORTED_SESSION_KEY_LENGTH says a board takes a 256-bit provisioned
+    /// key is not settled by the sources we could read.
     package var sessionKeyLengths: [Int]
 
     /// The BPRF preamble indexes (9 to 12) every FiRa board supports.
@@ -25,6 +28,14 @@ package struct AndroidBoardCapabilities: Equatable, Sendable {
     /// CONFIG_UNICAST_DS_TWR, the config id Jetpack's `RangingParameters` and AOSP's presets
     /// both call 1.
     package static let unicastDSTWR: UInt8 = 1
+    /// CONFIG_PROVISIONED_UNICAST_DS_TWR in the Ranging module's numbering (AOSP
+    /// ranging/uwb_backend `Utils.java`: 3, "same as CONFIG_ID_1, except P-STS security mode is
+    /// enabled"); Jetpack's older androidx_backend numbers it 4 and calls 3 an AoA-less static one.
+    package static let provisionedUnicastDSTWR: UInt8 = 3
+
+    /// The session key length each mapped config id takes: a static STS's vendor id and IV (8),
+    /// a provisioned STS's SESSION_KEY (16).
+    package static let keyLengths: [UInt8: [Int]] = [unicastDSTWR: [8], provisionedUnicastDSTWR: [16]]
 
     /// The ranging intervals (fast, normal, infrequent) Android runs each config id at: AOSP's
     /// `Utils.java` (packages/modules/Uwb, ranging/uwb_backend/.../internal/) holds one set per id,
@@ -59,16 +70,21 @@ package struct AndroidBoardCapabilities: Equatable, Sendable {
 
     /// Read from a board's CORE_GET_CAPS_INFO answer (UCI major version `uciMajor`): the
     /// channels of its SUPPORTED_CHANNELS bitmap an Android phone uses (channel 9 alone for a
-    /// board that does not report them, the channel the FiRa PHY makes mandatory). Config id 1
-    /// only, since it is the one mapped (`AndroidSessionConfiguration`); BPRF preambles; both
-    /// roles; static STS keys; 120 ms (Android's fastest interval for id 1) and 1 ms slots, which
-    /// UCI capabilities do not report.
+    /// board that does not report them, the channel the FiRa PHY makes mandatory). Config id 1,
+    /// and 3 with 16-octet keys when the board runs provisioned STS (UCI 2.0, SUPPORTED_STS_CONFIG
+    /// bit 3), since those are the ones mapped (`AndroidSessionConfiguration`); BPRF preambles;
+    /// both roles; 120 ms (Android's fastest interval for both ids) and 1 ms slots, which UCI
+    /// capabilities do not report.
     package init(capabilities: [CapabilityTLV], uciMajor: UInt8) {
         let bitmap = Capabilities.value(of: .channels, in: capabilities, uciMajor: uciMajor)?.first ?? 0
         let reported = Capabilities.channelBits.enumerated().filter { bitmap & (1 << $0.offset) != 0 }.map(\.element)
         let usable = reported.filter(Self.androidChannels.contains)
+        let stsConfigs = Capabilities.value(of: .stsConfigs, in: capabilities, uciMajor: uciMajor)?.first ?? 0
+        let provisioned = uciMajor >= 2 && stsConfigs & (1 << STSConfig.provisioned.rawValue) != 0
         self.init(
-            channels: reported.isEmpty ? [9] : usable, minimumIntervalMilliseconds: 120, minimumSlotDurationMilliseconds: 1)
+            channels: reported.isEmpty ? [9] : usable,
+            configIDs: provisioned ? [Self.unicastDSTWR, Self.provisionedUnicastDSTWR] : [Self.unicastDSTWR],
+            minimumIntervalMilliseconds: 120, minimumSlotDurationMilliseconds: 1, sessionKeyLengths: provisioned ? [8, 16] : [8])
     }
 
     /// The UWB block of the rig's Capability Response, for a rig whose short address is
@@ -101,8 +117,9 @@ package struct AndroidBoardCapabilities: Equatable, Sendable {
         guard Self.slotDurations.contains(configuration.slotDurationMilliseconds) else {
             throw .unsupportedSlotDuration(configuration.slotDurationMilliseconds, supported: Self.slotDurations)
         }
-        guard sessionKeyLengths.contains(configuration.sessionKey.count) else {
-            throw .sessionKeyLength(configuration.sessionKey.count, supported: sessionKeyLengths)
+        let keyLengths = (Self.keyLengths[configuration.configID] ?? sessionKeyLengths).filter(sessionKeyLengths.contains)
+        guard keyLengths.contains(configuration.sessionKey.count) else {
+            throw .sessionKeyLength(configuration.sessionKey.count, supported: keyLengths)
         }
         guard roles.contains(configuration.role.bit) else { throw .unsupportedRole(configuration.role) }
     }

@@ -3,7 +3,8 @@ import UCI
 
 /// The FiRa session a checked UWB configuration becomes on the rig's board: the session id for
 /// SESSION_INIT and the TLVs for SESSION_SET_APP_CONFIG, set the way Android's own UWB stack opens
-/// the same config id. Only CONFIG_UNICAST_DS_TWR (id 1) is mapped; its fixed values are AOSP's
+/// the same config id. CONFIG_UNICAST_DS_TWR (id 1) and CONFIG_PROVISIONED_UNICAST_DS_TWR (id 3:
+/// the same but for the STS, below) are mapped; their fixed values are AOSP's
 /// (packages/modules/Uwb, ranging/uwb_backend/src/com/android/ranging/uwb/backend/internal/
 /// `ConfigurationManager.java` for the per-id properties and `Utils.java` for the per-id timing,
 /// both read in `GrapheneOS/platform_packages_modules_Uwb`):
@@ -32,6 +33,11 @@ import UCI
 /// | STATIC_STS_IV 0x28 | key octets 2-7 | configuration's session key |
 /// | HOPPING_MODE 0x2C | 1 FiRa hopping | Utils, id 1 (`hoppingEnabled`) |
 ///
+/// Config id 3 (provisioned STS; `ConfigurationManager`'s `STS_CONFIG_PROVISIONED` branch, and
+/// `Utils`' timing for id 3, which is id 1's): STS_CONFIG 0x02 is 3, and instead of VENDOR_ID and
+/// STATIC_STS_IV the 16-octet key goes to SESSION_KEY 0x45, with KEY_ROTATION 0x23 = 1 and
+/// KEY_ROTATION_RATE 0x24 = 0 (`setIsKeyRotationEnabled(true)`, `setKeyRotationRate(0)`).
+///
 /// Byte order: addresses and the vendor id go to the board in the order the OOB message carries
 /// them, as AOSP does without its `isReversedByteOrderFiraParams` flag; whether a given board
 /// wants them reversed is the same open question `AccessoryOctetOrder` answers for Apple's
@@ -47,14 +53,18 @@ package struct AndroidSessionConfiguration: Equatable, Sendable {
     package static let rstuPerMillisecond: UInt16 = 1200
 
     /// The session for `configuration`, already checked by `board`, on a rig whose short address
-    /// is `deviceAddress` (wire order). Refuses config ids other than 1 and keys other than a
-    /// static STS's 8 octets, which this mapping does not cover.
+    /// is `deviceAddress` (wire order). Refuses config ids other than 1 and 3, and keys of
+    /// another length than the id's (8 for 1, 16 for 3), which this mapping does not cover.
     package init(_ configuration: UWBConfiguration, deviceAddress: [UInt8]) throws(RangingConfigurationError) {
         precondition(deviceAddress.count == 2, "a UWB short address is 2 octets")
-        guard configuration.configID == AndroidBoardCapabilities.unicastDSTWR else {
-            throw .unsupportedConfigID(configuration.configID, supported: [AndroidBoardCapabilities.unicastDSTWR])
+        let mapped = AndroidBoardCapabilities.keyLengths.keys.sorted()
+        guard let keyLengths = AndroidBoardCapabilities.keyLengths[configuration.configID] else {
+            throw .unsupportedConfigID(configuration.configID, supported: mapped)
         }
-        guard configuration.sessionKey.count == 8 else { throw .sessionKeyLength(configuration.sessionKey.count, supported: [8]) }
+        guard keyLengths.contains(configuration.sessionKey.count) else {
+            throw .sessionKeyLength(configuration.sessionKey.count, supported: keyLengths)
+        }
+        let provisioned = configuration.configID == AndroidBoardCapabilities.provisionedUnicastDSTWR
         // Checked again here, not trusted: a 244 ms slot overflowed SLOT_DURATION's 2 octets
         // (found by the android-oob fuzz target, when the board check bounded it only below).
         guard AndroidBoardCapabilities.slotDurations.contains(configuration.slotDurationMilliseconds) else {
@@ -64,7 +74,7 @@ package struct AndroidSessionConfiguration: Equatable, Sendable {
         appConfig = [
             .deviceType(configuration.mode == .controller ? .controller : .controlee),
             .rangingRoundUsage(.dsTwrDeferred),
-            .stsConfig(.staticSTS),
+            .stsConfig(provisioned ? .provisioned : .staticSTS),
             .multiNodeMode(.unicast),
             .channel(configuration.channel),
             .numberOfControlees(1),
@@ -80,9 +90,14 @@ package struct AndroidSessionConfiguration: Equatable, Sendable {
             .slotsPerRangingRound(Self.slotsPerRound),
             .scheduleMode(1),
             .macAddressMode(.short),
-            AppConfigTLV(id: .vendorID, value: Array(configuration.sessionKey[0..<2])),
-            .staticSTSIV(Array(configuration.sessionKey[2..<8])),
-            .hoppingMode(1),
         ]
+        appConfig += provisioned
+            ? [
+                AppConfigTLV(id: .sessionKey, value: configuration.sessionKey),
+                AppConfigTLV(id: .keyRotation, value: [1]),
+                AppConfigTLV(id: .keyRotationRate, value: [0]),
+            ]
+            : [AppConfigTLV(id: .vendorID, value: Array(configuration.sessionKey[0..<2])), .staticSTSIV(Array(configuration.sessionKey[2..<8]))]
+        appConfig.append(.hoppingMode(1))
     }
 }

@@ -121,6 +121,11 @@ package struct JetpackParameters: Equatable, Sendable {
     /// controlee phone. The interval is Android's preset for the update rate (`JetpackUpdateRate`).
     package func configuration(for board: AndroidBoardCapabilities) throws(JetpackParametersError) -> UWBConfiguration {
         guard subSessionID == 0 else { throw .subSessionID(subSessionID) }
+        // Jetpack numbers its config types as androidx_backend does (3 is an AoA-less static
+        // one there, 3 a provisioned one in the OOB spec's numbering): only 1 means the same.
+        guard configType == AndroidBoardCapabilities.unicastDSTWR else {
+            throw .configuration(.unsupportedConfigID(configType, supported: [AndroidBoardCapabilities.unicastDSTWR]))
+        }
         guard let interval = updateRate.intervalMilliseconds(configID: configType) else {
             throw .configuration(.unsupportedConfigID(configType, supported: board.configIDs))
         }

@@ -370,17 +370,17 @@ func mapShareable(_ blob: [UInt8], board: AccessoryCapabilities) {
 }
 
 /// An Android ranging OOB message from a phone, after one octet that describes the board (its
-/// channels bitmap over channels 5, 6, 8, 9 in bits 0-3; bit 4 adds config id 3; bits 5-7 the
-/// minimum interval in steps of 40 ms). What parses must re-encode to the same octets, a
-/// configuration that passes the board check must be inside the board's offer, and one with
-/// config id 1 must map to a sendable session. The same octets go to the Jetpack layout too
+/// channels bitmap over channels 5, 6, 8, 9 in bits 0-3; bit 4 adds config id 3 with 16-octet
+/// keys, a board with provisioned STS; bits 5-7 the minimum interval in steps of 40 ms). What
+/// parses must re-encode to the same octets, a configuration that passes the board check must be
+/// inside the board's offer, with its id's key length, and must map to a sendable session. The same octets go to the Jetpack layout too
 /// (`fuzzJetpack`).
 func fuzzAndroidOOB(_ data: [UInt8]) {
     guard let selector = data.first else { return }
     let board = AndroidBoardCapabilities(
         channels: [5, 6, 8, 9].enumerated().filter { selector >> $0.offset & 1 == 1 }.map(\.element),
         configIDs: selector & 0x10 != 0 ? [1, 3] : [1], minimumIntervalMilliseconds: UInt16(selector >> 5) * 40,
-        minimumSlotDurationMilliseconds: 1)
+        minimumSlotDurationMilliseconds: 1, sessionKeyLengths: selector & 0x10 != 0 ? [8, 16] : [8])
     let octets = Array(data.dropFirst())
     fuzzJetpack(octets, board: board)
     guard let message = try? OOBMessage(octets) else { return }
@@ -390,12 +390,13 @@ func fuzzAndroidOOB(_ data: [UInt8]) {
     precondition(board.configIDs.contains(uwb.configID), "a config id the board lacks passed")
     precondition(board.preambleIndexes.contains(uwb.preambleIndex), "a preamble index the board lacks passed")
     precondition(uwb.intervalMilliseconds >= board.minimumIntervalMilliseconds, "an interval below the minimum passed")
-    precondition(uwb.sessionKey.count == 8 && uwb.sessionID != 0, "a key length or session id the board cannot use passed")
-    guard uwb.configID == 1 else { return }
+    precondition(uwb.sessionKey.count == (uwb.configID == 3 ? 16 : 8) && uwb.sessionID != 0, "a key length or session id the board cannot use passed")
     guard let session = try? AndroidSessionConfiguration(uwb, deviceAddress: [0xA1, 0xB2]) else {
-        preconditionFailure("a checked config id 1 configuration did not map")
+        preconditionFailure("a checked configuration did not map")
     }
-    precondition(session.sessionID == uwb.sessionID && session.appConfig.allSatisfy { $0.value.count <= 8 }, "an unsendable session")
+    precondition(
+        session.sessionID == uwb.sessionID && session.appConfig.allSatisfy { $0.value.count <= ($0.id == .sessionKey ? 32 : 8) },
+        "an unsendable session")
 }
 
 /// The rig's Jetpack layout (`JetpackRequest`, `JetpackAnswer`; a Jetpack message starts with

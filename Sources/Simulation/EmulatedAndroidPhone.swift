@@ -98,8 +98,11 @@ package final class EmulatedAndroidPhone: Sendable {
 
     /// The technology bitmap {UWB}: bit 0, two octets little-endian.
     private static let uwbOnly: [UInt8] = [0x01, 0x00]
-    /// Android's intervals per config id (AOSP `Utils.java`).
+    /// Android's intervals per unicast config id (AOSP ranging/uwb_backend `Utils.java`: 1 static
+    /// STS, 3 and 6 provisioned STS).
     private static let presets: [UInt8: [UInt16]] = [1: [120, 240, 600], 3: [120, 240, 600], 6: [96, 240, 600]]
+    /// CONFIG_PROVISIONED_UNICAST_DS_TWR in the Ranging module's numbering.
+    private static let provisionedUnicast: UInt8 = 3
 
     static let answerTimeoutMilliseconds: Int64 = 5000
     static let retryMilliseconds: Int64 = 1000
@@ -254,8 +257,10 @@ package final class EmulatedAndroidPhone: Sendable {
             let choice = Choice(
                 sessionID: UInt32.random(in: 1...UInt32.max, using: &s.random), configID: configID, channel: channel, preambleIndex: preamble,
                 intervalMilliseconds: interval, slotMilliseconds: slot, rigInitiates: rigInitiates, rigControls: Bool.random(using: &s.random))
-            // A static STS key: vendor id (2) and STS IV (6).
-            return (choice, (0..<8).map { _ in UInt8.random(in: 0...255, using: &s.random) })
+            // A static STS key, vendor id (2) and STS IV (6), for id 1; a provisioned STS's
+            // 128-bit session key for id 3 (AOSP's UwbOobConfig carries either as the key).
+            let keyLength = configID == Self.provisionedUnicast ? 16 : 8
+            return (choice, (0..<keyLength).map { _ in UInt8.random(in: 0...255, using: &s.random) })
         }
         guard let (choice, key) = choice else { return giveUp(now: now) }
         startChip(choice, key: key, rigAddress: offer.address)
@@ -265,13 +270,13 @@ package final class EmulatedAndroidPhone: Sendable {
     }
 
     /// Ranging Configuration (the PDL's `RangingConfiguration` and `UwbConfiguration`):
-    /// configure {UWB}, start {UWB}, the UWB block (id 0, size 19 + 8): its address, session id,
-    /// config id, channel, preamble, interval, slot, key length 8 and key, country "US", the
+    /// configure {UWB}, start {UWB}, the UWB block (id 0, size 19 + k): its address, session id,
+    /// config id, channel, preamble, interval, slot, key length k and key, country "US", the
     /// rig's role (1 initiator, 2 responder) and mode (1 controller, 2 controlee); version 3
     /// adds motion support (0: none).
     private func configuration(_ choice: Choice, key: [UInt8], version: UInt8) -> [UInt8] {
         var message: [UInt8] = [version, MessageID.configuration] + Self.uwbOnly + Self.uwbOnly
-        message += [0x00, 27, UInt8(address & 0xFF), UInt8(address >> 8)]
+        message += [0x00, UInt8(19 + key.count), UInt8(address & 0xFF), UInt8(address >> 8)]
         message += [0, 8, 16, 24].map { UInt8(truncatingIfNeeded: choice.sessionID >> $0) }
         message += [choice.configID, choice.channel, choice.preambleIndex]
         message += [UInt8(choice.intervalMilliseconds & 0xFF), UInt8(choice.intervalMilliseconds >> 8), choice.slotMilliseconds]
@@ -281,14 +286,17 @@ package final class EmulatedAndroidPhone: Sendable {
         return message
     }
 
-    /// Configures its chip as the rig's counterpart for config id 1 and starts it.
+    /// Configures its chip as the rig's counterpart for config id 1 (static STS) or 3
+    /// (provisioned STS: STS_CONFIG 3, SESSION_KEY, key rotation on at rate 0, as AOSP's
+    /// `ConfigurationManager` sets it) and starts it.
     private func startChip(_ choice: Choice, key: [UInt8], rigAddress: [UInt8]) {
         let slotRSTU = UInt16(choice.slotMilliseconds) * 1200
         let interval = UInt32(choice.intervalMilliseconds)
-        let config: [(AppConfigID, [UInt8])] = [
+        let provisioned = choice.configID == Self.provisionedUnicast
+        var config: [(AppConfigID, [UInt8])] = [
             (.deviceType, [choice.rigControls ? 0x00 : 0x01]),
             (.rangingRoundUsage, [0x02]),  // DS-TWR deferred
-            (.stsConfig, [0x00]),  // static STS
+            (.stsConfig, [provisioned ? 0x03 : 0x00]),  // provisioned or static STS
             (.multiNodeMode, [0x00]),  // unicast
             (.channelNumber, [choice.channel]),
             (.numberOfControlees, [0x01]),
@@ -300,9 +308,10 @@ package final class EmulatedAndroidPhone: Sendable {
             (.deviceRole, [choice.rigInitiates ? 0x00 : 0x01]),
             (.preambleCodeIndex, [choice.preambleIndex]),
             (.slotsPerRangingRound, [6]),
-            (.vendorID, Array(key[0..<2])),
-            (.staticSTSIV, Array(key[2..<8])),
         ]
+        config += provisioned
+            ? [(.sessionKey, key), (.keyRotation, [0x01]), (.keyRotationRate, [0x00])]
+            : [(.vendorID, Array(key[0..<2])), (.staticSTSIV, Array(key[2..<8]))]
         chip.start(sessionID: choice.sessionID, config: config)
     }
 

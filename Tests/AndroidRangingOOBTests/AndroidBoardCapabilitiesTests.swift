@@ -38,10 +38,18 @@ import UCI
         #expect(refused { $0.slotDurationMilliseconds = 3 } == .unsupportedSlotDuration(3, supported: [1, 2]))
         #expect(refused { $0.slotDurationMilliseconds = 1 } == nil)
         #expect(refused { $0.sessionKey = Array(repeating: 0, count: 16) } == .sessionKeyLength(16, supported: [8]))
+        // A board with provisioned STS runs id 3 with a 16-octet key; each id takes its own length.
         var provisioned = board
-        provisioned.sessionKeyLengths = [8, 16, 32]
-        #expect(refused({ $0.sessionKey = Array(repeating: 0, count: 16) }, on: provisioned) == nil)
-        #expect(refused({ $0.sessionKey = Array(repeating: 0, count: 24) }, on: provisioned) == .sessionKeyLength(24, supported: [8, 16, 32]))
+        provisioned.configIDs = [1, 3]
+        provisioned.sessionKeyLengths = [8, 16]
+        let provisionedKey = { (configuration: inout UWBConfiguration) in
+            configuration.configID = 3
+            configuration.sessionKey = Array(repeating: 0, count: 16)
+        }
+        #expect(refused(provisionedKey, on: provisioned) == nil)
+        #expect(refused({ $0.configID = 3 }, on: provisioned) == .sessionKeyLength(8, supported: [16]))
+        #expect(refused({ $0.sessionKey = Array(repeating: 0, count: 16) }, on: provisioned) == .sessionKeyLength(16, supported: [8]))
+        #expect(refused({ provisionedKey(&$0); $0.sessionKey += $0.sessionKey }, on: provisioned) == .sessionKeyLength(32, supported: [16]))
         var responderOnly = board
         responderOnly.roles = .responder
         #expect(refused({ $0.role = .initiator }, on: responderOnly) == .unsupportedRole(.initiator))

@@ -46,16 +46,44 @@ import UCI
         #expect(session.appConfig.first { $0.id == .deviceRole }?.value == [0x01])
     }
 
-    @Test func onlyConfigID1WithAStaticKeyIsMapped() {
+    /// Config id 3 (provisioned unicast DS-TWR in the Ranging module's numbering) as AOSP's
+    /// ranging/uwb_backend `ConfigurationManager` opens it: id 1's TLVs but STS_CONFIG 3 and,
+    /// instead of VENDOR_ID and STATIC_STS_IV, SESSION_KEY with key rotation on at rate 0.
+    @Test func configID3MapsToTheProvisionedPreset() throws {
         var provisioned = Octets.uwbConfiguration
         provisioned.configID = 3
-        provisioned.sessionKey = Array(repeating: 0x5A, count: 16)
-        #expect(throws: RangingConfigurationError.unsupportedConfigID(3, supported: [1])) {
-            try AndroidSessionConfiguration(provisioned, deviceAddress: [0xA1, 0xB2])
+        provisioned.sessionKey = Array(0x40...0x4F)
+        let session = try AndroidSessionConfiguration(provisioned, deviceAddress: [0xA1, 0xB2])
+        let expected: [(UInt8, [UInt8])] = [
+            (0x00, [0x00]), (0x01, [0x02]),
+            (0x02, [0x03]),  // STS_CONFIG provisioned
+            (0x03, [0x00]), (0x04, [0x09]), (0x05, [0x01]), (0x06, [0xA1, 0xB2]), (0x07, [0xC4, 0xD3]), (0x08, [0x60, 0x09]),
+            (0x09, [0xF0, 0x00, 0x00, 0x00]), (0x0C, [0x03]), (0x11, [0x00]), (0x12, [0x03]), (0x14, [0x0A]), (0x15, [0x02]),
+            (0x1B, [0x06]), (0x22, [0x01]), (0x26, [0x00]),
+            (0x45, Array(0x40...0x4F)),  // SESSION_KEY, the configuration's 16 octets
+            (0x23, [0x01]),  // KEY_ROTATION on
+            (0x24, [0x00]),  // KEY_ROTATION_RATE 0
+            (0x2C, [0x01]),
+        ]
+        #expect(session.appConfig.map(\.id.rawValue) == expected.map(\.0))
+        #expect(session.appConfig.map(\.value) == expected.map(\.1))
+    }
+
+    /// Each mapped id takes its own key length; other ids are not mapped.
+    @Test func onlyIDs1And3WithTheirKeysAreMapped() {
+        var configuration = Octets.uwbConfiguration
+        configuration.configID = 3
+        #expect(throws: RangingConfigurationError.sessionKeyLength(8, supported: [16])) {
+            try AndroidSessionConfiguration(configuration, deviceAddress: [0xA1, 0xB2])
         }
-        provisioned.configID = 1
+        configuration.configID = 1
+        configuration.sessionKey = Array(repeating: 0x5A, count: 16)
         #expect(throws: RangingConfigurationError.sessionKeyLength(16, supported: [8])) {
-            try AndroidSessionConfiguration(provisioned, deviceAddress: [0xA1, 0xB2])
+            try AndroidSessionConfiguration(configuration, deviceAddress: [0xA1, 0xB2])
+        }
+        configuration.configID = 6
+        #expect(throws: RangingConfigurationError.unsupportedConfigID(6, supported: [1, 3])) {
+            try AndroidSessionConfiguration(configuration, deviceAddress: [0xA1, 0xB2])
         }
     }
 

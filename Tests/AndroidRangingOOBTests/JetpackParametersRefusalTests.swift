@@ -46,6 +46,13 @@ import UCI
         Self.expectBoardRefused(&h, JetpackOctets.controller(13, 2), .unsupportedConfigID(2, supported: [1]), code: 0x02)
         // Config type 7 (provisioned individual multicast) has no Android presets at all.
         Self.expectBoardRefused(&h, JetpackOctets.controller(13, 7), .unsupportedConfigID(7, supported: [1]), code: 0x02)
+        // Type 3 is an AoA-less static one in Jetpack's numbering, a provisioned one in the OOB
+        // spec's: refused even by a board that offers OOB phones id 3.
+        var provisioned = Octets.board
+        provisioned.configIDs = [1, 3]
+        provisioned.sessionKeyLengths = [8, 16]
+        var onProvisioned = H(machine: JetpackResponder(settings: AndroidOOBResponderSettings(board: provisioned, shortAddress: [0xA1, 0xB2])))
+        Self.expectBoardRefused(&onProvisioned, JetpackOctets.controller(13, 3), .unsupportedConfigID(3, supported: [1]), code: 0x02)
         Self.expectBoardRefused(&h, JetpackOctets.controller(14, 6), .unsupportedChannel(6, supported: [5, 9]), code: 0x03)
         Self.expectBoardRefused(&h, JetpackOctets.controller(15, 25), .unsupportedPreambleIndex(25, supported: [9, 10, 11, 12]), code: 0x04)
         var zeroSession = JetpackOctets.controllerParameters

@@ -74,7 +74,7 @@ import Testing
     }
 
     /// Over many seeds the phone's draws cover the rig as controller and as controlee, as
-    /// initiator and as responder, and several intervals (an OOB phone's among the presets, a
+    /// initiator and as responder, static and provisioned STS (ids 1 and 3), and several intervals (an OOB phone's among the presets, a
     /// Jetpack phone's by its update rate); the phone bumps the rig in every one, so the rig's
     /// board took each combination as the phone meant it.
     @Test(arguments: [Scenario.Node.AndroidOOB.v3, .jetpack])
@@ -82,6 +82,7 @@ import Testing
         var rigControls: Set<Bool> = []
         var rigInitiates: Set<Bool> = []
         var intervals: Set<UInt16> = []
+        var configIDs: Set<UInt8> = []
         for seed in UInt64(1)...8 {
             let (driver, output) = fastDriver(Self.onePhone(oob: oob), seed: seed, ranges: false)
             try await driver.run()
@@ -95,10 +96,13 @@ import Testing
             rigControls.insert(choice.rigControls)
             rigInitiates.insert(choice.rigInitiates)
             intervals.insert(choice.intervalMilliseconds)
+            configIDs.insert(choice.configID)
         }
         #expect(rigControls == [true, false] && rigInitiates == [true, false])
         #expect(intervals.count >= 2)
         if oob == .jetpack { #expect(intervals == [120, 240, 600]) }
+        // The virtual board runs provisioned STS: an OOB phone draws id 3 (16-octet key) too.
+        #expect(configIDs == (oob == .jetpack ? [1] : [1, 3]))
     }
 
     /// A rig offering only Apple's services is never asked by an Android phone.

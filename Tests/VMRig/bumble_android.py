@@ -11,11 +11,11 @@ Android", from Google's PDL), not from nearby-bridge's code:
            phone -> rig (9D0B0BD4-...) and every answer one notification
   0x00     Capability Request {UWB}, in spec version --android-version (1..3, default 3); wait for
            the Capability Response {UWB} in that version and read the rig's offer
-  0x02     a Ranging Configuration drawn within the offer: config id 1, channel 5 or 9, preamble
+  0x02     a Ranging Configuration drawn within the offer: config id 1 (static STS, an 8-octet
+           key: vendor id + STS IV) or 3 (provisioned STS, a 16-octet key), channel 5 or 9, preamble
            9-12, an interval among Android's 120/240/600 ms at or above the minimum, slot 1 or 2 ms
            at or above the minimum, the rig's role among those offered and its mode either way, a
-           random session id, short address and 8-octet key (vendor id + static STS IV),
-           country "US"; v3 adds motion 0; wait for the Configuration Response {UWB} (the board
+           random session id, short address and key, country "US"; v3 adds motion 0; wait for the Configuration Response {UWB} (the board
            ranges)
   0x06     Stop Ranging {UWB} after 5 s of ranging; wait for the Stop Ranging Response {UWB};
            disconnect
@@ -70,9 +70,8 @@ def draw_configuration(version: int, offer: dict, rng: random.Random) -> tuple[b
             raise RuntimeError(f"the rig offers no usable {what}: {offer}")
         return rng.choice(choices)
 
-    if 1 not in offer["config_ids"]:
-        raise RuntimeError(f"the rig does not offer config id 1: {offer}")
     draw = {
+        "config_id": pick("config id", [c for c in (1, 3) if c in offer["config_ids"]]),
         "channel": pick("channel", [c for c in (5, 9) if c in offer["channels"]]),
         "preamble": pick("preamble", [p for p in (9, 10, 11, 12) if p in offer["preambles"]]),
         "interval_ms": pick("interval", [i for i in (120, 240, 600) if i >= offer["min_interval_ms"]]),
@@ -81,10 +80,10 @@ def draw_configuration(version: int, offer: dict, rng: random.Random) -> tuple[b
         "rig_mode": rng.choice(["controller", "controlee"]),
         "session_id": rng.randrange(1, 1 << 32),
         "phone_address": rng.randrange(1, 1 << 16),
-        "key": rng.randbytes(8).hex(),
     }
+    draw["key"] = rng.randbytes(16 if draw["config_id"] == 3 else 8).hex()
     key = bytes.fromhex(draw["key"])
-    block = (struct.pack("<HIBBBHBB", draw["phone_address"], draw["session_id"], 1, draw["channel"], draw["preamble"],
+    block = (struct.pack("<HIBBBHBB", draw["phone_address"], draw["session_id"], draw["config_id"], draw["channel"], draw["preamble"],
                          draw["interval_ms"], draw["slot_ms"], len(key))
              + key + b"US" + bytes([1 if draw["rig_role"] == "initiator" else 2, 1 if draw["rig_mode"] == "controller" else 2]))
     message = (bytes([version, CONFIGURATION]) + UWB + UWB + bytes([0x00, 2 + len(block)]) + block
