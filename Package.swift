@@ -208,7 +208,7 @@ let package = Package(
         .testTarget(name: "ProximityEvaluationTests", dependencies: ["ProximityEvaluation", "Proximity", "Bridge", "Simulation"]),
         .testTarget(name: "UCIUSBTests", dependencies: ["UCIUSB"]),
         .testTarget(name: "PlotTests", dependencies: ["Plot"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Events", "UCI", "UCIHost", "BLE", "Replay"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Events", "UCI", "UCIHost", "BLE", "Replay", "GATTServer"]),
         .testTarget(
             name: "BlueZMgmtTests", dependencies: ["BLE", "BlueZMgmt", "BLEBlueZ", "ByteCoding", "PeerProtocol", "PeerSecurity"],
             resources: [.copy("Fixtures")]),

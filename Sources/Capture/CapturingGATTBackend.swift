@@ -12,8 +12,10 @@ import Synchronization
 /// then the MTU exchange) to its close (Disconnection Complete, remote user), on handles
 /// 0x0E00–0x0EFF, which peer links never use (`HCIRendering.handle`). The node sees neither the
 /// phone's address nor the MTU exchange: the capture gives the phone a placeholder static random
-/// address, C0:00:00:00:0E:nn, and renders the exchange with a Client Rx MTU of 185 (what iPhones
-/// are commonly reported to ask for) answered with our servers' 517 (`ATTServer.maximumMTU`).
+/// address, C0:00:00:00:0E:nn, and renders the exchange with the Client Rx MTU its platform asks
+/// for, told by the service of its first event: 517 on the Android service (Android apps call
+/// `requestMtu(517)`, docs/PROTOCOL.md), else 185 (what iPhones are commonly reported to ask
+/// for), answered with our servers' 517 (`ATTServer.maximumMTU`).
 package final class CapturingGATTBackend: GATTBackend {
     private struct State {
         var links: [GATTClient: LinkID] = [:]
@@ -27,7 +29,9 @@ package final class CapturingGATTBackend: GATTBackend {
     private let state = Mutex(State())
 
     static let attCID: UInt16 = 0x0004
-    static let phoneMTU: UInt16 = 185
+    static let iPhoneMTU: UInt16 = 185
+    static let androidMTU: UInt16 = 517
+    private static let androidCharacteristics = [AndroidOOBGATTService.phoneToRig, AndroidOOBGATTService.rigToPhone, AndroidOOBGATTService.jetpack]
 
     package init(_ inner: any GATTBackend, database: GATTDatabase, pcap: PcapWriter, clock: @escaping @Sendable () -> Int64) {
         self.inner = inner
@@ -57,6 +61,17 @@ package final class CapturingGATTBackend: GATTBackend {
         inner.stop()
     }
 
+    /// The Client Rx MTU rendered for a phone whose first event is `action`.
+    private static func clientMTU(firstAction action: ATTServerAction) -> UInt16 {
+        let characteristic: GATTUUID? =
+            switch action {
+            case .write(let characteristic, _, _, _), .subscription(let characteristic, _), .indicationConfirmed(let characteristic):
+                characteristic
+            case .send: nil
+            }
+        return characteristic.map(androidCharacteristics.contains) == true ? androidMTU : iPhoneMTU
+    }
+
     private func write(_ packets: [(sent: Bool, h4: [UInt8])]) {
         let now = clock()
         for (sent, h4) in packets { pcap.write(HCIRendering.direction(sent: sent) + h4, microseconds: now) }
@@ -79,7 +94,7 @@ package final class CapturingGATTBackend: GATTBackend {
                 let peer = BLEAddress(bytes: [s.opened, 0x0E, 0, 0, 0, 0xC0])
                 packets.append((false, HCIRendering.connectionComplete(link: link, peer: peer, central: false)))
                 var request: [UInt8] = [0x02]
-                request.appendLE(Self.phoneMTU)
+                request.appendLE(Self.clientMTU(firstAction: action))
                 var response: [UInt8] = [0x03]
                 response.appendLE(UInt16(ATTServer.maximumMTU))
                 packets.append((false, HCIRendering.acl(link: link, sent: false, cid: Self.attCID, payload: request)))

@@ -200,6 +200,9 @@ extension NodeCore {
         board.token = token
         phones[id]?.board = board
         phoneByToken[token] = id
+        logger.info(
+            "ranging with a phone",
+            metadata: ["peer": "\(id)", "platform": "\(phones[id]?.session.platform.rawValue ?? "")", "session": "\(sessionID)"])
         // The board's ACTIVE may have come before the session manager's report.
         let cameEarly = earlyActive.contains(token)
         earlyActive.removeAll { $0 == token }
