@@ -19,7 +19,7 @@ import UCI
 /// write, a message only a responder sends, a Configuration the board cannot run or one that
 /// arrives while a session runs each get one typed `log`, no board command, no message to the
 /// phone and no change of state, so the phone may stop and try again.
-package struct AndroidOOBResponder: Sendable {
+package struct AndroidOOBResponder: AndroidResponder {
     /// Where the machine is, with what is valid there.
     package enum State: Equatable, Sendable {
         /// Connected, no board session.

@@ -19,7 +19,7 @@ import UCI
 /// Unlike the OOB specification, this layout has a refusal: a malformed write, parameters the
 /// board cannot run or parameters while a session runs each get one `log` and a "refused" answer
 /// with a reason code, no board command and no change of state, so the app can correct and retry.
-package struct JetpackResponder: Sendable {
+package struct JetpackResponder: AndroidResponder {
     /// Where the machine is, with what is valid there.
     package enum State: Equatable, Sendable {
         /// Connected, no board session.

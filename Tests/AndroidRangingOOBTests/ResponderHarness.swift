@@ -6,7 +6,7 @@ import UCI
 /// driven as the node would drive it, with a clock the test moves, on the board `Octets.board`
 /// (channels 5 and 9, BPRF preambles, config id 1) at address A1 B2; and the actions sorted by
 /// where they go.
-struct ResponderHarness<Machine: AndroidResponderMachine> {
+struct ResponderHarness<Machine: AndroidResponder> {
     var machine: Machine
     var now: Int64 = 1_000
 

@@ -84,16 +84,19 @@ enum PhoneSession {
             self = .accessory(session)
             return actions.map(Self.action)
         case .android(var responder):
-            guard let mapped = Self.androidInput(input) else { return [] }
-            let actions = responder.receive(mapped, now: now)
+            let actions = Self.drive(&responder, input, now: now)
             self = .android(responder)
-            return actions.map(Self.action)
+            return actions
         case .jetpack(var responder):
-            guard let mapped = Self.androidInput(input) else { return [] }
-            let actions = responder.receive(mapped, now: now)
+            let actions = Self.drive(&responder, input, now: now)
             self = .jetpack(responder)
-            return actions.map(Self.action)
+            return actions
         }
+    }
+
+    private static func drive(_ responder: inout some AndroidResponder, _ input: Input, now: Int64) -> [Action] {
+        guard let mapped = androidInput(input) else { return [] }
+        return responder.receive(mapped, now: now).map(action)
     }
 
     private static func accessoryInput(_ input: Input) -> AccessorySessionInput {
