@@ -31,7 +31,6 @@ package final class CapturingGATTBackend: GATTBackend {
     static let attCID: UInt16 = 0x0004
     static let iPhoneMTU: UInt16 = 185
     static let androidMTU: UInt16 = 517
-    private static let androidCharacteristics = [AndroidOOBGATTService.phoneToRig, AndroidOOBGATTService.rigToPhone, AndroidOOBGATTService.jetpack]
 
     package init(_ inner: any GATTBackend, database: GATTDatabase, pcap: PcapWriter, clock: @escaping @Sendable () -> Int64) {
         self.inner = inner
@@ -61,15 +60,17 @@ package final class CapturingGATTBackend: GATTBackend {
         inner.stop()
     }
 
-    /// The Client Rx MTU rendered for a phone whose first event is `action`.
-    private static func clientMTU(firstAction action: ATTServerAction) -> UInt16 {
+    /// The Client Rx MTU rendered for a phone whose first event is `action`: by the service of
+    /// the characteristic it touched.
+    private func clientMTU(firstAction action: ATTServerAction) -> UInt16 {
         let characteristic: GATTUUID? =
             switch action {
             case .write(let characteristic, _, _, _), .subscription(let characteristic, _), .indicationConfirmed(let characteristic):
                 characteristic
             case .send: nil
             }
-        return characteristic.map(androidCharacteristics.contains) == true ? androidMTU : iPhoneMTU
+        let service = characteristic.flatMap { database.characteristic($0)?.service }
+        return service == AndroidOOBGATTService.serviceUUID ? Self.androidMTU : Self.iPhoneMTU
     }
 
     private func write(_ packets: [(sent: Bool, h4: [UInt8])]) {
@@ -94,7 +95,7 @@ package final class CapturingGATTBackend: GATTBackend {
                 let peer = BLEAddress(bytes: [s.opened, 0x0E, 0, 0, 0, 0xC0])
                 packets.append((false, HCIRendering.connectionComplete(link: link, peer: peer, central: false)))
                 var request: [UInt8] = [0x02]
-                request.appendLE(Self.clientMTU(firstAction: action))
+                request.appendLE(clientMTU(firstAction: action))
                 var response: [UInt8] = [0x03]
                 response.appendLE(UInt16(ATTServer.maximumMTU))
                 packets.append((false, HCIRendering.acl(link: link, sent: false, cid: Self.attCID, payload: request)))
