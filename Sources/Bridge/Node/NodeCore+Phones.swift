@@ -83,10 +83,15 @@ extension NodeCore {
         var id: PeerID
         repeat { id = PeerID(random.next()) } while peers[id] != nil || phones[id] != nil || id == identity.peerID
         phones[id] = PhonePeer(
-            session: newSession(phoneProtocol), client: client, answerOn: AccessoryGATTService.qorvoTX,
-            proximity: PeerProximity(processor: RangeProcessor(peer: id.description, config: config)), lastHeard: now)
+            session: newSession(phoneProtocol), client: client, answerOn: AccessoryGATTService.qorvoTX, proximity: newProximity(id),
+            lastHeard: now)
         phoneByClient[client] = id
         return id
+    }
+
+    /// A phone's proximity before any of its rounds.
+    private func newProximity(_ id: PeerID) -> PeerProximity {
+        PeerProximity(processor: RangeProcessor(peer: id.description, config: config))
     }
 
     private func newSession(_ phoneProtocol: PhoneTransport.PhoneProtocol) -> PhoneSession {
@@ -132,7 +137,7 @@ extension NodeCore {
         phones[id]?.inSession = false
         guard phone.found else { return }
         phones[id]?.found = false
-        let fresh = PeerProximity(processor: RangeProcessor(peer: id.description, config: config))
+        let fresh = newProximity(id)
         phones[id]?.proximity = fresh
         nearest.remove(peer: id.rawValue, now: now)
         events.append(Event(node: tag, body: .peerLost(.init(peer: id.description, reason: .peerEnded))))
