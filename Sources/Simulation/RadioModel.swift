@@ -80,6 +80,16 @@ package struct RadioModel: Codable, Sendable, Equatable {
     /// RSSI at 1 m and the path-loss exponent of the BLE log-distance model.
     package var rssiAtOneMetre: Double = -59
     package var pathLossExponent: Double = 2.0
+    /// The UWB air is shared (`SharedUWBAir`): frames take their real time on their channel and
+    /// are lost to overlapping frames of other rounds. false gives every round private air.
+    package var sharedAir = true
+    /// How much stronger (dB) a wanted frame must be than what overlaps it on its channel, and
+    /// how much weaker (dB) a frame on another preamble code counts.
+    package var captureMargin: Double = 10
+    package var codeIsolation: Double = 6
+    /// Each board's clock is off by up to this (ppm; IEEE 802.15.4's ±20 ppm), so rounds of
+    /// different boards slide past each other rather than keep one offset for ever.
+    package var clockTolerance: Double = 20
 
     package enum LevelBias: String, Codable, Sendable {
         case aps011, none
@@ -93,7 +103,7 @@ package struct RadioModel: Codable, Sendable, Equatable {
         case multipathCorrelationSeconds, shadowingPerMinute, shadowingSeconds, shadowingExtra, shadowingLoss, shadowingFlagged
         case shadowingAttenuation, shadowingMinimumDistance, sideSigma, boardOffsetSpread, uwbRange, bleRange
         case advertLossProbability, linkLossProbability, linkTamperProbability, linkTruncateProbability, linkReplayProbability
-        case resultLossProbability, rssiAtOneMetre, pathLossExponent
+        case resultLossProbability, rssiAtOneMetre, pathLossExponent, sharedAir, captureMargin, codeIsolation, clockTolerance
     }
 
     package init(from decoder: any Decoder) throws {
@@ -136,6 +146,10 @@ package struct RadioModel: Codable, Sendable, Equatable {
         resultLossProbability = try value(.resultLossProbability, d.resultLossProbability)
         rssiAtOneMetre = try value(.rssiAtOneMetre, d.rssiAtOneMetre)
         pathLossExponent = try value(.pathLossExponent, d.pathLossExponent)
+        sharedAir = try value(.sharedAir, d.sharedAir)
+        captureMargin = try value(.captureMargin, d.captureMargin)
+        codeIsolation = try value(.codeIsolation, d.codeIsolation)
+        clockTolerance = try value(.clockTolerance, d.clockTolerance)
         guard shadowingSeconds.count == 2, shadowingExtra.count == 2 else {
             throw DecodingError.dataCorruptedError(
                 forKey: .shadowingSeconds, in: c, debugDescription: "shadowingSeconds and shadowingExtra are [low, high] pairs")

@@ -2,6 +2,7 @@ import BLE
 import Bridge
 import Glibc
 import PeerSecurity
+import Proximity
 import Synchronization
 import UCI
 
@@ -69,6 +70,11 @@ package final class World: Sendable {
         var channels: [Pair: RadioModel.PairChannel] = [:]
         /// The last SDUs each body sent on each link, for the attacker's replays.
         var recentSDUs: [SentOn: [[UInt8]]] = [:]
+        /// With shared air: the frames of every round that can overlap the rounds due now, and
+        /// each such round's number among them (`buildAir`, once per step with rounds due).
+        var air: [UWBAirFrame] = []
+        var airRounds: [AirRound: Int] = [:]
+        var airStatistics = SharedAirStatistics()
 
         mutating func forget(_ id: LinkID, _ link: Link) {
             links[id] = nil
@@ -82,6 +88,13 @@ package final class World: Sendable {
         var body: Int
     }
 
+    /// A controller session's round: its body, session handle and nominal start (ms).
+    private struct AirRound: Hashable {
+        var body: Int
+        var handle: UInt32
+        var nominal: Int64
+    }
+
     private struct Pair: Hashable {
         var low: Int
         var high: Int
@@ -92,6 +105,9 @@ package final class World: Sendable {
     package let radio: RadioModel
     /// Each body's board antenna-delay offset, metres (see `Scenario.Node.boardOffset`).
     package let boardOffsets: [Double]
+    /// Each body's board clock error, parts per million (within ±`RadioModel.clockTolerance`).
+    let clockErrors: [Double]
+    private let air: SharedUWBAir
     private let state: Mutex<State>
     /// Adverts reach scanners this often.
     static let advertPeriodMilliseconds: Int64 = 250
@@ -106,6 +122,9 @@ package final class World: Sendable {
         self.radio = radio
         var offsets = SplitMix64(seed: seed ^ 0x0FF5_E7)
         self.boardOffsets = scenario.nodes.map { $0.boardOffset ?? radio.boardOffset(random: &offsets) }
+        var clocks = SplitMix64(seed: seed ^ 0xC10C)
+        self.clockErrors = scenario.nodes.map { _ in radio.clockTolerance * (2 * clocks.unit() - 1) }
+        self.air = SharedUWBAir(captureMargin: radio.captureMargin, codeIsolation: radio.codeIsolation, range: radio.uwbRange)
         self.rpaTimeoutMilliseconds = Int64(((scenario.rpaTimeout ?? 900) * 1000).rounded())
         self.state = Mutex(State(random: SplitMix64(seed: seed ^ 0x5EED_0F_A1D)))
     }
@@ -378,12 +397,17 @@ package final class World: Sendable {
     }
 
     private func runRangingRounds(_ s: inout State) {
+        var airBuilt = false
         for body in s.devices.keys.sorted() {
             guard let handles = s.devices[body]?.uwbs.sessions.keys.sorted() else { continue }
             for handle in handles {
                 while let session = s.devices[body]?.uwbs.sessions[handle], session.state == .active,
                     session.nextRoundMilliseconds <= s.now
                 {
+                    if radio.sharedAir, !airBuilt {
+                        buildAir(&s)
+                        airBuilt = true
+                    }
                     let roundTime = session.nextRoundMilliseconds
                     s.devices[body]?.uwbs.scheduleNextRound(handle: handle, at: roundTime + session.intervalMilliseconds)
                     rangingRound(&s, body: body, session: session)
@@ -411,17 +435,22 @@ package final class World: Sendable {
         }
         s.devices[otherBody]?.uwbs.scheduleNextRound(
             handle: otherHandle, at: session.nextRoundMilliseconds + 2 * session.intervalMilliseconds)
+        let lost = airLosses(&s, body: body, session: session)
         let reading = rangingReading(&s, body, otherBody)
-        emit(&s, body: body, handle: session.handle, measurements: [Self.measurement(of: peerAddress, reading)])
+        emit(
+            &s, body: body, handle: session.handle,
+            measurements: [Self.measurement(of: peerAddress, lost.measurement.contains(otherBody) || lost.report.contains(body) ? nil : reading)])
         let resultLost = radio.fails(radio.resultLossProbability, random: &s.random)
+        let controleeMissed = resultLost || lost.measurement.contains(otherBody) || lost.report.contains(otherBody)
         emit(
             &s, body: otherBody, handle: otherHandle,
-            measurements: [Self.measurement(of: otherAddress, resultLost ? nil : reading, otherSide: true)])
+            measurements: [Self.measurement(of: otherAddress, controleeMissed ? nil : reading, otherSide: true)])
     }
 
     private func oneToManyRound(_ s: inout State, body: Int, session: VirtualUWBS.Session) {
         guard let ownAddress = session.ownAddress else { return }
         var measurements: [TwoWayMeasurement] = []
+        let lost = airLosses(&s, body: body, session: session)
         for controlee in session.destinations {
             guard let (otherBody, otherHandle) = findPartner(s, body: body, session: session, address: controlee) else {
                 measurements.append(Self.measurement(of: controlee, nil))
@@ -430,13 +459,94 @@ package final class World: Sendable {
             s.devices[otherBody]?.uwbs.scheduleNextRound(
                 handle: otherHandle, at: session.nextRoundMilliseconds + 2 * session.intervalMilliseconds)
             let reading = rangingReading(&s, body, otherBody)
-            measurements.append(Self.measurement(of: controlee, reading))
+            measurements.append(Self.measurement(of: controlee, lost.measurement.contains(otherBody) ? nil : reading))
             let resultLost = radio.fails(radio.resultLossProbability, random: &s.random)
+            let controleeMissed = resultLost || lost.measurement.contains(otherBody) || lost.report.contains(otherBody)
             emit(
                 &s, body: otherBody, handle: otherHandle,
-                measurements: [Self.measurement(of: ownAddress, resultLost ? nil : reading, otherSide: true)])
+                measurements: [Self.measurement(of: ownAddress, controleeMissed ? nil : reading, otherSide: true)])
         }
         emit(&s, body: body, handle: session.handle, measurements: measurements)
+    }
+
+    // MARK: Shared air
+
+    /// Lays out on the air every active controller session's rounds around those due now, each
+    /// board's rounds one after another (its firmware runs one round at a time: a round due while
+    /// another is on the air starts when that one ends). The world runs rounds on its step grid,
+    /// where sessions started by nodes acting at the same step would stay in lock step for
+    /// ever; on the air each session's rounds keep their own phase within the interval, as
+    /// sessions that boards started at unrelated moments do, and move on each board's own
+    /// clock (`clockErrors`).
+    private func buildAir(_ s: inout State) {
+        s.air = []
+        s.airRounds = [:]
+        for body in s.devices.keys.sorted() {
+            var rounds: [(start: Double, key: AirRound, session: VirtualUWBS.Session, controlees: [Int])] = []
+            for session in s.devices[body]!.uwbs.sessions.values.sorted(by: { $0.handle < $1.handle })
+            where session.state == .active && session.isController {
+                let controlees = session.isOneToMany
+                    ? session.destinations.compactMap { findPartner(s, body: body, session: session, address: $0)?.0 }
+                    : findPartner(s, body: body, session: session).map { [$0.0] } ?? []
+                let interval = max(session.intervalMilliseconds, 1)
+                let phase = Double(Self.mix(UInt64(session.id) ^ UInt64(session.handle) << 32 ^ UInt64(body) << 48) % UInt64(interval * 1000))
+                for k in Int64(-2)...1 {
+                    let nominal = session.nextRoundMilliseconds + k * interval
+                    let start = Double(nominal) * 1000 * (1 + clockErrors[body] * 1e-6) + phase
+                    rounds.append((start, AirRound(body: body, handle: session.handle, nominal: nominal), session, controlees))
+                }
+            }
+            var free = -Double.infinity
+            for round in rounds.sorted(by: { ($0.start, $0.key.handle) < ($1.start, $1.key.handle) }) {
+                let id = s.airRounds.count
+                s.airRounds[round.key] = id
+                let frames = SharedUWBAir.roundFrames(
+                    round: id, start: max(round.start, free), timing: UWBFrameTiming(config: round.session.config),
+                    channel: round.session.config[.channelNumber]?.first ?? 9,
+                    preambleCode: round.session.config[.preambleCodeIndex]?.first ?? 10, controller: body,
+                    controllerInitiates: round.session.config[.deviceRole] != [0], controlees: round.controlees)
+                free = frames.map(\.end).max() ?? free
+                s.air += frames
+            }
+        }
+    }
+
+    /// The bodies of a round now due whose measurement is lost on the shared air, and those
+    /// that miss only the report; counted in the statistics.
+    private func airLosses(_ s: inout State, body: Int, session: VirtualUWBS.Session) -> (measurement: Set<Int>, report: Set<Int>) {
+        guard radio.sharedAir, let id = s.airRounds[AirRound(body: body, handle: session.handle, nominal: session.nextRoundMilliseconds)]
+        else { return ([], []) }
+        let now = s.now
+        let budget = LinkBudget(levelAtOneMetreDBm: radio.levelAtOneMetre)
+        var measurement: Set<Int> = []
+        var report: Set<Int> = []
+        var counted: Set<Int> = []
+        for frame in s.air where frame.round == id {
+            if counted.insert(frame.slot).inserted {
+                s.airStatistics.busyMicroseconds[frame.channel, default: 0] += frame.end - frame.start
+            }
+            guard
+                air.lost(
+                    frame, among: s.air, level: { budget.level(atMetres: self.distance(between: $0, and: $1, at: now)) },
+                    distance: { self.distance(between: $0, and: $1, at: now) })
+            else { continue }
+            let controlee = frame.transmitter == body ? frame.receiver! : frame.transmitter
+            if frame.kind == .report { report.insert(frame.receiver!) } else { measurement.insert(controlee) }
+        }
+        s.airStatistics.rounds += 1
+        if !measurement.isEmpty { s.airStatistics.lostRounds += 1 }
+        return (measurement, report)
+    }
+
+    /// What the shared air did so far: rounds run, rounds whose measurement it lost, and how
+    /// long each channel carried frames (µs).
+    package var sharedAirStatistics: SharedAirStatistics { state.withLock { $0.airStatistics } }
+
+    private static func mix(_ value: UInt64) -> UInt64 {
+        var z = value &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 
     /// One round between two bodies: the pair's slowly varying errors move on, both boards'

@@ -101,6 +101,10 @@ stuck() {
     for f in btd-power btd-scan; do
       [ -f $f.log ] && sed 's/\x1b\[[0-9;]*m//g; s/\r//g' $f.log | grep -a "Changing\|Powered:\|Failed\|Discovering:" | tail -n 4 | sed "s/^/VM-x| $f: /"
     done
+    grep -a "Failed to\|error" btd.log | tail -n 3 | cut -c1-220 | sed 's/^/VM-x| bluetoothd: /'
+    dmesg | grep -ai "bluetooth\|hci[01]" | tail -n 3 | cut -c1-220 | sed 's/^/VM-x| kernel: /'
+    grep -a "power\|Powered\|privacy\|wedged" a.err | tail -n 4 | cut -c1-220 | sed 's/^/VM-x| rig-a power: /'
+    [ -f btd-power.notes ] && tail -n 6 btd-power.notes | cut -c1-220 | sed 's/^/VM-x| /'
   fi
   echo "VM: $1"
   exit 0   # the host's check_two_rigs.py fails the run on "stopping early", with these lines
@@ -222,6 +226,7 @@ if [ $BTD = 1 ]; then
 
   # ---------------------------------------------------------------- bluetoothd powers hci0 off and on
   mark btd-power-start
+  PE0=$(lines a.err)
   # Under TCG the power-off's answer can take more than a second or two (the kernel closes the
   # links and stops advertising and discovery first): wait for it, then stay off 2 s.
   btctl btd-power.log "select $ADDR0" "power off" "until Changing power off succeeded" "sleep 2"
@@ -236,7 +241,7 @@ if [ $BTD = 1 ]; then
   for try in 1 2 3 4; do
     btctl btd-power-$try.log "select $ADDR0" "power on" "until Controller $ADDR0 Powered: yes"
     sed 's/\x1b\[[0-9;]*m//g; s/\r//g' btd-power-$try.log | grep -ao "Changing power on .*\|Failed.*\|Controller $ADDR0 Powered: .*" \
-      | sed "s/^/VM: bluetoothctl power on, try $try at $(now)s: /"
+      | sed "s/^/VM: bluetoothctl power on, try $try at $(now)s: /" | tee -a btd-power.notes
     # bluetoothctl shows the change to Powered: yes, or, when hci0 was on again already by the
     # time it asked, only that the power-on succeeded: `show` says the rest. (In 1 of 30 runs on
     # 2026-11-29 hci0 went off 2 s after bluetoothd powered it on and was on again by the next
@@ -248,7 +253,11 @@ if [ $BTD = 1 ]; then
       bluetoothctl show "$ADDR0" 2>/dev/null | grep -q "Powered: yes" && { powered_on=1; break; }
       echo "VM: hci0 was off again 2 s after bluetoothd powered it on (rig-a powered it off $(count a.err 'powering hci0 off\|power-cycling the adapter') time(s) in all, turned LE privacy back on $(count a.err 'turning it on again') time(s))"
     else
-      echo "VM: bluetoothd's power-on of hci0 failed (try $try)"
+      # why: bluetoothd logs the kernel's status ("Failed to set mode: Busy (0x0a)"); rig-a's
+      # own power commands and the kernel's Bluetooth complaints since the phase began
+      { echo "VM: bluetoothd's power-on of hci0 failed (try $try): $(grep -a 'Failed to set mode' btd.log | tail -n 1)"
+        tail -n +$((PE0 + 1)) a.err | grep -a "power\|Powered\|privacy\|wedged" | tail -n 4 | cut -c1-220 | sed "s/^/VM: rig-a since btd-power-start: /"
+        dmesg | grep -ai "bluetooth\|hci0" | tail -n 3 | sed 's/^/VM: kernel: /'; } | tee -a btd-power.notes
     fi
   done
   cat btd-power-*.log >>btd-power.log
