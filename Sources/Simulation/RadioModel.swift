@@ -17,7 +17,8 @@ import Proximity
 /// - an **RSSI** per reading (Q7.1 in UCI 2.0): the link budget's level plus slow fading and
 ///   measurement noise, saturating at −35 dBm;
 /// - each board's **antenna-delay offset** (`Scenario.Node.boardOffset`, or drawn per board within
-///   ±`boardOffsetSpread`): 0 unless the scenario says so, i.e. calibrated boards.
+///   ±`boardOffsetSpread`): 0 unless the scenario says so, i.e. calibrated boards;
+/// - a **shared air** (`SharedUWBAir`): frames lost to other rounds' frames on their channel.
 package struct RadioModel: Codable, Sendable, Equatable {
     /// Standard deviation of the independent, round-to-round ranging jitter, metres.
     package var sigma: Double = 0.06
