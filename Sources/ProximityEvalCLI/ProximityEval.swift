@@ -39,12 +39,24 @@ struct ProximityEval: AsyncParsableCommand {
     @Option(help: "Only the rows whose name contains this (repeatable), e.g. --row \"no RSSI\".")
     var row: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "Instead of the quality table, a crowded hall: these numbers of rigs (comma-separated, e.g. 10,30,100,200) bumping at booths of one 30 × 20 m hall, each on the shared air and on private air; --scale sets the minutes (2 at 1).",
+            valueName: "rigs"))
+    var hall: HallSizes?
+
     func validate() throws {
         guard scale > 0, scale <= 10 else { throw ValidationError("--scale must be above 0 and at most 10, e.g. --scale 0.1") }
     }
 
     func run() async throws {
         let started = Date()
+        if let hall {
+            let report = try await HallReport.run(rigs: hall.rigs, minutes: 2 * scale, seed: seed)
+            FileHandle.standardOutput.write(Data(report.markdown.utf8))
+            FileHandle.standardError.write(Data("proximity-eval: \(Int(Date().timeIntervalSince(started))) s\n".utf8))
+            return
+        }
         var config = ProximityConfig.default
         for setting in engineSettings { setting.apply(to: &config) }
         guard config.problems.isEmpty else { throw ValidationError(config.problems.joined(separator: "; ")) }

@@ -9,9 +9,29 @@ import Simulation
 ///
 /// Each pair is a rig standing still and a peer doing approach-and-bump gestures in front of it
 /// (the trace generator's, one after another); pairs stand 100 m apart so they never hear each
-/// other. Every gesture is scored by the `bump` events both sides wrote during it: agreement
-/// means both wrote exactly one, with the same bump id, or neither wrote any.
+/// other, or at booths of one hall where every rig hears every other (`Placement`). Every
+/// gesture is scored by the `bump` events both sides wrote during it: agreement means both wrote
+/// exactly one, with the same bump id, or neither wrote any.
 package enum HandshakeEvaluation {
+    package enum Placement: Sendable {
+        /// Pairs 100 m apart: nothing but the pair on the air.
+        case apart
+        /// Pairs at booths on a grid filling a 30 × 20 m hall, on one channel and code: every
+        /// rig hears and may range every other (docs/PROXIMITY.md, "Shared air").
+        case hall
+
+        /// Where pair `pair` of `pairs` stands; its peer moves along x from there.
+        func booth(_ pair: Int, of pairs: Int) -> (x: Double, y: Double) {
+            switch self {
+            case .apart: return (0, 100 * Double(pair))
+            case .hall:
+                let columns = max(1, Int((Double(pairs) * 1.5).squareRoot().rounded(.up)))
+                let rows = max(1, (pairs + columns - 1) / columns)
+                return ((Double(pair % columns) + 0.3) * 30 / Double(columns), (Double(pair / columns) + 0.5) * 20 / Double(rows))
+            }
+        }
+    }
+
     package struct Figures: Sendable {
         package var linkLoss: Double
         /// The boards' UCI generation: 2.0 boards report RSSI, 1.1 boards none.
@@ -24,6 +44,11 @@ package enum HandshakeEvaluation {
         package var repeated = 0
         /// Seconds from touch to each side's `bump` event.
         package var latencies: [Double] = []
+        /// Bumps between rigs of different pairs, which never touch.
+        package var falseBumps = 0
+        /// The shared air over the run: rounds, rounds it lost, channel 9's busy share.
+        package var air = SharedAirStatistics()
+        package var seconds = 0.0
 
         package var agreement: Double { Double(bothSides + neither) / Double(max(gestures, 1)) }
         package var medianLatency: Double? { QualityFigures.percentile(latencies, 0.5) }
@@ -31,7 +56,8 @@ package enum HandshakeEvaluation {
 
     package static func run(
         pairs: Int, minutes: Double, linkLoss: Double, resultLoss: Double, seed: UInt64,
-        config: BridgeConfig = BridgeConfig(), radio: RadioModel = RadioModel(), uci: BoardUCI = .v2_0
+        config: BridgeConfig = BridgeConfig(), radio: RadioModel = RadioModel(), uci: BoardUCI = .v2_0,
+        placement: Placement = .apart
     ) async throws -> Figures {
         var radio = radio
         radio.linkLossProbability = linkLoss
@@ -45,20 +71,20 @@ package enum HandshakeEvaluation {
         var gestures: [(pair: Int, window: Range<Double>, touch: Double)] = []
         var end = 0.0
         for pair in 0..<pairs {
-            let y = 100 * Double(pair)
+            let (x, y) = placement.booth(pair, of: pairs)
             // Three seconds to find each other and start ranging, then gestures one after another,
             // with two seconds to walk from where one ends to where the next begins.
-            var path = [Scenario.Waypoint(t: 0, x: 1.5, y: y)]
+            var path = [Scenario.Waypoint(t: 0, x: x + 1.5, y: y)]
             var t = 3.0
             while t < minutes * 60 {
                 let trace = generator.approachAndBump()
-                for point in trace.path { path.append(.init(t: t + point.t, x: point.d, y: y)) }
+                for point in trace.path { path.append(.init(t: t + point.t, x: x + point.d, y: y)) }
                 let next = t + trace.duration + 2
                 for contact in trace.contacts { gestures.append((pair, t..<next, t + contact.touch)) }
                 t = next
             }
             end = max(end, t)
-            var rig = Scenario.Node(name: "rig\(pair)", path: [.init(t: 0, x: 0, y: y)])
+            var rig = Scenario.Node(name: "rig\(pair)", path: [.init(t: 0, x: x, y: y)])
             var peer = Scenario.Node(name: "peer\(pair)", path: path)
             (rig.uci, peer.uci) = (uci, uci)
             nodes += [rig, peer]
@@ -89,6 +115,13 @@ package enum HandshakeEvaluation {
             reports["\(node)>\(peer)", default: [:]][id, default: []].append(time)
         }
         var figures = Figures(linkLoss: linkLoss, uci: uci)
+        figures.air = driver.world.sharedAirStatistics
+        figures.seconds = scenario.duration
+        var partners: Set<String> = []
+        for pair in 0..<pairs {
+            if let rig = ids["rig\(pair)"], let peer = ids["peer\(pair)"] { partners.formUnion(["\(rig)>\(peer)", "\(peer)>\(rig)"]) }
+        }
+        figures.falseBumps = reports.filter { !partners.contains($0.key) }.values.reduce(0) { $0 + $1.count }
         for gesture in gestures {
             guard let rig = ids["rig\(gesture.pair)"], let peer = ids["peer\(gesture.pair)"] else { continue }
             let rigSide = reports["\(rig)>\(peer)", default: [:]]
