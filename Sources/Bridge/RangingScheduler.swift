@@ -13,7 +13,7 @@ import PeerProtocol
 /// 3. everyone else: a peer keeps its session for one turn (`turnMilliseconds`); after that,
 ///    whoever has waited longest goes first (fair rotation), then the stronger signal.
 /// Ties go to the lower peer id. Peers that asked to be left alone for a while (`busy`) are not
-/// candidates until then.
+/// candidates until then, nor, while the air is full (`shedsFarPeers`), are those of the third tier.
 struct RangingScheduler: Sendable {
     struct Candidate: Sendable, Equatable {
         var peer: PeerID
@@ -65,6 +65,9 @@ struct RangingScheduler: Sendable {
     }
 
     var budget: Int
+    /// The air is full (`AirLoad`): peers of the third tier (neither near nor strong) get no
+    /// session, and those that hold one lose it.
+    var shedsFarPeers = false
     /// Peers that fit in one shared (one-to-many) session; see `BridgeConfig.controleesPerSession`.
     var controleesPerSession = 1
     var turnMilliseconds: Int64 = 5_000
@@ -76,7 +79,7 @@ struct RangingScheduler: Sendable {
     /// The peers that should hold a session now: in rank order, as many as the budget's sessions
     /// hold, peers that share sessions counting a fraction of one each.
     func choose(_ candidates: [Candidate], now: Int64) -> Set<PeerID> {
-        let eligible = candidates.filter { $0.granted || $0.available }
+        let eligible = candidates.filter { ($0.granted || $0.available) && !(shedsFarPeers && tier(of: $0) == 2) }
         guard sessionsNeeded(Demand(eligible)) > budget else { return Set(eligible.map(\.peer)) }
         let ranked = eligible.sorted { key($0, now: now) < key($1, now: now) }
         var chosen: Set<PeerID> = []
@@ -98,8 +101,13 @@ struct RangingScheduler: Sendable {
         return demand.own + demand.placed.count + (max(0, demand.unplaced - free) + limit - 1) / limit
     }
 
+    /// 0: near or in a profile drop; 1: strong adverts; 2: everyone else.
+    private func tier(of c: Candidate) -> Int {
+        c.holdsPriority ? 0 : (c.rssi ?? -.infinity) >= Self.closeRSSI ? 1 : 2
+    }
+
     private func key(_ c: Candidate, now: Int64) -> RankKey {
-        let tier = c.holdsPriority ? 0 : (c.rssi ?? -.infinity) >= Self.closeRSSI ? 1 : 2
+        let tier = tier(of: c)
         if tier == 1 {
             let strength = c.rssi! + (c.granted ? stickiness : 0)
             return RankKey(tier: tier, outOfTurn: 0, waitingSince: 0, weakness: -strength, peer: c.peer.rawValue)

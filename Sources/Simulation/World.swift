@@ -471,18 +471,18 @@ package final class World: Sendable {
 
     // MARK: Shared air
 
-    /// Lays out on the air every active controller session's rounds around those due now, each
-    /// board's rounds one after another (its firmware runs one round at a time: a round due while
-    /// another is on the air starts when that one ends). The world runs rounds on its step grid,
-    /// where sessions started by nodes acting at the same step would stay in lock step for
-    /// ever; on the air each session's rounds keep their own phase within the interval, as
-    /// sessions that boards started at unrelated moments do, and move on each board's own
-    /// clock (`clockErrors`).
+    /// Lays out on the air every active controller session's rounds around those due now. The
+    /// world runs rounds on its step grid, where sessions started by nodes acting at the same step
+    /// would stay in lock step for ever; on the air each session's rounds keep their own phase
+    /// within the interval, as sessions that boards started at unrelated moments do, and move on
+    /// each board's own clock (`clockErrors`). A board runs one round at a time and knows when
+    /// the rounds it joins as a controlee come: its own rounds start after its previous one ends
+    /// and outside those (as planned before anyone moved: an approximation).
     private func buildAir(_ s: inout State) {
         s.air = []
         s.airRounds = [:]
+        var planned: [PlannedRound] = []
         for body in s.devices.keys.sorted() {
-            var rounds: [(start: Double, key: AirRound, session: VirtualUWBS.Session, controlees: [Int])] = []
             for session in s.devices[body]!.uwbs.sessions.values.sorted(by: { $0.handle < $1.handle })
             where session.state == .active && session.isController {
                 let controlees = session.isOneToMany
@@ -490,25 +490,56 @@ package final class World: Sendable {
                     : findPartner(s, body: body, session: session).map { [$0.0] } ?? []
                 let interval = max(session.intervalMilliseconds, 1)
                 let phase = Double(Self.mix(UInt64(session.id) ^ UInt64(session.handle) << 32 ^ UInt64(body) << 48) % UInt64(interval * 1000))
+                let length = frames(of: session, body: body, controlees: controlees, round: 0, start: 0).map(\.end).max() ?? 0
                 for k in Int64(-2)...1 {
                     let nominal = session.nextRoundMilliseconds + k * interval
                     let start = Double(nominal) * 1000 * (1 + clockErrors[body] * 1e-6) + phase
-                    rounds.append((start, AirRound(body: body, handle: session.handle, nominal: nominal), session, controlees))
+                    planned.append(
+                        PlannedRound(
+                            key: AirRound(body: body, handle: session.handle, nominal: nominal), session: session, controlees: controlees,
+                            start: start, length: length))
                 }
             }
+        }
+        var joined: [Int: [(start: Double, end: Double)]] = [:]
+        for round in planned {
+            for controlee in round.controlees { joined[controlee, default: []].append((round.start, round.start + round.length)) }
+        }
+        let byBody = Dictionary(grouping: planned, by: \.key.body)
+        for body in byBody.keys.sorted() {
+            let busy = joined[body] ?? []
             var free = -Double.infinity
-            for round in rounds.sorted(by: { ($0.start, $0.key.handle) < ($1.start, $1.key.handle) }) {
+            for round in byBody[body]!.sorted(by: { ($0.start, $0.key.handle) < ($1.start, $1.key.handle) }) {
+                var start = max(round.start, free)
+                for _ in 0..<8 {
+                    guard let clash = busy.first(where: { start < $0.end && $0.start < start + round.length }) else { break }
+                    start = clash.end + Self.roundGapMicroseconds
+                }
                 let id = s.airRounds.count
                 s.airRounds[round.key] = id
-                let frames = SharedUWBAir.roundFrames(
-                    round: id, start: max(round.start, free), timing: UWBFrameTiming(config: round.session.config),
-                    channel: round.session.config[.channelNumber]?.first ?? 9,
-                    preambleCode: round.session.config[.preambleCodeIndex]?.first ?? 10, controller: body,
-                    controllerInitiates: round.session.config[.deviceRole] != [0], controlees: round.controlees)
-                free = frames.map(\.end).max() ?? free
+                let frames = frames(of: round.session, body: body, controlees: round.controlees, round: id, start: start)
+                free = (frames.map(\.end).max() ?? start) + Self.roundGapMicroseconds
                 s.air += frames
             }
         }
+    }
+
+    /// Between two rounds of one board.
+    static let roundGapMicroseconds = 100.0
+
+    private struct PlannedRound {
+        var key: AirRound
+        var session: VirtualUWBS.Session
+        var controlees: [Int]
+        var start: Double
+        var length: Double
+    }
+
+    private func frames(of session: VirtualUWBS.Session, body: Int, controlees: [Int], round: Int, start: Double) -> [UWBAirFrame] {
+        SharedUWBAir.roundFrames(
+            round: round, start: start, timing: UWBFrameTiming(config: session.config), channel: session.config[.channelNumber]?.first ?? 9,
+            preambleCode: session.config[.preambleCodeIndex]?.first ?? 10, controller: body,
+            controllerInitiates: session.config[.deviceRole] != [0], controlees: controlees)
     }
 
     /// The bodies of a round now due whose measurement is lost on the shared air, and those

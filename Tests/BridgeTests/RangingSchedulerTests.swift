@@ -17,6 +17,18 @@ import Testing
         #expect(scheduler.choose([candidate(1), candidate(2, available: false), candidate(3)], now: 0) == [PeerID(1), PeerID(3)])
     }
 
+    /// A full air sheds the third tier even within budget, granted or not; near and strong peers stay.
+    @Test func aFullAirShedsPeersThatAreNeitherNearNorStrong() {
+        var full = RangingScheduler(budget: 8)
+        full.shedsFarPeers = true
+        let peers = [
+            candidate(1, granted: true, rssi: -80), candidate(2, rssi: -85), candidate(3, priority: true, rssi: -90),
+            candidate(4, rssi: -60), candidate(5, rssi: nil),
+        ]
+        #expect(full.choose(peers, now: 0) == [PeerID(3), PeerID(4)])
+        #expect(RangingScheduler(budget: 8).choose(peers, now: 0).count == 5)
+    }
+
     @Test func aPeerKeepsItsTurnThenTheLongestWaitingGoesNext() {
         let peers = [candidate(1, granted: true, since: 0), candidate(2, granted: true, since: 0), candidate(3, since: -5_000), candidate(4, since: -1_000)]
         #expect(scheduler.choose(peers, now: 4_999) == [PeerID(1), PeerID(2)])

@@ -76,6 +76,8 @@ struct NodeCore {
     private var batchPeers: [PeerID] = []
     private var contacts: [(PeerID, Double)] = []
     var scheduler: RangingScheduler
+    /// The share of this rig's rounds that failed: when the air is full, far peers are shed.
+    private var airLoad = AirLoad()
     /// The board as it last came up: whether it runs provisioned STS.
     private var board: BoardDescription?
     /// Phones served as Nearby Interaction accessories (`NodeCore+Phones`), by the GATT client
@@ -282,6 +284,7 @@ struct NodeCore {
         guard peers[id] != nil else { return }
         feed(id, .close(sayGoodbye: false))
         guard let peer = peers.removeValue(forKey: id) else { return }
+        airLoad.forget(id)
         for link in peer.links where peerByLink[link] == id { peerByLink[link] = nil }
         if let route = peer.route, peerByRoute[route] == id { peerByRoute[route] = nil }
         events.append(Event(node: tag, body: .peerLost(.init(peer: id.description, reason: reason))))
@@ -543,6 +546,9 @@ struct NodeCore {
                 let route = UWBRoute(token: round.session, peerAddress: address)
                 guard let peer = peerByRoute[route] ?? (phoneByToken.isEmpty ? nil : phone(for: route)) else { continue }
                 batchReadings.append((peer, RangeReading(round: round, measurement: measurement)))
+                if peers[peer] != nil, let full = airLoad.record(peer, failed: AirLoad.failed(measurement.status), now: now) {
+                    reportAirLoad(full: full)
+                }
                 // A batch holds the rounds of one radio read: nearly always one peer's.
                 if !batchPeers.contains(peer) { batchPeers.append(peer) }
             }
@@ -665,6 +671,17 @@ struct NodeCore {
         reportStats(ranging: reports.count { $0.1.isRanging })
     }
 
+    /// Says on stderr when the air fills up or clears again (`AirLoad`).
+    private func reportAirLoad(full: Bool) {
+        let share = "\(Int((airLoad.failureShare * 100).rounded())) %"
+        if full {
+            logger.warning(
+                "the UWB air is saturated: \(share) of the last \(AirLoad.window) rounds failed; ranging only peers near or walking up until it clears")
+        } else {
+            logger.notice("the UWB air has room again: \(share) of rounds failed; every peer takes its turn")
+        }
+    }
+
     /// Gives the radio's sessions to the peers the scheduler picks: takes them from peers that
     /// had their turn, and hands them to the next ones.
     private mutating func schedule(_ reports: [(PeerID, SessionReport)]) {
@@ -676,6 +693,7 @@ struct NodeCore {
         }
         var rigs = scheduler
         rigs.budget = rigSessions
+        rigs.shedsFarPeers = airLoad.isFull
         let chosen = rigs.choose(candidates, now: now)
         let granted = Set(peers.lazy.filter { $0.value.granted }.map(\.key))
         guard chosen != granted else { return }

@@ -1,0 +1,72 @@
+import PeerProtocol
+import UCI
+
+/// Whether the UWB air around this rig is full, from its own rounds: the share that failed
+/// (no measurement: RX timeout, lost frames) over the last `window` rounds of sessions that work
+/// (a success within `aliveMilliseconds`: a session still being set up or torn down by its peer,
+/// or a peer walking out of range, fails for reasons the air does not cure). When
+/// it passes `fullShare` the scheduler sheds the sessions of peers that are neither near nor
+/// strong (`RangingScheduler`'s third tier): ranging someone 15 m away ten times a second takes
+/// air that a bump next door needs. Below `clearShare` it stops. The shares leave room for what
+/// a quiet room loses anyway (5 % of rounds in the radio model, more during body shadowing), and
+/// the gap between them keeps the rig from flapping.
+struct AirLoad: Sendable {
+    static let window = 200
+    static let fullShare = 0.30
+    static let clearShare = 0.15
+
+    /// The last rounds' outcomes as a ring, true for a failure.
+    private var outcomes = [Bool](repeating: false, count: Self.window)
+    private var next = 0
+    private var counted = 0
+    private var failures = 0
+    private(set) var isFull = false
+
+    static let aliveMilliseconds: Int64 = 2_000
+    /// When each peer's rounds last succeeded.
+    private var lastSuccess: [PeerID: Int64] = [:]
+
+    /// Adds one round with `peer`; returns the new verdict when it changed.
+    mutating func record(_ peer: PeerID, failed: Bool, now: Int64) -> Bool? {
+        if !failed {
+            lastSuccess[peer] = now
+        } else if let last = lastSuccess[peer], now - last <= Self.aliveMilliseconds {
+            return record(failed: true)
+        } else {
+            return nil
+        }
+        return record(failed: false)
+    }
+
+    /// Forgets a peer that is gone.
+    mutating func forget(_ peer: PeerID) {
+        lastSuccess[peer] = nil
+    }
+
+    private mutating func record(failed: Bool) -> Bool? {
+        if counted == Self.window, outcomes[next] { failures -= 1 }
+        outcomes[next] = failed
+        if failed { failures += 1 }
+        next = (next + 1) % Self.window
+        counted = min(counted + 1, Self.window)
+        guard counted == Self.window else { return nil }
+        let share = failureShare
+        if !isFull, share > Self.fullShare {
+            isFull = true
+            return true
+        }
+        if isFull, share < Self.clearShare {
+            isFull = false
+            return false
+        }
+        return nil
+    }
+
+    /// The share of the window's rounds that failed.
+    var failureShare: Double { Double(failures) / Double(max(counted, 1)) }
+
+    /// A measurement is a failed round unless it carries a distance.
+    static func failed(_ status: StatusCode) -> Bool {
+        status != .ok && status != .okNegativeDistanceReport
+    }
+}
