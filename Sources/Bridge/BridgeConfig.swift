@@ -36,6 +36,9 @@ package struct BridgeConfig: Sendable, Equatable {
     /// shared session (docs/PROTOCOL.md). Raise it (8 is a common board limit) when the session
     /// budget, not the radio's air time, limits how many peers a rig ranges with.
     package var controleesPerSession = 1
+    /// Whether the scheduler sheds far peers while the rig's rounds say the air is full
+    /// (`AirLoad`). Off only to measure the fixed scheduling it replaced (`proximity-eval --hall`).
+    package var shedsFarPeersWhenAirIsFull = true
     /// At most this many peers are tracked; a new one evicts the least recently heard peer that
     /// holds no ranging session (about 5 KB each, see docs/PERFORMANCE.md).
     package var maxPeers = 1024

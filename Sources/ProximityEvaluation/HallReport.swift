@@ -3,14 +3,22 @@ import Simulation
 
 /// A crowded hall (issue 32): `rigs` full bridges at booths of a 30 × 20 m hall, every second
 /// one bumping its booth partner again and again, all on channel 9 and preamble code 10. Each
-/// size runs twice from the same seed, on the shared air and on private air (every round its own
-/// air: the hall as the world saw it before), so the table shows what the shared air costs
-/// today's scheduling. Rendered as the Markdown docs/PROXIMITY.md records.
+/// size runs three times from the same seed: on the shared air with the scheduler that sheds far
+/// peers when the air is full (adaptive), with the fixed scheduling it replaced, and on private
+/// air (every round its own air: the hall as the world saw it before). Rendered as the Markdown
+/// docs/PROXIMITY.md records.
 package struct HallReport: Sendable {
+    package enum Air: String, Sendable, CaseIterable {
+        case adaptive = "shared, adaptive"
+        case fixed = "shared, fixed"
+        case ideal = "private"
+    }
+
     package struct Row: Sendable {
         package var rigs: Int
-        package var sharedAir: Bool
+        package var air: Air
         package var figures: HandshakeEvaluation.Figures
+        package var sharedAir: Bool { air != .ideal }
     }
 
     package var seed: UInt64
@@ -20,19 +28,22 @@ package struct HallReport: Sendable {
     package static func run(rigs sizes: [Int], minutes: Double, seed: UInt64) async throws -> HallReport {
         var rows: [Row] = []
         for rigs in sizes {
-            for shared in [true, false] {
+            for air in Air.allCases {
                 var radio = RadioModel()
-                radio.sharedAir = shared
+                radio.sharedAir = air != .ideal
+                var config = BridgeConfig()
+                config.shedsFarPeersWhenAirIsFull = air == .adaptive
                 let figures = try await HandshakeEvaluation.run(
-                    pairs: max(1, rigs / 2), minutes: minutes, linkLoss: 0, resultLoss: 0, seed: seed, radio: radio, placement: .hall)
-                rows.append(Row(rigs: rigs, sharedAir: shared, figures: figures))
+                    pairs: max(1, rigs / 2), minutes: minutes, linkLoss: 0, resultLoss: 0, seed: seed, config: config, radio: radio,
+                    placement: .hall)
+                rows.append(Row(rigs: rigs, air: air, figures: figures))
             }
         }
         return HallReport(seed: seed, minutes: minutes, rows: rows)
     }
 
     package var markdown: String {
-        var out = "A hall of 30 × 20 m, every rig on channel 9 and code 10, today's fixed scheduling "
+        var out = "A hall of 30 × 20 m, every rig on channel 9 and code 10 "
         out += "(seed \(seed), \(EvaluationReport.fixed(minutes, 1)) min of bump gestures per booth).\n\n"
         out += "| rigs | air | gestures | bump recall | one-sided | repeated | false | median latency | p95 latency | rounds | round success | air busy |\n"
         out += "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
@@ -42,7 +53,7 @@ package struct HallReport: Sendable {
             let success = f.air.rounds == 0 ? "—" : EvaluationReport.percent(1 - Double(f.air.lostRounds) / Double(f.air.rounds), digits: 1)
             let busy = row.sharedAir ? EvaluationReport.percent((f.air.busyMicroseconds[9] ?? 0) / 1e6 / max(f.seconds, 1), digits: 1) : "—"
             let cells = [
-                "\(row.rigs)", row.sharedAir ? "shared" : "private", "\(f.gestures)", "\(EvaluationReport.percent(recall, digits: 1)) (\(f.bothSides))",
+                "\(row.rigs)", row.air.rawValue, "\(f.gestures)", "\(EvaluationReport.percent(recall, digits: 1)) (\(f.bothSides))",
                 "\(f.oneSided)", "\(f.repeated)", "\(f.falseBumps)",
                 f.medianLatency.map(EvaluationReport.milliseconds) ?? "—",
                 QualityFigures.percentile(f.latencies, 0.95).map(EvaluationReport.milliseconds) ?? "—",

@@ -693,7 +693,7 @@ struct NodeCore {
         }
         var rigs = scheduler
         rigs.budget = rigSessions
-        rigs.shedsFarPeers = airLoad.isFull
+        rigs.shedsFarPeers = airLoad.isFull && config.shedsFarPeersWhenAirIsFull
         let chosen = rigs.choose(candidates, now: now)
         let granted = Set(peers.lazy.filter { $0.value.granted }.map(\.key))
         guard chosen != granted else { return }
