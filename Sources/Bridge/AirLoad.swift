@@ -62,6 +62,9 @@ struct AirLoad: Sendable {
         return nil
     }
 
+    /// Whether a whole window of rounds was counted: before that the share says little.
+    var hasWindow: Bool { counted == Self.window }
+
     /// The share of the window's rounds that failed.
     var failureShare: Double { Double(failures) / Double(max(counted, 1)) }
 

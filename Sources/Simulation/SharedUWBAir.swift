@@ -73,7 +73,7 @@ package struct SharedUWBAir: Sendable {
     /// its own round's included and ignored). `level` is the level (dBm) at which a body's frame
     /// reaches another, `distance` how far apart they are.
     package func lost(
-        _ wanted: UWBAirFrame, among air: [UWBAirFrame], level: (Int, Int) -> Double, distance: (Int, Int) -> Double
+        _ wanted: UWBAirFrame, among air: some Collection<UWBAirFrame>, level: (Int, Int) -> Double, distance: (Int, Int) -> Double
     ) -> Bool {
         guard let receiver = wanted.receiver else { return false }
         var interference = 0.0

@@ -70,10 +70,12 @@ package final class World: Sendable {
         var channels: [Pair: RadioModel.PairChannel] = [:]
         /// The last SDUs each body sent on each link, for the attacker's replays.
         var recentSDUs: [SentOn: [[UInt8]]] = [:]
-        /// With shared air: the frames of every round that can overlap the rounds due now, and
-        /// each such round's number among them (`buildAir`, once per step with rounds due).
+        /// With shared air: the frames of every round that can overlap the rounds due now, by
+        /// start, each round's number and its frames (`buildAir`, once per step with rounds due).
         var air: [UWBAirFrame] = []
         var airRounds: [AirRound: Int] = [:]
+        var airFramesOfRound: [[UWBAirFrame]] = []
+        var airLongestFrame = 0.0
         var airStatistics = SharedAirStatistics()
 
         mutating func forget(_ id: LinkID, _ link: Link) {
@@ -481,6 +483,7 @@ package final class World: Sendable {
     private func buildAir(_ s: inout State) {
         s.air = []
         s.airRounds = [:]
+        s.airFramesOfRound = []
         var planned: [PlannedRound] = []
         for body in s.devices.keys.sorted() {
             for session in s.devices[body]!.uwbs.sessions.values.sorted(by: { $0.handle < $1.handle })
@@ -515,13 +518,30 @@ package final class World: Sendable {
                     guard let clash = busy.first(where: { start < $0.end && $0.start < start + round.length }) else { break }
                     start = clash.end + Self.roundGapMicroseconds
                 }
-                let id = s.airRounds.count
+                let id = s.airFramesOfRound.count
                 s.airRounds[round.key] = id
                 let frames = frames(of: round.session, body: body, controlees: round.controlees, round: id, start: start)
                 free = (frames.map(\.end).max() ?? start) + Self.roundGapMicroseconds
                 s.air += frames
+                s.airFramesOfRound.append(frames)
             }
         }
+        s.air.sort { $0.start < $1.start }
+        s.airLongestFrame = s.air.map { $0.end - $0.start }.max() ?? 0
+    }
+
+    /// The frames on the air that can overlap `frame`: those starting within the longest frame
+    /// before it, up to its end (a binary search in the frames by start).
+    private func airAround(_ frame: UWBAirFrame, _ s: borrowing State) -> ArraySlice<UWBAirFrame> {
+        func firstIndex(startingAtOrAfter time: Double) -> Int {
+            var (low, high) = (0, s.air.count)
+            while low < high {
+                let middle = (low + high) / 2
+                if s.air[middle].start < time { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
+        return s.air[firstIndex(startingAtOrAfter: frame.start - s.airLongestFrame)..<firstIndex(startingAtOrAfter: frame.end)]
     }
 
     /// Between two rounds of one board.
@@ -552,13 +572,13 @@ package final class World: Sendable {
         var measurement: Set<Int> = []
         var report: Set<Int> = []
         var counted: Set<Int> = []
-        for frame in s.air where frame.round == id {
+        for frame in s.airFramesOfRound[id] {
             if counted.insert(frame.slot).inserted {
                 s.airStatistics.busyMicroseconds[frame.channel, default: 0] += frame.end - frame.start
             }
             guard
                 air.lost(
-                    frame, among: s.air, level: { budget.level(atMetres: self.distance(between: $0, and: $1, at: now)) },
+                    frame, among: airAround(frame, s), level: { budget.level(atMetres: self.distance(between: $0, and: $1, at: now)) },
                     distance: { self.distance(between: $0, and: $1, at: now) })
             else { continue }
             let controlee = frame.transmitter == body ? frame.receiver! : frame.transmitter

@@ -302,6 +302,12 @@ struct NodeCore {
         Gauge(label: "nearby_ble_links", dimensions: [("node", node.description)]).record(open)
     }
 
+    /// The share of this rig's last rounds that failed (`AirLoad`) and whether it sheds far peers.
+    private static func reportAir(failureShare: Double, full: Bool, node: PeerID) {
+        Gauge(label: "nearby_uwb_round_failure_ratio", dimensions: [("node", node.description)]).record(failureShare)
+        Gauge(label: "nearby_uwb_air_full", dimensions: [("node", node.description)]).record(full ? 1 : 0)
+    }
+
     private static func countConnectFailure(node: PeerID) {
         Counter(label: "nearby_ble_connect_failures_total", dimensions: [("node", node.description)]).increment()
     }
@@ -667,6 +673,7 @@ struct NodeCore {
         nearest.expire(now: now)
         reportNearest()
         schedule(reports)
+        if airLoad.hasWindow { Self.reportAir(failureShare: airLoad.failureShare, full: airLoad.isFull, node: identity.peerID) }
         tickPhones()
         reportStats(ranging: reports.count { $0.1.isRanging })
     }
