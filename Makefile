@@ -1,5 +1,5 @@
 # Convenience targets; the scripts are the source of truth.
-.PHONY: test sanitize rig ble-bump rig-attack rig-att rig-dbus-gatt rig-phone rig-android rig-kernel-race vm-selftest e2e-repeat fuzz-long wireshark-uci package soak flood
+.PHONY: test hall sanitize rig ble-bump rig-attack rig-att rig-dbus-gatt rig-phone rig-android rig-kernel-race vm-selftest e2e-repeat fuzz-long wireshark-uci package soak flood
 
 test:          ## everything CI runs (Swift tests, TSan, fuzzing, end-to-end checks, emulated USB, VM rigs)
 	scripts/test
@@ -12,6 +12,10 @@ SECONDS_PER_RUN ?= 40
 RATE ?= 2
 flood:         ## a keyed rig beside 50 and 200 attacker nodes of each kind (RATE (2) attempts/s each, SECONDS_PER_RUN (40) a run; FLOOD_OPEN=1: an open event): bump delay, CPU, RSS, events, SIGTERM (not in CI)
 	scripts/flood $(SECONDS_PER_RUN) $(RATE)
+
+RIGS ?= 10,30,100
+hall:          ## a crowded hall of RIGS (10,30,100) rigs on the shared UWB air: adaptive and fixed scheduling and private air side by side (docs/PROXIMITY.md, Shared air; not in CI)
+	swift build -c release --product proximity-eval && .build/release/proximity-eval --hall $(RIGS)
 
 fuzz-long:     ## every libFuzzer target to 10^6 executions (about 25 min); corpus kept in .build-fuzz/corpus
 	scripts/fuzz long 1000000

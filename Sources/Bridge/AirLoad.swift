@@ -7,13 +7,16 @@ import UCI
 /// or a peer walking out of range, fails for reasons the air does not cure). When
 /// it passes `fullShare` the scheduler sheds the sessions of peers that are neither near nor
 /// strong (`RangingScheduler`'s third tier): ranging someone 15 m away ten times a second takes
-/// air that a bump next door needs. Below `clearShare` it stops. The shares leave room for what
-/// a quiet room loses anyway (5 % of rounds in the radio model, more during body shadowing), and
-/// the gap between them keeps the rig from flapping.
+/// air that a bump next door needs. Below `clearShare`, after `holdMilliseconds` at least, it
+/// stops. The shares leave room for what a quiet room loses anyway (5 % of rounds in the radio
+/// model, more during body shadowing). Shedding is what makes the share fall, so it would fall
+/// below `clearShare` within seconds, the far peers come back and fill the air again: the hold
+/// keeps the rig from flapping so.
 struct AirLoad: Sendable {
     static let window = 200
     static let fullShare = 0.30
     static let clearShare = 0.15
+    static let holdMilliseconds: Int64 = 60_000
 
     /// The last rounds' outcomes as a ring, true for a failure.
     private var outcomes = [Bool](repeating: false, count: Self.window)
@@ -21,6 +24,7 @@ struct AirLoad: Sendable {
     private var counted = 0
     private var failures = 0
     private(set) var isFull = false
+    private var fullSince: Int64 = 0
 
     static let aliveMilliseconds: Int64 = 2_000
     /// When each peer's rounds last succeeded.
@@ -31,11 +35,11 @@ struct AirLoad: Sendable {
         if !failed {
             lastSuccess[peer] = now
         } else if let last = lastSuccess[peer], now - last <= Self.aliveMilliseconds {
-            return record(failed: true)
+            return record(failed: true, now: now)
         } else {
             return nil
         }
-        return record(failed: false)
+        return record(failed: false, now: now)
     }
 
     /// Forgets a peer that is gone.
@@ -43,7 +47,7 @@ struct AirLoad: Sendable {
         lastSuccess[peer] = nil
     }
 
-    private mutating func record(failed: Bool) -> Bool? {
+    private mutating func record(failed: Bool, now: Int64) -> Bool? {
         if counted == Self.window, outcomes[next] { failures -= 1 }
         outcomes[next] = failed
         if failed { failures += 1 }
@@ -53,9 +57,10 @@ struct AirLoad: Sendable {
         let share = failureShare
         if !isFull, share > Self.fullShare {
             isFull = true
+            fullSince = now
             return true
         }
-        if isFull, share < Self.clearShare {
+        if isFull, share < Self.clearShare, now - fullSince >= Self.holdMilliseconds {
             isFull = false
             return false
         }

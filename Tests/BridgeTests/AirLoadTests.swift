@@ -5,7 +5,7 @@ import UCI
 @testable import Bridge
 
 /// `AirLoad`: the air is full past 30 % failed rounds among working sessions, clear again below
-/// 15 %, and failures of sessions that never worked (or stopped working 2 s ago) do not count.
+/// 15 % once it has been full for a minute, and failures of sessions that never worked (or stopped working 2 s ago) do not count.
 struct AirLoadTests {
     let peer = PeerID(7)
 
@@ -34,7 +34,12 @@ struct AirLoadTests {
             now += 100
         }
         #expect(verdicts == [true])
-        // one in ten: clear
+        // one in ten: clear, once the minute since it filled has passed
+        for index in 0..<200 {
+            round(index % 10 == 0, at: now)
+            now += 100
+        }
+        #expect(verdicts == [true] && load.isFull)
         for index in 0..<200 {
             round(index % 10 == 0, at: now)
             now += 100
