@@ -21,12 +21,7 @@ import Testing
     }
 
     @Test(arguments: [1, 2, 3] as [UInt64]) func aSmallCrowdRotatesThroughFourSessionsAndEveryToucherBumps(seed: UInt64) async throws {
-        var scenario = Scenario.crowd(visitors: 24, duration: 120, seed: seed, bumpEvery: 4, rigSessions: 4)
-        // Private air: the rig does not yet spread its sessions on a shared one (issue 32 item 2),
-        // and there seed 2's visitor-16 never bumps (2026-12-02): a frame of one of the rig's four
-        // sessions meets another's for as long as the two boards' clocks keep them aligned.
-        scenario.radio = scenario.radio ?? RadioModel()
-        scenario.radio!.sharedAir = false
+        let scenario = Scenario.crowd(visitors: 24, duration: 120, seed: seed, bumpEvery: 4, rigSessions: 4)
         let output = CollectedEvents()
         let (_, driver) = try await run(scenario, output: output, ranges: true)
         let events = try parse(output.lines)
