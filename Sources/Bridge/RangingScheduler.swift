@@ -101,15 +101,10 @@ struct RangingScheduler: Sendable {
         return demand.own + demand.placed.count + (max(0, demand.unplaced - free) + limit - 1) / limit
     }
 
-    /// 0: near or in a profile drop; 1: strong adverts; 2: everyone else. While the air is full
-    /// "strong" means `fullAirCloseRSSI`: the neighbours of a booth 3 m away wait, someone within
-    /// 2 m (about a second's walk from a bump, time enough to start ranging) does not.
+    /// 0: near or in a profile drop; 1: strong adverts; 2: everyone else.
     private func tier(of c: Candidate) -> Int {
-        c.holdsPriority ? 0 : (c.rssi ?? -.infinity) >= (shedsFarPeers ? Self.fullAirCloseRSSI : Self.closeRSSI) ? 1 : 2
+        c.holdsPriority ? 0 : (c.rssi ?? -.infinity) >= Self.closeRSSI ? 1 : 2
     }
-
-    /// About 2 m with the same model.
-    static let fullAirCloseRSSI: Double = -65
 
     private func key(_ c: Candidate, now: Int64) -> RankKey {
         let tier = tier(of: c)

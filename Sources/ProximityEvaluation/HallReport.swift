@@ -5,8 +5,9 @@ import Simulation
 /// one bumping its booth partner again and again, all on channel 9 and preamble code 10. Each
 /// size runs three times from the same seed: on the shared air with the scheduler that sheds far
 /// peers when the air is full (adaptive), with the fixed scheduling it replaced, and on private
-/// air (every round its own air: the hall as the world saw it before). Rendered as the Markdown
-/// docs/PROXIMITY.md records.
+/// air (every round its own air: the hall as the world saw it before). The air load is the
+/// frames' time on channel 9 per second of the run: past 100 % they cannot all have had the air
+/// to themselves. Rendered as the Markdown docs/PROXIMITY.md records.
 package struct HallReport: Sendable {
     package enum Air: String, Sendable, CaseIterable {
         case adaptive = "shared, adaptive"
@@ -45,7 +46,7 @@ package struct HallReport: Sendable {
     package var markdown: String {
         var out = "A hall of 30 × 20 m, every rig on channel 9 and code 10 "
         out += "(seed \(seed), \(EvaluationReport.fixed(minutes, 1)) min of bump gestures per booth).\n\n"
-        out += "| rigs | air | gestures | bump recall | one-sided | repeated | false | median latency | p95 latency | rounds | round success | air busy |\n"
+        out += "| rigs | air | gestures | bump recall | one-sided | repeated | false | median latency | p95 latency | rounds | round success | air load |\n"
         out += "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
         for row in rows {
             let f = row.figures

@@ -27,10 +27,6 @@ import Testing
         ]
         #expect(full.choose(peers, now: 0) == [PeerID(3), PeerID(4)])
         #expect(RangingScheduler(budget: 8).choose(peers, now: 0).count == 5)
-        // strong means about 2 m then, not 3
-        let threeMetres = candidate(6, granted: true, rssi: -68)
-        #expect(full.choose([threeMetres, candidate(7, rssi: -64)], now: 0) == [PeerID(7)])
-        #expect(RangingScheduler(budget: 8).choose([threeMetres, candidate(7, rssi: -64)], now: 0).count == 2)
     }
 
     @Test func aPeerKeepsItsTurnThenTheLongestWaitingGoesNext() {
