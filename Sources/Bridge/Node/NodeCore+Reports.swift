@@ -1,7 +1,8 @@
+import CoreMetrics
 import Events
 import PeerProtocol
 
-/// What the core reports on its own at a tick: `stats` and `nearest`.
+/// What the core reports on its own: `stats` and `nearest` at a tick, and how full the air is.
 extension NodeCore {
     /// Every stats interval, while the node has more peers than sessions or dropped anything.
     mutating func reportStats(ranging: Int) {
@@ -31,5 +32,22 @@ extension NodeCore {
                     .init(
                         peer: current.map { PeerID($0.peer).description }, distance: current?.distance,
                         band: current.flatMap { Event.Nearest.Band(rawValue: $0.band.rawValue) }))))
+    }
+
+    /// Says on stderr when the air fills up or clears again (`AirLoad`).
+    func reportAirLoad(full: Bool) {
+        let share = "\(Int((airLoad.failureShare * 100).rounded())) %"
+        if full {
+            logger.warning(
+                "the UWB air is saturated: \(share) of the last \(AirLoad.window) rounds failed; ranging only peers near or walking up until it clears")
+        } else {
+            logger.notice("the UWB air has room again: \(share) of rounds failed; every peer takes its turn")
+        }
+    }
+
+    /// The share of this rig's last rounds that failed (`AirLoad`) and whether it sheds far peers.
+    static func reportAir(failureShare: Double, full: Bool, node: PeerID) {
+        Gauge(label: "nearby_uwb_round_failure_ratio", dimensions: [("node", node.description)]).record(failureShare)
+        Gauge(label: "nearby_uwb_air_full", dimensions: [("node", node.description)]).record(full ? 1 : 0)
     }
 }

@@ -77,7 +77,7 @@ struct NodeCore {
     private var contacts: [(PeerID, Double)] = []
     var scheduler: RangingScheduler
     /// The share of this rig's rounds that failed: when the air is full, far peers are shed.
-    private var airLoad = AirLoad()
+    private(set) var airLoad = AirLoad()
     /// The board as it last came up: whether it runs provisioned STS.
     private var board: BoardDescription?
     /// Phones served as Nearby Interaction accessories (`NodeCore+Phones`), by the GATT client
@@ -300,12 +300,6 @@ struct NodeCore {
     /// per node (a demo or a world runs several in one process).
     private static func countLinks(_ open: Int, node: PeerID) {
         Gauge(label: "nearby_ble_links", dimensions: [("node", node.description)]).record(open)
-    }
-
-    /// The share of this rig's last rounds that failed (`AirLoad`) and whether it sheds far peers.
-    private static func reportAir(failureShare: Double, full: Bool, node: PeerID) {
-        Gauge(label: "nearby_uwb_round_failure_ratio", dimensions: [("node", node.description)]).record(failureShare)
-        Gauge(label: "nearby_uwb_air_full", dimensions: [("node", node.description)]).record(full ? 1 : 0)
     }
 
     private static func countConnectFailure(node: PeerID) {
@@ -676,17 +670,6 @@ struct NodeCore {
         if airLoad.hasWindow { Self.reportAir(failureShare: airLoad.failureShare, full: airLoad.isFull, node: identity.peerID) }
         tickPhones()
         reportStats(ranging: reports.count { $0.1.isRanging })
-    }
-
-    /// Says on stderr when the air fills up or clears again (`AirLoad`).
-    private func reportAirLoad(full: Bool) {
-        let share = "\(Int((airLoad.failureShare * 100).rounded())) %"
-        if full {
-            logger.warning(
-                "the UWB air is saturated: \(share) of the last \(AirLoad.window) rounds failed; ranging only peers near or walking up until it clears")
-        } else {
-            logger.notice("the UWB air has room again: \(share) of rounds failed; every peer takes its turn")
-        }
     }
 
     /// Gives the radio's sessions to the peers the scheduler picks: takes them from peers that
