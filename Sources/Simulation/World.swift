@@ -492,7 +492,8 @@ package final class World: Sendable {
                     ? session.destinations.compactMap { findPartner(s, body: body, session: session, address: $0)?.0 }
                     : findPartner(s, body: body, session: session).map { [$0.0] } ?? []
                 let interval = max(session.intervalMilliseconds, 1)
-                let phase = Double(Self.mix(UInt64(session.id) ^ UInt64(session.handle) << 32 ^ UInt64(body) << 48) % UInt64(interval * 1000))
+                var draw = SplitMix64(seed: UInt64(session.id) ^ UInt64(session.handle) << 32 ^ UInt64(body) << 48)
+                let phase = Double(draw.next() % UInt64(interval * 1000))
                 let length = frames(of: session, body: body, controlees: controlees, round: 0, start: 0).map(\.end).max() ?? 0
                 for k in Int64(-2)...1 {
                     let nominal = session.nextRoundMilliseconds + k * interval
@@ -592,13 +593,6 @@ package final class World: Sendable {
     /// What the shared air did so far: rounds run, rounds whose measurement it lost, and how
     /// long each channel carried frames (µs).
     package var sharedAirStatistics: SharedAirStatistics { state.withLock { $0.airStatistics } }
-
-    private static func mix(_ value: UInt64) -> UInt64 {
-        var z = value &+ 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 
     /// One round between two bodies: the pair's slowly varying errors move on, both boards'
     /// offsets apply.
