@@ -70,23 +70,25 @@ package struct SharedUWBAir: Sendable {
     }
 
     /// Whether `wanted` is lost at its receiver among `air` (every frame on the air around it,
-    /// its own round's included and ignored). `level` is the level (dBm) at which a body's frame
-    /// reaches another, `distance` how far apart they are.
+    /// its own round's included and ignored). `link` says how far apart two bodies are and at
+    /// what level (dBm) a frame of the first reaches the second.
     package func lost(
-        _ wanted: UWBAirFrame, among air: some Collection<UWBAirFrame>, level: (Int, Int) -> Double, distance: (Int, Int) -> Double
+        _ wanted: UWBAirFrame, among air: some Collection<UWBAirFrame>, link: (Int, Int) -> (metres: Double, level: Double)
     ) -> Bool {
         guard let receiver = wanted.receiver else { return false }
         var interference = 0.0
         var counted: Set<Int> = []
         for frame in air where frame.round != wanted.round && frame.overlaps(wanted) {
             if frame.transmitter == receiver { return true }
-            guard frame.channel == wanted.channel, distance(frame.transmitter, receiver) <= range else { continue }
+            guard frame.channel == wanted.channel else { continue }
+            let heard = link(frame.transmitter, receiver)
+            guard heard.metres <= range else { continue }
             // a frame several bodies listen to is on the air once
             guard counted.insert(frame.round &* 64 &+ frame.slot).inserted else { continue }
             let isolation = frame.preambleCode == wanted.preambleCode ? 0 : codeIsolation
-            interference += pow(10, (level(frame.transmitter, receiver) - isolation) / 10)
+            interference += pow(10, (heard.level - isolation) / 10)
         }
         guard interference > 0 else { return false }
-        return level(wanted.transmitter, receiver) - 10 * log10(interference) < captureMargin
+        return link(wanted.transmitter, receiver).level - 10 * log10(interference) < captureMargin
     }
 }

@@ -573,15 +573,15 @@ package final class World: Sendable {
         var measurement: Set<Int> = []
         var report: Set<Int> = []
         var counted: Set<Int> = []
+        let link = { (from: Int, to: Int) -> (metres: Double, level: Double) in
+            let metres = self.distance(between: from, and: to, at: now)
+            return (metres, budget.level(atMetres: metres))
+        }
         for frame in s.airFramesOfRound[id] {
             if counted.insert(frame.slot).inserted {
                 s.airStatistics.busyMicroseconds[frame.channel, default: 0] += frame.end - frame.start
             }
-            guard
-                air.lost(
-                    frame, among: airAround(frame, s), level: { budget.level(atMetres: self.distance(between: $0, and: $1, at: now)) },
-                    distance: { self.distance(between: $0, and: $1, at: now) })
-            else { continue }
+            guard air.lost(frame, among: airAround(frame, s), link: link) else { continue }
             let controlee = frame.transmitter == body ? frame.receiver! : frame.transmitter
             if frame.kind == .report { report.insert(frame.receiver!) } else { measurement.insert(controlee) }
         }

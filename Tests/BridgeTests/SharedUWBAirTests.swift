@@ -78,7 +78,7 @@ struct SharedUWBAirTests {
 
     /// Levels by transmitter at the receiver (body 0): 1 is the wanted sender.
     private func lost(_ wanted: UWBAirFrame, _ others: [UWBAirFrame], levels: [Int: Double]) -> Bool {
-        air.lost(wanted, among: [wanted] + others, level: { from, _ in levels[from]! }, distance: { from, _ in from == 9 ? 50 : 5 })
+        air.lost(wanted, among: [wanted] + others, link: { from, _ in (from == 9 ? 50 : 5, levels[from]!) })
     }
 
     @Test func aFrameSurvivesOnlyWhatItOutshinesByTheMargin() {
