@@ -41,7 +41,7 @@ struct ProximityEval: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Instead of the quality table, a crowded hall: these numbers of rigs (comma-separated, e.g. 10,30,100,200) bumping at booths of one 30 × 20 m hall, each on the shared air and on private air; --scale sets the minutes (2 at 1).",
+            "Instead of the quality table, a crowded hall: these numbers of rigs (comma-separated, e.g. 10,30,100,200) bumping at booths of one 30 × 20 m hall, each three ways: shared air with the adaptive scheduling, shared air with the fixed one, private air; --scale sets the minutes (2 at 1).",
             valueName: "rigs"))
     var hall: HallSizes?
 

@@ -52,13 +52,13 @@ package struct HallReport: Sendable {
             let f = row.figures
             let recall = Double(f.bothSides) / Double(max(f.gestures, 1))
             let success = f.air.rounds == 0 ? "—" : EvaluationReport.percent(1 - Double(f.air.lostRounds) / Double(f.air.rounds), digits: 1)
-            let busy = row.sharedAir ? EvaluationReport.percent((f.air.busyMicroseconds[9] ?? 0) / 1e6 / max(f.seconds, 1), digits: 1) : "—"
+            let load = row.sharedAir ? EvaluationReport.percent(f.airLoad, digits: 1) : "—"
             let cells = [
                 "\(row.rigs)", row.air.rawValue, "\(f.gestures)", "\(EvaluationReport.percent(recall, digits: 1)) (\(f.bothSides))",
                 "\(f.oneSided)", "\(f.repeated)", "\(f.falseBumps)",
                 f.medianLatency.map(EvaluationReport.milliseconds) ?? "—",
                 QualityFigures.percentile(f.latencies, 0.95).map(EvaluationReport.milliseconds) ?? "—",
-                row.sharedAir ? "\(f.air.rounds)" : "—", success, busy,
+                row.sharedAir ? "\(f.air.rounds)" : "—", success, load,
             ]
             out += "| " + cells.joined(separator: " | ") + " |\n"
         }

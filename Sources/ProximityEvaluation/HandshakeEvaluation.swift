@@ -46,9 +46,12 @@ package enum HandshakeEvaluation {
         package var latencies: [Double] = []
         /// Bumps between rigs of different pairs, which never touch.
         package var falseBumps = 0
-        /// The shared air over the run: rounds, rounds it lost, channel 9's busy share.
+        /// The shared air over the run (rounds, rounds it lost, frame time per channel), and how
+        /// long the run was.
         package var air = SharedAirStatistics()
         package var seconds = 0.0
+        /// Channel 9's frame time per second of the run: past 1 frames overlapped.
+        package var airLoad: Double { (air.busyMicroseconds[9] ?? 0) / 1e6 / max(seconds, 1) }
 
         package var agreement: Double { Double(bothSides + neither) / Double(max(gestures, 1)) }
         package var medianLatency: Double? { QualityFigures.percentile(latencies, 0.5) }

@@ -26,8 +26,7 @@ struct HallTests {
         #expect(adaptive.bothSides == adaptive.gestures)
         #expect((adaptive.medianLatency ?? 1) <= 0.2)
         #expect(Double(adaptive.air.lostRounds) < 0.25 * Double(adaptive.air.rounds))
-        let busy = { (f: HandshakeEvaluation.Figures) in (f.air.busyMicroseconds[9] ?? 0) / 1e6 / f.seconds }
-        #expect(busy(adaptive) < 0.7 * busy(fixed))
+        #expect(adaptive.airLoad < 0.7 * fixed.airLoad)
         #expect(report.markdown.contains("| 10 | shared, adaptive |") && report.markdown.contains("| 10 | private |"))
     }
 }
