@@ -1,4 +1,3 @@
-import PeerProtocol
 import UCI
 
 /// Whether the UWB air around this rig is full, from its own rounds: the share that failed
@@ -27,27 +26,17 @@ struct AirLoad: Sendable {
     private var fullSince: Int64 = 0
 
     static let aliveMilliseconds: Int64 = 2_000
-    /// When each peer's rounds last succeeded.
-    private var lastSuccess: [PeerID: Int64] = [:]
 
-    /// Adds one round with `peer`; returns the new verdict when it changed.
-    mutating func record(_ peer: PeerID, failed: Bool, now: Int64) -> Bool? {
-        if !failed {
-            lastSuccess[peer] = now
-        } else if let last = lastSuccess[peer], now - last <= Self.aliveMilliseconds {
-            return record(failed: true, now: now)
-        } else {
-            return nil
+    /// Adds one round with a peer whose rounds last succeeded at `lastSuccess` (before this one;
+    /// nil: never, as the peer's record keeps it); returns the new verdict when it changed.
+    mutating func record(failed: Bool, lastSuccess: Int64?, now: Int64) -> Bool? {
+        if failed {
+            guard let lastSuccess, now - lastSuccess <= Self.aliveMilliseconds else { return nil }
         }
-        return record(failed: false, now: now)
+        return count(failed: failed, now: now)
     }
 
-    /// Forgets a peer that is gone.
-    mutating func forget(_ peer: PeerID) {
-        lastSuccess[peer] = nil
-    }
-
-    private mutating func record(failed: Bool, now: Int64) -> Bool? {
+    private mutating func count(failed: Bool, now: Int64) -> Bool? {
         if counted == Self.window, outcomes[next] { failures -= 1 }
         outcomes[next] = failed
         if failed { failures += 1 }

@@ -1,6 +1,7 @@
 import CoreMetrics
 import Events
 import PeerProtocol
+import UCI
 
 /// What the core reports on its own: `stats` and `nearest` at a tick, and how full the air is.
 extension NodeCore {
@@ -32,6 +33,17 @@ extension NodeCore {
                     .init(
                         peer: current.map { PeerID($0.peer).description }, distance: current?.distance,
                         band: current.flatMap { Event.Nearest.Band(rawValue: $0.band.rawValue) }))))
+    }
+
+    /// Counts a rig's round in `AirLoad` (phones' rounds are not the rig's sessions) and keeps
+    /// when the peer's last good one was.
+    mutating func countAirRound(with peer: PeerID, status: StatusCode) {
+        guard let index = peers.index(forKey: peer) else { return }
+        let failed = AirLoad.failed(status)
+        if let full = airLoad.record(failed: failed, lastSuccess: peers.values[index].lastGoodRound, now: now) {
+            reportAirLoad(full: full)
+        }
+        if !failed { peers.values[index].lastGoodRound = now }
     }
 
     /// Says on stderr when the air fills up or clears again (`AirLoad`).

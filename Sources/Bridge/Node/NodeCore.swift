@@ -77,7 +77,7 @@ struct NodeCore {
     private var contacts: [(PeerID, Double)] = []
     var scheduler: RangingScheduler
     /// The share of this rig's rounds that failed: when the air is full, far peers are shed.
-    private(set) var airLoad = AirLoad()
+    var airLoad = AirLoad()
     /// The board as it last came up: whether it runs provisioned STS.
     private var board: BoardDescription?
     /// Phones served as Nearby Interaction accessories (`NodeCore+Phones`), by the GATT client
@@ -284,7 +284,6 @@ struct NodeCore {
         guard peers[id] != nil else { return }
         feed(id, .close(sayGoodbye: false))
         guard let peer = peers.removeValue(forKey: id) else { return }
-        airLoad.forget(id)
         for link in peer.links where peerByLink[link] == id { peerByLink[link] = nil }
         if let route = peer.route, peerByRoute[route] == id { peerByRoute[route] = nil }
         events.append(Event(node: tag, body: .peerLost(.init(peer: id.description, reason: reason))))
@@ -546,9 +545,7 @@ struct NodeCore {
                 let route = UWBRoute(token: round.session, peerAddress: address)
                 guard let peer = peerByRoute[route] ?? (phoneByToken.isEmpty ? nil : phone(for: route)) else { continue }
                 batchReadings.append((peer, RangeReading(round: round, measurement: measurement)))
-                if peers[peer] != nil, let full = airLoad.record(peer, failed: AirLoad.failed(measurement.status), now: now) {
-                    reportAirLoad(full: full)
-                }
+                countAirRound(with: peer, status: measurement.status)
                 // A batch holds the rounds of one radio read: nearly always one peer's.
                 if !batchPeers.contains(peer) { batchPeers.append(peer) }
             }

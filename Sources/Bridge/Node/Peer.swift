@@ -22,6 +22,9 @@ struct Peer {
     var route: UWBRoute?
     /// The links bound to it (`NodeCore.peerByLink` entries to clear when it goes).
     var links: Set<LinkID> = []
+    /// When a round with it last brought a distance: `AirLoad` counts failures only of sessions
+    /// that work.
+    var lastGoodRound: Int64?
 
     /// Whether the scheduler gives it one of the radio's ranging sessions (its machine's view,
     /// which only the scheduler's `granted`/`revoked` inputs change).
