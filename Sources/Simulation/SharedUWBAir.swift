@@ -17,12 +17,6 @@ package struct SharedUWBAir: Sendable {
     package var codeIsolation: Double
     package var range: Double
 
-    package init(captureMargin: Double, codeIsolation: Double, range: Double) {
-        self.captureMargin = captureMargin
-        self.codeIsolation = codeIsolation
-        self.range = range
-    }
-
     /// The frames of one round starting at `start` (µs): the control message from the
     /// controller to each controlee, the poll, each responder's response in its own slot, the
     /// final and the report, from the initiator (one-to-many: the controller is the initiator).
