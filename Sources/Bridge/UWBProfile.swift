@@ -7,7 +7,16 @@ import UCI
 /// band. How they become SET_APP_CONFIG TLVs is the `UWBDialect`'s business.
 package struct UWBProfile: Sendable, Equatable {
     package var channel: UInt8 = 9
-    package var preambleCodeIndex: UInt8 = 10
+    /// The preamble codes sessions are spread over, one per session by its id: the BPRF codes
+    /// 9-12 every FiRa board supports on every channel. Frames under another code interfere
+    /// less (docs/PROXIMITY.md "Shared air"), so neighbouring rigs' sessions in one hall
+    /// collide less; the controlee takes whatever code `rangingParameters` names, so peers
+    /// that always proposed code 10 keep working.
+    package var preambleCodes: [UInt8] = [9, 10, 11, 12]
+    /// Whether one-to-one sessions hop (FiRa round hopping) when both boards can: rounds that
+    /// meet another session's on the air then meet it once, not for the seconds or minutes two
+    /// boards' clocks take to drift apart. Off only to measure the scheduling without it.
+    package var hopsRounds = true
     package var slotDurationRSTU: UInt16 = 2400
     package var slotsPerRangingRound: UInt8 = 6
     /// 100 ms: twice the uwb_core default rate, so a bump is seen within a tenth of a second.
@@ -18,6 +27,12 @@ package struct UWBProfile: Sendable, Equatable {
     package var countryCode: String?
 
     package init() {}
+
+    /// The code a session with this id ranges with: the session id is random, so a hall's
+    /// sessions spread evenly over `preambleCodes` without anyone coordinating them.
+    package func preambleCode(session: UInt32) -> UInt8 {
+        preambleCodes[Int(session % UInt32(preambleCodes.count))]
+    }
 
     /// Slots per round of a one-to-many session for up to `controlees`: the control and poll
     /// messages, a response and a result report per controlee, and the final message (deferred

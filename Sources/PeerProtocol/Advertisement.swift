@@ -39,6 +39,9 @@ package struct Advertisement: Sendable, Equatable {
         /// keeps anyone without the key from setting or clearing it. A rig drops an advert with
         /// this bit from an address that does not resolve: a replay from someone else's radio.
         package static let addressBound = Capabilities(rawValue: 1 << 4)
+        /// Its board does FiRa round hopping (HOPPING_MODE 1); set only in the private advert,
+        /// since only a v2 link's `hello` can ask for it.
+        package static let roundHopping = Capabilities(rawValue: 1 << 5)
     }
 
     package var group: UInt16

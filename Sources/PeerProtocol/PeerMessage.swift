@@ -66,6 +66,11 @@ package enum PeerMessage: Sendable, Equatable {
         /// session key both sides derive (both boards support it: ours, and the controlee's as
         /// its advert says). Absent: static STS with derived vendor id and IV.
         package static let provisionedSTS = Capabilities(rawValue: 1 << 1)
+        /// In the controller's v2 `hello`: this link's one-to-one sessions hop, FiRa round
+        /// hopping (HOPPING_MODE 1) on both boards (ours, and the controlee's as its advert says),
+        /// so that two sessions whose rounds meet on a shared channel meet in one block, not
+        /// in every block until their clocks drift apart. Absent: HOPPING_MODE 0.
+        package static let roundHopping = Capabilities(rawValue: 1 << 2)
     }
 
     /// Out-of-band ranging parameters chosen by the controller. STS values are random per

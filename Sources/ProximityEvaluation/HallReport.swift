@@ -2,12 +2,14 @@ import Bridge
 import Simulation
 
 /// A crowded hall (issue 32): `rigs` full bridges at booths of a 30 × 20 m hall, every second
-/// one bumping its booth partner again and again, all on channel 9 and preamble code 10. Each
-/// size runs three times from the same seed: on the shared air with the scheduler that sheds far
-/// peers when the air is full (adaptive), with the fixed scheduling it replaced, and on private
+/// one bumping its booth partner again and again, all on channel 9. Each size runs three times
+/// from the same seed: on the shared air with the rig's adaptive scheduling (sessions spread over
+/// preamble codes 9-12, rounds hopping, far peers shed when the air is full), with the fixed
+/// scheduling it replaced (every session on code 10, no hopping, nothing shed), and on private
 /// air (every round its own air: the hall as the world saw it before). The air load is the
 /// frames' time on channel 9 per second of the run: past 100 % they cannot all have had the air
-/// to themselves. Rendered as the Markdown docs/PROXIMITY.md records.
+/// to themselves. The rigs share the event's key (v2 links). Rendered as the Markdown
+/// docs/PROXIMITY.md records.
 package struct HallReport: Sendable {
     package enum Air: String, Sendable, CaseIterable {
         case adaptive = "shared, adaptive"
@@ -34,6 +36,10 @@ package struct HallReport: Sendable {
                 radio.sharedAir = air != .ideal
                 var config = BridgeConfig()
                 config.shedsFarPeersWhenAirIsFull = air == .adaptive
+                if air == .fixed {
+                    config.uwb.preambleCodes = [10]
+                    config.uwb.hopsRounds = false
+                }
                 let figures = try await HandshakeEvaluation.run(
                     pairs: max(1, rigs / 2), minutes: minutes, linkLoss: 0, resultLoss: 0, seed: seed, config: config, radio: radio,
                     placement: .hall)
@@ -44,7 +50,7 @@ package struct HallReport: Sendable {
     }
 
     package var markdown: String {
-        var out = "A hall of 30 × 20 m, every rig on channel 9 and code 10 "
+        var out = "A hall of 30 × 20 m, every rig on channel 9 (fixed: every session on preamble code 10 without hopping) "
         out += "(seed \(seed), \(EvaluationReport.fixed(minutes, 1)) min of bump gestures per booth).\n\n"
         out += "| rigs | air | gestures | bump recall | one-sided | repeated | false | median latency | p95 latency | rounds | round success | air load |\n"
         out += "|---|---|---|---|---|---|---|---|---|---|---|---|\n"

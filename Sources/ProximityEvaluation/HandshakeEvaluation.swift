@@ -16,8 +16,9 @@ package enum HandshakeEvaluation {
     package enum Placement: Sendable {
         /// Pairs 100 m apart: nothing but the pair on the air.
         case apart
-        /// Pairs at booths on a grid filling a 30 × 20 m hall, on one channel and code: every
-        /// rig hears and may range every other (docs/PROXIMITY.md, "Shared air").
+        /// Pairs at booths on a grid filling a 30 × 20 m hall, on one channel, sharing the
+        /// event's key as an event's rigs do (v2 links, which can agree on round hopping):
+        /// every rig hears and may range every other (docs/PROXIMITY.md, "Shared air").
         case hall
 
         /// Where pair `pair` of `pairs` stands; its peer moves along x from there.
@@ -94,7 +95,8 @@ package enum HandshakeEvaluation {
         }
         // Run on until every drop of the last gestures has ended on both sides.
         let drain = 5 * Double(config.exchangeTimeoutMilliseconds) / 1000
-        let scenario = Scenario(name: "handshake", duration: end + drain, group: 1, radio: radio, nodes: nodes)
+        var scenario = Scenario(name: "handshake", duration: end + drain, group: 1, radio: radio, nodes: nodes)
+        if case .hall = placement { scenario.groupKey = Scenario.keyFromSeed }
 
         let output = CollectedEvents()
         var options = SimulationDriver.Options()

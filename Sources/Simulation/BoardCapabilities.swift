@@ -25,7 +25,7 @@ enum BoardCapabilities {
             (.multiNodeModes, [0x03]),  // unicast, one-to-many
             (.rangingTimeStructs, [0x02]),  // block-based scheduling
             (.scheduleModes, [0x02]),  // time-scheduled ranging
-            (.hoppingMode, [0x00]),
+            (.hoppingMode, [0x01]),  // FiRa round hopping (a Pixel needed HOPPING_MODE 1 of it)
             (.blockStriding, [0x00]),
             (.uwbInitiationTime, [0x01]),
             (.channels, [0x09]),  // channels 5 and 9: a DW3000's two

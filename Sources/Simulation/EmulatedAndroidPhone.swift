@@ -308,6 +308,7 @@ package final class EmulatedAndroidPhone: Sendable {
             (.deviceRole, [choice.rigInitiates ? 0x00 : 0x01]),
             (.preambleCodeIndex, [choice.preambleIndex]),
             (.slotsPerRangingRound, [6]),
+            (.hoppingMode, [0x01]),  // AOSP's ConfigurationManager: hopping on
         ]
         config += provisioned
             ? [(.sessionKey, key), (.keyRotation, [0x01]), (.keyRotationRate, [0x00])]

@@ -239,6 +239,7 @@ package final class EmulatedIPhone: Sendable {
             (.slotsPerRangingRound, [blob[13]]),
             (.vendorID, [0x4C, 0x00]),  // Apple's company id as AOSP's test app writes it
             (.staticSTSIV, Array(blob[20..<26])),
+            (.hoppingMode, [blob.count > 34 ? blob[34] : 0]),  // version 2.0's hopping octet
         ]
         chip.start(sessionID: sessionID, config: config)
     }

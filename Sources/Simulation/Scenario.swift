@@ -246,7 +246,7 @@ package struct Scenario: Codable, Sendable, Equatable {
 
     /// `groupKey` values that are not a key: a node without one, and one drawn from the world's seed.
     static let noKey = "none"
-    static let keyFromSeed = "from-seed"
+    package static let keyFromSeed = "from-seed"
 
     func validate() throws {
         guard duration > 0, duration.isFinite else { throw Invalid.rule("duration must be a positive number of seconds") }

@@ -29,9 +29,12 @@ struct VirtualUWBS {
         var airParameters: [[UInt8]?] {
             [
                 config[.channelNumber], config[.preambleCodeIndex], config[.stsConfig], config[.vendorID], config[.staticSTSIV],
-                config[.sessionKey], config[.multiNodeMode], config[.slotsPerRangingRound],
+                config[.sessionKey], config[.multiNodeMode], config[.slotsPerRangingRound], hops ? [1] : nil,
             ]
         }
+        /// FiRa round hopping (HOPPING_MODE 1): each ranging block's round at another place in
+        /// the block (`World.buildAir`).
+        var hops: Bool { config[.hoppingMode] == [1] }
         var isConfigured: Bool {
             config[.deviceType] != nil && config[.deviceRole] != nil && ownAddress != nil && !destinations.isEmpty
                 && config[.channelNumber] != nil

@@ -498,6 +498,7 @@ package final class World: Sendable {
                 for k in Int64(-2)...1 {
                     let nominal = session.nextRoundMilliseconds + k * interval
                     let start = Double(nominal) * 1000 * (1 + clockErrors[body] * 1e-6) + phase
+                        + Self.hopOffset(session, block: nominal / interval)
                     planned.append(
                         PlannedRound(
                             key: AirRound(body: body, handle: session.handle, nominal: nominal), session: session, controlees: controlees,
@@ -547,6 +548,21 @@ package final class World: Sendable {
 
     /// Between two rounds of one board.
     static let roundGapMicroseconds = 100.0
+
+    /// Where a hopping session's round sits in ranging block `block` (µs after the block's
+    /// start): FiRa round hopping divides the block (RANGING_DURATION) into rounds of
+    /// SLOTS_PER_RR slots and runs each block's ranging in one of them, chosen anew per block by
+    /// a sequence both boards follow. The world draws it from the session id and block index,
+    /// not FiRa's own sequence: what matters on the air is that two sessions which meet in one
+    /// block are unlikely to meet in the next. Zero for a session that does not hop.
+    static func hopOffset(_ session: VirtualUWBS.Session, block: Int64) -> Double {
+        guard session.hops else { return 0 }
+        let timing = UWBFrameTiming(config: session.config)
+        let round = Double(session.config[.slotsPerRangingRound]?.first ?? 6) * timing.slotMicroseconds
+        let rounds = UInt64(max(1, Double(max(session.intervalMilliseconds, 1)) * 1000 / round))
+        var draw = SplitMix64(seed: UInt64(session.id) << 32 ^ UInt64(bitPattern: block))
+        return Double(draw.next() % rounds) * round
+    }
 
     private struct PlannedRound {
         var key: AirRound

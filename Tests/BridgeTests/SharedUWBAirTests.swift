@@ -115,6 +115,31 @@ struct SharedUWBAirTests {
         #expect(!lost(wanted, [sameRound], levels: [1: -40, 0: -40]))
     }
 
+    // MARK: Round hopping
+
+    /// A hopping session's round sits in one of the block's rounds (RANGING_DURATION 100 ms over
+    /// 6 slots of 2400 RSTU = 12 ms: 8 of them), a new one per block, and over many blocks in
+    /// each of them; a session that does not hop keeps its place. Two sessions meet in about one
+    /// block in eight, not in every block as two sessions without hopping whose rounds overlap.
+    @Test func aHoppingSessionsRoundMovesWithinTheBlock() {
+        func session(id: UInt32, hops: Bool) -> VirtualUWBS.Session {
+            var session = VirtualUWBS.Session(id: id, handle: 1, state: .active)
+            session.config = [
+                .rangingDuration: [100, 0, 0, 0], .slotDuration: [0x60, 0x09], .slotsPerRangingRound: [6], .hoppingMode: [hops ? 1 : 0],
+            ]
+            return session
+        }
+        let blocks = Int64(0)..<800
+        let a = blocks.map { World.hopOffset(session(id: 0x1234_5678, hops: true), block: $0) }
+        let b = blocks.map { World.hopOffset(session(id: 0x0BAD_CAFE, hops: true), block: $0) }
+        let round = 12_000.0
+        #expect(Set(a) == Set((0..<8).map { Double($0) * round }))
+        #expect(zip(a, a.dropFirst()).filter { $0 == $1 }.count < 200)
+        let met = zip(a, b).filter { $0 == $1 }.count
+        #expect(met > 50 && met < 150)
+        #expect(blocks.allSatisfy { World.hopOffset(session(id: 0x1234_5678, hops: false), block: $0) == 0 })
+    }
+
     // MARK: In the world
 
     /// Two bodies share the air with nothing else: the stream is the private air's, line for line.
@@ -132,7 +157,7 @@ struct SharedUWBAirTests {
         #expect(shared == (try await runScenario(ideal, ranges: true, duration: 30)))
     }
 
-    /// The meetup's five bodies range in ten pairs on one channel and code: some rounds meet
+    /// The meetup's five bodies range in ten pairs on one channel: some rounds meet
     /// others on the air and are lost, the air is busy in proportion to the rounds, and private
     /// air loses none.
     @Test func aMeetupsRoundsMeetOnTheAir() async throws {

@@ -33,12 +33,30 @@ import UCI
         let key = Array(UInt8(0x10)...0x1F)
         for dialect in [UWBDialectName.qorvo, .fira].map(\.dialect) {
             let provisioned = dialect.appConfig(
-                for: Self.parameters, asController: true, sts: .provisioned(sessionKey: key), profile: UWBProfile(), board: nil)
-            let fixed = dialect.appConfig(for: Self.parameters, asController: true, sts: .fromParameters, profile: UWBProfile(), board: nil)
+                for: Self.parameters, asController: true, sts: .provisioned(sessionKey: key), hops: false, profile: UWBProfile(), board: nil)
+            let fixed = dialect.appConfig(for: Self.parameters, asController: true, sts: .fromParameters, hops: false, profile: UWBProfile(), board: nil)
             #expect(provisioned.contains(AppConfigTLV(id: .stsConfig, value: [3])) && provisioned.contains(AppConfigTLV(id: .sessionKey, value: key)))
             #expect(!provisioned.contains { $0.id == .vendorID || $0.id == .staticSTSIV })
             #expect(fixed.contains(AppConfigTLV(id: .stsConfig, value: [0])) && fixed.contains(AppConfigTLV(id: .staticSTSIV, value: [1, 2, 3, 4, 5, 6])))
             #expect(!fixed.contains { $0.id == .sessionKey })
+        }
+    }
+
+    /// SUPPORTED_HOPPING_MODE is capability 0x0B in UCI 2.0 and 0x08 in 1.x (AOSP's
+    /// CapabilityParam), one octet, 1 when the board hops; a hopping session sends HOPPING_MODE
+    /// (0x2C) 1, every other session 0: the TLV's octets as SET_APP_CONFIG carries them.
+    @Test func roundHoppingFromTheBoardsCapabilities() {
+        #expect(Self.board(uci: 2, capabilities: [CapabilityTLV(type: 0x0B, value: [0x01])]).supportsRoundHopping)
+        #expect(Self.board(uci: 1, capabilities: [CapabilityTLV(type: 0x08, value: [0x01])]).supportsRoundHopping)
+        #expect(!Self.board(uci: 2, capabilities: [CapabilityTLV(type: 0x0B, value: [0x00])]).supportsRoundHopping)
+        #expect(!Self.board(uci: 2, capabilities: [CapabilityTLV(type: 0x08, value: [0x01])]).supportsRoundHopping)
+        #expect(!Self.board(uci: 2, capabilities: []).supportsRoundHopping)
+        for dialect in [UWBDialectName.qorvo, .fira].map(\.dialect) {
+            for hops in [false, true] {
+                let config = dialect.appConfig(for: Self.parameters, asController: false, sts: .fromParameters, hops: hops, profile: UWBProfile(), board: nil)
+                let hopping = config.filter { $0.id.rawValue == 0x2C }
+                #expect(hopping.count == 1 && hopping.first?.value == [hops ? 0x01 : 0x00])
+            }
         }
     }
 
@@ -56,16 +74,16 @@ import UCI
     /// ranges with: channel 9, DS-TWR deferred, unicast, static STS, both roles. The virtual
     /// boards' full sets (both generations) lack nothing; a board that says nothing is not refused.
     @Test func aBoardIsRefusedForEachThingThePeersNeedThatItLacks() {
-        #expect(Self.board(uci: 2, capabilities: BoardCapabilities.dw3000(.v2_0, maxSessions: 8)).unmetNeeds(channel: 9, preambleCodeIndex: 10).isEmpty)
-        #expect(Self.board(uci: 1, capabilities: BoardCapabilities.dw3000(.v1_1, maxSessions: 8)).unmetNeeds(channel: 9, preambleCodeIndex: 10).isEmpty)
-        #expect(Self.board(uci: 2, capabilities: []).unmetNeeds(channel: 9, preambleCodeIndex: 10).isEmpty)
+        #expect(Self.board(uci: 2, capabilities: BoardCapabilities.dw3000(.v2_0, maxSessions: 8)).unmetNeeds(channel: 9, preambleCodes: [9, 10, 11, 12]).isEmpty)
+        #expect(Self.board(uci: 1, capabilities: BoardCapabilities.dw3000(.v1_1, maxSessions: 8)).unmetNeeds(channel: 9, preambleCodes: [9, 10, 11, 12]).isEmpty)
+        #expect(Self.board(uci: 2, capabilities: []).unmetNeeds(channel: 9, preambleCodes: [9, 10, 11, 12]).isEmpty)
         // UCI 2.0: channels 0x0E, roles 0x05, ranging methods 0x06, STS 0x07, multi-node 0x08.
         let lacking = Self.board(uci: 2, capabilities: [
             CapabilityTLV(type: 0x0E, value: [0x01]), CapabilityTLV(type: 0x05, value: [0x01, 0x00]),
             CapabilityTLV(type: 0x06, value: [0x1A, 0x00]), CapabilityTLV(type: 0x07, value: [0x08]),
             CapabilityTLV(type: 0x08, value: [0x02]),
         ])
-        #expect(lacking.unmetNeeds(channel: 9, preambleCodeIndex: 10) == [
+        #expect(lacking.unmetNeeds(channel: 9, preambleCodes: [9, 10, 11, 12]) == [
             "the board does not support UWB channel 9, which the peers range on (it reports channels 5)",
             "the board does not support DS-TWR with deferred reports, which the peers range with",
             "the board does not support unicast sessions, which the peers range with",
@@ -74,13 +92,13 @@ import UCI
         ])
         // A DW3000 has no HPRF: preamble codes 25-32 are out; BPRF codes 9-12 are fine.
         let dw3000 = Self.board(uci: 2, capabilities: BoardCapabilities.dw3000(.v2_0, maxSessions: 8))
-        #expect(dw3000.unmetNeeds(channel: 9, preambleCodeIndex: 25) == [
-            "the board does not support HPRF, which preamble code 25 the peers range with needs"
+        #expect(dw3000.unmetNeeds(channel: 9, preambleCodes: [12, 25, 26]) == [
+            "the board does not support HPRF, which the peers' preamble codes 25, 26 need"
         ])
-        #expect(dw3000.unmetNeeds(channel: 9, preambleCodeIndex: 12).isEmpty)
+        #expect(dw3000.unmetNeeds(channel: 9, preambleCodes: [12]).isEmpty)
         // The same octets in UCI 1.x's numbering are other capabilities: 0x05 is multi-node there.
         let oneX = Self.board(uci: 1, capabilities: [CapabilityTLV(type: 0x05, value: [0x02])])
-        #expect(oneX.unmetNeeds(channel: 9, preambleCodeIndex: 10) == ["the board does not support unicast sessions, which the peers range with"])
+        #expect(oneX.unmetNeeds(channel: 9, preambleCodes: [9, 10, 11, 12]) == ["the board does not support unicast sessions, which the peers range with"])
     }
 
     /// A board that cannot use the channel every rig ranges on is reported as an error, saying
@@ -123,7 +141,7 @@ import UCI
         let uci2WithoutAngles = Self.board(uci: 2, capabilities: [CapabilityTLV(type: 0x13, value: [0x00])])
         let fira = FiRaDialect()
         func config(_ board: BoardDescription?) -> [AppConfigTLV] {
-            fira.appConfig(for: Self.parameters, asController: true, sts: .fromParameters, profile: profile, board: board)
+            fira.appConfig(for: Self.parameters, asController: true, sts: .fromParameters, hops: false, profile: profile, board: board)
         }
         for board in [withAngles, uci2WithAngles] {
             #expect(config(board).contains(.aoaResultRequest(1)))
@@ -136,7 +154,7 @@ import UCI
         // Qorvo's firmware is asked for angles as Qorvo's own scripts do, unless it says it
         // measures none (one antenna): then time of flight only.
         func qorvo(_ board: BoardDescription?) -> [AppConfigTLV] {
-            QorvoDialect().appConfig(for: Self.parameters, asController: false, sts: .fromParameters, profile: profile, board: board)
+            QorvoDialect().appConfig(for: Self.parameters, asController: false, sts: .fromParameters, hops: false, profile: profile, board: board)
         }
         for board in [withAngles, uci2WithAngles, uci2, nil] {
             #expect(qorvo(board).contains(.aoaResultRequest(1)) && qorvo(board).contains(.resultReportConfig(0x0B)))
@@ -153,7 +171,7 @@ import UCI
         #expect(!config(withoutAngles).contains { $0.id == .rssiReporting } && !qorvo(withAngles).contains { $0.id == .rssiReporting })
         // The session itself is configured alike: same TLVs but for the last four.
         #expect(Array(config(withoutAngles).dropLast(4)) == Array(QorvoDialect().appConfig(
-            for: Self.parameters, asController: true, sts: .fromParameters, profile: profile, board: withoutAngles).dropLast(4)))
+            for: Self.parameters, asController: true, sts: .fromParameters, hops: false, profile: profile, board: withoutAngles).dropLast(4)))
     }
 
     /// The meetup on the virtual board with each dialect: its SET_APP_CONFIG reaches the board as

@@ -160,6 +160,7 @@ package final class BridgeNode: Sendable {
             return try await ble.advertise(advert.advertisingData(), scanResponse: AdvertisingData.localName(identity.name).bytes)
         }
         if uwbSessions.supportsProvisionedSTS { advert.capabilities.insert(.provisionedSTS) }
+        if uwbSessions.hopsRounds { advert.capabilities.insert(.roundHopping) }
         if ble.boundAddresses { advert.capabilities.insert(.addressBound) }
         advertRotatedAt.store(time.nowMilliseconds(), ordering: .relaxed)
         let nonce = Array(channels.draw("advert nonce").prefix(PrivateAdvert.nonceSize))
@@ -213,7 +214,7 @@ package final class BridgeNode: Sendable {
         var state = Event.Device.State.ready
         if let channels = board.supportedChannels { detail["channels"] = channels.map(String.init).joined(separator: ",") }
         // Every rig proposes and expects these: a board without them ranges with nobody.
-        let unmet = board.unmetNeeds(channel: config.uwb.channel, preambleCodeIndex: config.uwb.preambleCodeIndex)
+        let unmet = board.unmetNeeds(channel: config.uwb.channel, preambleCodes: config.uwb.preambleCodes)
         if !unmet.isEmpty {
             let error = unmet.joined(separator: "; ")
             logger.error("\(error)", metadata: ["board": "\(key)"])

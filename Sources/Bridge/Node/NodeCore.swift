@@ -251,7 +251,7 @@ struct NodeCore {
         let grant = scheduler.sessionsNeeded(demand) <= rigSessions
         let machine = PeerMachine(
             peer: id, name: name ?? "", identity: identity, config: config, boardRunsProvisionedSTS: board?.supportsProvisionedSTS ?? false,
-            seed: random.next(), granted: grant, now: now)
+            boardHopsRounds: config.uwb.hopsRounds && board?.supportsRoundHopping ?? false, seed: random.next(), granted: grant, now: now)
         peers[id] = Peer(
             machine: machine, proximity: PeerProximity(processor: RangeProcessor(peer: id.description, config: config)),
             version: version, capabilities: capabilities, since: now, lastHeard: now)

@@ -32,6 +32,9 @@ extension PeerMachine {
         /// One-to-one sessions on this link use provisioned STS: the controller decides (both
         /// boards can, the peer's as its private advert says) and says so in its `hello`.
         let provisionedSTS: Bool
+        /// One-to-one sessions on this link hop rounds: the controller decides (both boards
+        /// can, the peer's as its private advert says) and says so in its `hello`.
+        let hops: Bool
         /// The one-to-many session we reserved this peer a place in, as its controller.
         var sharedSession: UInt32?
         /// The profile drop under way; a closing link abandons it.

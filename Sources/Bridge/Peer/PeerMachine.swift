@@ -33,6 +33,8 @@ struct PeerMachine: Sendable {
     private let controlsSharedSessions: Bool
     /// Our board runs provisioned STS (SESSION_KEY).
     private let boardRunsProvisionedSTS: Bool
+    /// Our board hops rounds and the profile lets one-to-one sessions hop.
+    private let boardHopsRounds: Bool
     private var state = State.discovered
     private(set) var name = ""
     /// What the peer's last advert said: what we propose as controller. Ranges are matched
@@ -69,11 +71,12 @@ struct PeerMachine: Sendable {
     /// `name` is the one `peer.found` reported (the advert's; empty for a v2 peer).
     init(
         peer: PeerID, name: String = "", identity: NodeIdentity, config: BridgeConfig, boardRunsProvisionedSTS: Bool = false,
-        seed: UInt64, granted: Bool, now: Int64
+        boardHopsRounds: Bool = false, seed: UInt64, granted: Bool, now: Int64
     ) {
         self.peer = peer
         self.name = name
         self.boardRunsProvisionedSTS = boardRunsProvisionedSTS
+        self.boardHopsRounds = boardHopsRounds
         self.identity = identity
         self.config = config
         self.controlsSharedSessions = config.controleesPerSession > 1
@@ -231,7 +234,8 @@ struct PeerMachine: Sendable {
         let shares = controlsSharedSessions && advertised.capabilities.contains(.oneToMany)
         var open = OpenLink(
             id: link, rangingSecret: rangingSecret,
-            provisionedSTS: rangingSecret != nil && !shares && boardRunsProvisionedSTS && advertised.capabilities.contains(.provisionedSTS))
+            provisionedSTS: rangingSecret != nil && !shares && boardRunsProvisionedSTS && advertised.capabilities.contains(.provisionedSTS),
+            hops: rangingSecret != nil && !shares && boardHopsRounds && advertised.capabilities.contains(.roundHopping))
         if rangingSecret == nil { open.unanswered = (connecting.address, now) }
         if shares {
             state = .negotiating(Negotiating(link: open, step: .awaitingPlace))
@@ -241,7 +245,7 @@ struct PeerMachine: Sendable {
         let parameters = PeerMessage.RangingParameters(
             sessionID: sessionID,
             channel: config.uwb.channel,
-            preambleCodeIndex: config.uwb.preambleCodeIndex,
+            preambleCodeIndex: config.uwb.preambleCode(session: sessionID),
             controllerAddress: identity.uwbShortAddress,
             controleeAddress: advertised.uwbAddress,
             vendorID: UInt16.random(in: 1...UInt16.max, using: &random),
@@ -290,12 +294,17 @@ struct PeerMachine: Sendable {
             let warning = "the controller asks for provisioned STS, which this board does not run; ranging will fail"
             actions.append(.log(LogLine(.warning, warning)))
         }
+        let hops = rangingSecret != nil && hello.capabilities.contains(.roundHopping)
+        if hops, !boardHopsRounds {
+            let warning = "the controller asks for round hopping, which this board does not do (or the config turned off); ranging will fail"
+            actions.append(.log(LogLine(.warning, warning)))
+        }
         guard granted else {
             actions.append(.refuse(link, retryAfter: refuse(retryAfter: retryAfter)))
             return actions
         }
         retry = nil
-        let open = OpenLink(id: link, rangingSecret: rangingSecret, provisionedSTS: provisionedSTS)
+        let open = OpenLink(id: link, rangingSecret: rangingSecret, provisionedSTS: provisionedSTS, hops: hops)
         state = .negotiating(Negotiating(link: open, step: .awaitingParameters))
         actions.append(.accept(link, hello: self.hello(on: open)))
         return actions
@@ -324,9 +333,10 @@ struct PeerMachine: Sendable {
     }
 
     private func hello(on link: OpenLink) -> PeerMessage.Hello {
-        .init(
-            peerID: identity.peerID, group: identity.group, name: identity.name, versions: 0b11,
-            capabilities: isInitiator && link.provisionedSTS ? [.oneToMany, .provisionedSTS] : [.oneToMany])
+        var capabilities: PeerMessage.Capabilities = [.oneToMany]
+        if isInitiator, link.provisionedSTS { capabilities.insert(.provisionedSTS) }
+        if isInitiator, link.hops { capabilities.insert(.roundHopping) }
+        return .init(peerID: identity.peerID, group: identity.group, name: identity.name, versions: 0b11, capabilities: capabilities)
     }
 
     /// How a one-to-one session on this link keys its STS: provisioned with the session key both
@@ -390,7 +400,9 @@ struct PeerMachine: Sendable {
     /// The controller's parameters reach the controlee: a new session replaces whatever ran.
     private mutating func proposed(_ parameters: PeerMessage.RangingParameters) -> [MessageAction] {
         func request(_ link: OpenLink) -> UWBSessionRequest {
-            UWBSessionRequest(parameters: parameters, asController: false, shared: false, sts: sts(for: parameters, on: link))
+            UWBSessionRequest(
+                parameters: parameters, asController: false, shared: false, sts: sts(for: parameters, on: link),
+                hops: link.hops && parameters.oneToManySlots == nil)
         }
         switch state {
         case .ranging(var ranging):
@@ -426,7 +438,7 @@ struct PeerMachine: Sendable {
         else { return violation("acceptance of unknown session \(accepted)") }
         let request = UWBSessionRequest(
             parameters: parameters, asController: true, shared: negotiating.link.sharedSession != nil,
-            sts: sts(for: parameters, on: negotiating.link))
+            sts: sts(for: parameters, on: negotiating.link), hops: negotiating.link.hops && parameters.oneToManySlots == nil)
         negotiating.step = .starting(request, proposedAt: sentAt)
         state = .negotiating(negotiating)
         return [.startSession(request)]

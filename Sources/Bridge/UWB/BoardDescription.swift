@@ -30,6 +30,10 @@ package struct BoardDescription: Sendable, Equatable {
         return bits & (1 << STSConfig.provisioned.rawValue) != 0
     }
 
+    /// Whether it does FiRa round hopping: its capabilities' HOPPING_MODE octet is 1 (AOSP
+    /// `SUPPORTED_HOPPING_MODE`). A board that does not say does not hop.
+    package var supportsRoundHopping: Bool { capability(.hoppingMode) == [1] }
+
     /// Whether its range notifications carry the received level: UCI 2.0 has an RSSI octet in
     /// each measurement (when RSSI_REPORTING asks for it); in 1.1 that octet is RFU.
     package var reportsRSSI: Bool { info.uciVersion.major >= 2 }
@@ -39,24 +43,24 @@ package struct BoardDescription: Sendable, Equatable {
 
     /// What the peer protocol needs that the board's capabilities say it cannot do, one sentence
     /// each (empty when it can range with peers, or does not say): the peers' channel, their
-    /// preamble code's PRF (codes 9-12 are BPRF, 25-32 HPRF: the board must list some parameter
+    /// preamble codes' PRF (codes 9-12 are BPRF, 25-32 HPRF: the board must list some parameter
     /// set of that PRF), DS-TWR deferred (RANGING_METHOD bit 2), unicast sessions
     /// (MULTI_NODE_MODES bit 0), static STS (STS_CONFIG bit 0: every peer without provisioned
     /// STS uses it), and both roles (DEVICE_ROLES bits 0 and 1: which side initiates depends on
     /// the peer ids).
-    package func unmetNeeds(channel: UInt8, preambleCodeIndex: UInt8) -> [String] {
+    package func unmetNeeds(channel: UInt8, preambleCodes: [UInt8]) -> [String] {
         var unmet: [String] = []
         if let channels = supportedChannels, !channels.contains(channel) {
             let list = channels.map(String.init).joined(separator: ",")
             unmet.append("the board does not support UWB channel \(channel), which the peers range on (it reports channels \(list))")
         }
-        let prf: (Capabilities.Field, String)? = switch preambleCodeIndex {
-        case 9...12: (.bprfParameterSets, "BPRF")
-        case 25...32: (.hprfParameterSets, "HPRF")
-        default: nil
-        }
-        if let (field, name) = prf, let sets = capability(field), !sets.contains(where: { $0 != 0 }) {
-            unmet.append("the board does not support \(name), which preamble code \(preambleCodeIndex) the peers range with needs")
+        let fields: [(Capabilities.Field, String, ClosedRange<UInt8>)] = [(.bprfParameterSets, "BPRF", 9...12), (.hprfParameterSets, "HPRF", 25...32)]
+        for (field, name, range) in fields {
+            let codes = preambleCodes.filter(range.contains)
+            if !codes.isEmpty, let sets = capability(field), !sets.contains(where: { $0 != 0 }) {
+                let list = codes.map(String.init).joined(separator: ", ")
+                unmet.append("the board does not support \(name), which the peers' preamble codes \(list) need")
+            }
         }
         let needs: [(Capabilities.Field, UInt8, String)] = [
             (.rangingMethods, 1 << 2, "DS-TWR with deferred reports"), (.multiNodeModes, 1 << 0, "unicast sessions"),

@@ -8,10 +8,10 @@ package struct FiRaDialect: UWBDialect {
     package init() {}
 
     package func appConfig(
-        for parameters: PeerMessage.RangingParameters, asController: Bool, sts: SessionSTS, profile: UWBProfile,
+        for parameters: PeerMessage.RangingParameters, asController: Bool, sts: SessionSTS, hops: Bool, profile: UWBProfile,
         board: BoardDescription?
     ) -> [AppConfigTLV] {
-        sessionTLVs(for: parameters, asController: asController, sts: sts, profile: profile) + reports(board: board)
+        sessionTLVs(for: parameters, asController: asController, sts: sts, hops: hops, profile: profile) + reports(board: board)
     }
 
     package func reports(board: BoardDescription?) -> [AppConfigTLV] {

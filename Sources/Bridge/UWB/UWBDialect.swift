@@ -14,7 +14,7 @@ package protocol UWBDialect: Sendable {
     /// before it answered its bring-up); a one-to-many controller starts with this controlee
     /// and adds the others to its multicast list.
     func appConfig(
-        for parameters: PeerMessage.RangingParameters, asController: Bool, sts: SessionSTS, profile: UWBProfile,
+        for parameters: PeerMessage.RangingParameters, asController: Bool, sts: SessionSTS, hops: Bool, profile: UWBProfile,
         board: BoardDescription?
     ) -> [AppConfigTLV]
     /// What each round of any session on `board` reports (`reportTLVs`), the part of the app
@@ -44,10 +44,10 @@ extension UWBDialect {
     }
 
     /// The TLVs both dialects send alike: roles, DS-TWR deferred, STS (static with the values
-    /// agreed out of band, or provisioned with the derived session key), addresses, channel and
-    /// timing (firmware-notes/uci-config.md).
+    /// agreed out of band, or provisioned with the derived session key), addresses, channel,
+    /// timing and round hopping (firmware-notes/uci-config.md).
     func sessionTLVs(
-        for parameters: PeerMessage.RangingParameters, asController: Bool, sts: SessionSTS, profile: UWBProfile
+        for parameters: PeerMessage.RangingParameters, asController: Bool, sts: SessionSTS, hops: Bool, profile: UWBProfile
     ) -> [AppConfigTLV] {
         let own = asController ? parameters.controllerAddress : parameters.controleeAddress
         let peer = asController ? parameters.controleeAddress : parameters.controllerAddress
@@ -68,7 +68,7 @@ extension UWBDialect {
             .preambleCodeIndex(parameters.preambleCodeIndex),
             .sfdID(2),
             .rframeConfig(3),
-        ] + stsTLVs(parameters, sts) + [.scheduleMode(1), .hoppingMode(0)]
+        ] + stsTLVs(parameters, sts) + [.scheduleMode(1), .hoppingMode(hops ? 1 : 0)]
     }
 
     private func stsTLVs(_ parameters: PeerMessage.RangingParameters, _ sts: SessionSTS) -> [AppConfigTLV] {

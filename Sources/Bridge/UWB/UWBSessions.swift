@@ -116,7 +116,7 @@ final class UWBSessions: Sendable {
         repeat { id = UInt32.random(in: 1...UInt32.max, using: &b.random) } while b.shared[id] != nil
         b.shared[id] = .init(
             parameters: PeerMessage.RangingParameters(
-                sessionID: id, channel: profile.channel, preambleCodeIndex: profile.preambleCodeIndex,
+                sessionID: id, channel: profile.channel, preambleCodeIndex: profile.preambleCode(session: id),
                 controllerAddress: ownAddress, controleeAddress: 0, vendorID: UInt16.random(in: 1...UInt16.max, using: &b.random),
                 staticSTSIV: (0..<6).map { _ in UInt8.random(in: 0...255, using: &b.random) },
                 rangingIntervalMilliseconds: profile.rangingIntervalMilliseconds,
@@ -241,6 +241,9 @@ final class UWBSessions: Sendable {
     /// Whether the board (as it last came up) runs provisioned STS.
     var supportsProvisionedSTS: Bool { board.withLock { $0?.supportsProvisionedSTS ?? false } }
 
+    /// Whether the board (as it last came up) hops rounds and the profile lets sessions hop.
+    var hopsRounds: Bool { profile.hopsRounds && board.withLock { $0?.supportsRoundHopping ?? false } }
+
     /// Brings the board up in the dialect's way and keeps what it said, for the app configs to come.
     func bringUpNow() async throws(UCIHostError) -> BoardDescription {
         let description = try await dialect.bringUp(uwb, profile: profile)
@@ -250,7 +253,7 @@ final class UWBSessions: Sendable {
 
     private func appConfig(_ request: UWBSessionRequest) -> [AppConfigTLV] {
         dialect.appConfig(
-            for: request.parameters, asController: request.asController, sts: request.sts, profile: profile,
+            for: request.parameters, asController: request.asController, sts: request.sts, hops: request.hops, profile: profile,
             board: board.withLock { $0 })
     }
 

@@ -36,12 +36,13 @@ final class CorePair {
             sessionID: 0x5A5A_0001, channel: 9, preambleCodeIndex: 10, controllerAddress: uwbAddress(.c), controleeAddress: controlee,
             vendorID: 0x1234, staticSTSIV: [1, 2, 3, 4, 5, 6], rangingIntervalMilliseconds: 100, oneToManySlots: 7)
     }
-    /// A UCI 2.0 board; with `provisionedSTS`, one that runs STS_CONFIG 3 (SUPPORTED_STS_CONFIG bit 3).
-    static func board(provisionedSTS: Bool) -> BoardDescription {
+    /// A UCI 2.0 board; with `provisionedSTS`, one that runs STS_CONFIG 3 (SUPPORTED_STS_CONFIG
+    /// bit 3); with `hopping`, one whose SUPPORTED_HOPPING_MODE (0x0B) is 1.
+    static func board(provisionedSTS: Bool, hopping: Bool = false) -> BoardDescription {
         let version = UCIVersion(major: 2, minor: 0, maintenance: 0)
         return BoardDescription(
             info: DeviceInfo(uciVersion: version, macVersion: version, phyVersion: version, uciTestVersion: version, vendorData: []),
-            capabilities: [CapabilityTLV(type: 0x07, value: [provisionedSTS ? 0x09 : 0x01])])
+            capabilities: [CapabilityTLV(type: 0x07, value: [provisionedSTS ? 0x09 : 0x01]), CapabilityTLV(type: 0x0B, value: [hopping ? 1 : 0])])
     }
 
     /// What C's adapter does with a connection attempt to R. `refused`: R's kernel answers but
@@ -87,6 +88,7 @@ final class CorePair {
     let secure: Bool
     let channels: BySide<PeerChannels>
     let provisionedSTS: BySide<Bool>
+    let hopping: BySide<Bool>
 
     var connectOutcome = ConnectOutcome.opens
     var uwbOutcome = BySide(both: UWBOutcome.starts)
@@ -127,9 +129,14 @@ final class CorePair {
     /// - Parameters:
     ///   - secure: both rigs share the event key: private adverts, v2 links (handshake, sealed frames).
     ///   - provisionedSTS: whose boards run provisioned STS (their private adverts say so).
-    init(config: BySide<BridgeConfig> = .init(both: .init()), secure: Bool = false, provisionedSTS: BySide<Bool> = .init(both: false)) {
+    ///   - hopping: whose boards hop rounds (their private adverts say so where the config lets them).
+    init(
+        config: BySide<BridgeConfig> = .init(both: .init()), secure: Bool = false, provisionedSTS: BySide<Bool> = .init(both: false),
+        hopping: BySide<Bool> = .init(both: false)
+    ) {
         self.secure = secure
         self.provisionedSTS = provisionedSTS
+        self.hopping = BySide(c: hopping.c && config.c.uwb.hopsRounds, r: hopping.r && config.r.uwb.hopsRounds)
         var config = config
         if secure {
             for side in Side.allCases {
@@ -144,7 +151,7 @@ final class CorePair {
                 identity: Self.identity(side), config: config[side], logger: quietLogger, channels: channels[side],
                 boardCorrection: BoardCorrection(config[side].rangeCorrection.correction(forBoard: "")), takeShed: { (0, 0) })
             var core = NodeCore(environment: environment, seed: side == .c ? 11 : 22, now: Self.start)
-            core.learn(Self.board(provisionedSTS: provisionedSTS[side]))
+            core.learn(Self.board(provisionedSTS: provisionedSTS[side], hopping: hopping[side]))
             return core
         }
         cores = BySide(c: core(.c), r: core(.r))
@@ -261,6 +268,7 @@ final class CorePair {
             return advert.advertisingData() + (advertisesName[side] ? AdvertisingData.localName(Self.name(side)).bytes : [])
         }
         if provisionedSTS[side] { advert.capabilities.insert(.provisionedSTS) }
+        if hopping[side] { advert.capabilities.insert(.roundHopping) }
         return PrivateAdvert(key: Self.eventKey).advertisingData(for: advert, nonce: [1, 2, 3, 4, side == .c ? 0xC : 0xD])
     }
 

@@ -149,6 +149,24 @@ extension CorePair {
         #expect(controller.sts == sts && controlee.sts == sts)
     }
 
+    /// Round hopping only when both boards hop, the controller's config lets it, and the link is
+    /// v2: the controlee learns it only from the controller's sealed `hello`, so both sessions
+    /// asking for HOPPING_MODE 1 (or both for 0) shows the flag crossed; a one-sided hop would
+    /// leave two boards that never hear each other.
+    @Test(arguments: [
+        (true, true, true, true, true), (true, false, true, true, false), (false, true, true, true, false),
+        (true, true, false, true, false), (true, true, true, false, false),
+    ])
+    func roundsHopOnlyWhenBothBoardsHopOnAV2Link(c: Bool, r: Bool, v2: Bool, allowed: Bool, expected: Bool) throws {
+        var config = BridgeConfig()
+        config.uwb.hopsRounds = allowed
+        let pair = Pair(config: .init(c: config, r: BridgeConfig()), secure: v2, hopping: .init(c: c, r: r))
+        pair.heard(.c)
+        #expect(pair.isRanging(.c) && pair.isRanging(.r))
+        let controller = try #require(pair.uwbRequests.c.last), controlee = try #require(pair.uwbRequests.r.last)
+        #expect(controller.hops == expected && controlee.hops == expected)
+    }
+
     @Test func theControleeRefusesParametersNamingAnotherUWBAddress() throws {
         let pair = Pair()
         pair.network = { $0.kind == .rangingParameters ? 0 : 1 }
