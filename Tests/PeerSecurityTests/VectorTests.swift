@@ -100,6 +100,10 @@ struct VectorTests {
                 #expect(p.vendorID == 0 && p.staticSTSIV == [0, 0, 0, 0, 0, 0], "one-to-one parameters carry no STS values")
             }
             #expect(message.encoded(version: .v2) == inner, "\(entry["what"] ?? "")")
+            if case .hello(let hello) = message {
+                // bits 0-2 as docs/PROTOCOL.md numbers them: one-to-many, provisioned STS, round hopping
+                #expect(hello.capabilities == [.oneToMany, .provisionedSTS, .roundHopping])
+            }
             // Sequence numbers the vectors skip stand for frames lost on the way.
             var sealed: [UInt8]
             repeat {
@@ -121,6 +125,8 @@ struct VectorTests {
         #expect(data == v.bytes("private_advert", "data"))
         #expect(data.count == 31, "a legacy advert, Flags included")
         #expect(PrivateAdvert(key: v.groupKey).open(data) == advert)
+        // The vector's capabilities, bit by bit as docs/PROTOCOL.md numbers them: UWB, one-to-many, round hopping.
+        #expect(advert.capabilities == [.uwb, .oneToMany, .roundHopping])
     }
 }
 

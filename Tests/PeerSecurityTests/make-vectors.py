@@ -112,7 +112,8 @@ def main():
     sts = hkdf(ranging_secret, b"nearby-bridge v2 sts" + struct.pack("<I", session_id), 24, salt=None)
 
     name = "Pi \u00e9tage".encode()
-    hello = frame(2, 1, struct.pack("<QBB", 0x0102030405060708, 0b11, 0b1) + bytes([len(name)]) + name)
+    # a controller's hello: one-to-many controlee (bit 0), provisioned STS (bit 1), round hopping (bit 2)
+    hello = frame(2, 1, struct.pack("<QBB", 0x0102030405060708, 0b11, 0b111) + bytes([len(name)]) + name)
     parameters = frame(2, 2, struct.pack("<IBBHHHB", session_id, 9, 10, 0x0A01, 0x0B02, 200, 0))
     shared = frame(2, 2, struct.pack("<IBBHHHB", session_id, 9, 10, 0x0A01, 0x0B02, 200, 4) + struct.pack("<H", 0xBEEF) + bytes(range(1, 7)))
     card_json = b'{"name":"Alice"}'
@@ -126,9 +127,9 @@ def main():
     ]
     advert_keys = bytes.fromhex(keys["advert_keys"])
     advert = {
-        "nonce": "0102030405", "peer_id": "0102030405060708", "uwb_address": 0x0B02, "capabilities": 0b101, "psm": 0x85,
+        "nonce": "0102030405", "peer_id": "0102030405060708", "uwb_address": 0x0B02, "capabilities": 0b100101, "psm": 0x85,
     }
-    advert["data"] = hexs(private_advert(advert_keys, bytes.fromhex(advert["nonce"]), 0x0102030405060708, 0x0B02, 0b101, 0x85))
+    advert["data"] = hexs(private_advert(advert_keys, bytes.fromhex(advert["nonce"]), 0x0102030405060708, 0x0B02, 0b100101, 0x85))
 
     irk_peer = 0x0102030405060708
     irk = hkdf(GROUP_KEY, b"irk" + struct.pack("<Q", irk_peer), 16)
