@@ -323,7 +323,8 @@ func crowdBenchmark() {
         logger.logLevel = .critical
         let stream = EventStream(output: output, includesRanges: true, bufferedLines: 4096)
         let driver = SimulationDriver(
-            scenario: .crowd(visitors: 1_000, duration: seconds, seed: 7, bumpEvery: 50), options: options, events: stream, logger: logger)
+            scenario: .crowd(visitors: 1_000, duration: seconds, seed: 7, bumpEvery: 50, sharedAir: false), options: options, events: stream,
+            logger: logger)
         rigTag.withLock { $0 = #""node":""# + driver.identities["rig"]!.tag + #"""# }
         let world = driver.world
         let rss = Mutex<Int>(0)

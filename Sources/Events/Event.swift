@@ -224,8 +224,23 @@ package struct Event: Sendable, Equatable {
         package var evicted: Int
         /// Rounds the board flagged OK with an impossible distance since the last `stats`.
         package var invalidReadings: Int
-        package init(peers: Int, ranging: Int, budget: Int, shedRanges: Int, shedInputs: Int, evicted: Int, invalidReadings: Int = 0) {
+        /// The share of this rig's last 200 rounds that failed among sessions that work, in
+        /// percent, and whether that says the air is full (it sheds far peers); nil until 200
+        /// rounds were counted (`AirLoad`).
+        package var air: Air?
+        package struct Air: Sendable, Equatable {
+            package var roundFailurePercent: Int
+            package var full: Bool
+            package init(roundFailurePercent: Int, full: Bool) {
+                self.roundFailurePercent = roundFailurePercent
+                self.full = full
+            }
+        }
+        package init(
+            peers: Int, ranging: Int, budget: Int, shedRanges: Int, shedInputs: Int, evicted: Int, invalidReadings: Int = 0, air: Air? = nil
+        ) {
             self.invalidReadings = invalidReadings
+            self.air = air
             self.peers = peers
             self.ranging = ranging
             self.budget = budget

@@ -85,6 +85,11 @@ package enum JSONLine {
             out.number("evicted", stats.evicted)
             // Written only when there were some: lines without it are those of schema v1 as it was.
             if stats.invalidReadings > 0 { out.number("invalid_readings", stats.invalidReadings) }
+            // Written once the rig counted enough rounds to judge its air (`AirLoad`).
+            if let air = stats.air {
+                out.number("round_failure_percent", air.roundFailurePercent)
+                out.optionalBool("air_full", air.full)
+            }
         }
         out.close(suffix: "\n")
     }

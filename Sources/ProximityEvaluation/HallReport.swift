@@ -52,8 +52,8 @@ package struct HallReport: Sendable {
     package var markdown: String {
         var out = "A hall of 30 × 20 m, every rig on channel 9 (fixed: every session on preamble code 10 without hopping) "
         out += "(seed \(seed), \(EvaluationReport.fixed(minutes, 1)) min of bump gestures per booth).\n\n"
-        out += "| rigs | air | gestures | bump recall | one-sided | repeated | false | median latency | p95 latency | rounds | round success | air load |\n"
-        out += "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        out += "| rigs | air | gestures | bump recall | one-sided | repeated | false | median latency | p95 latency | rounds | round success | air load | found partner (median / max) | pairs without a bump |\n"
+        out += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
         for row in rows {
             let f = row.figures
             let recall = Double(f.bothSides) / Double(max(f.gestures, 1))
@@ -64,10 +64,18 @@ package struct HallReport: Sendable {
                 "\(f.oneSided)", "\(f.repeated)", "\(f.falseBumps)",
                 f.medianLatency.map(EvaluationReport.milliseconds) ?? "—",
                 QualityFigures.percentile(f.latencies, 0.95).map(EvaluationReport.milliseconds) ?? "—",
-                row.sharedAir ? "\(f.air.rounds)" : "—", success, load,
+                row.sharedAir ? "\(f.air.rounds)" : "—", success, load, Self.discovery(f), "\(f.pairsWithoutBump)",
             ]
             out += "| " + cells.joined(separator: " | ") + " |\n"
         }
         return out
+    }
+
+    /// When both sides of each booth had found each other: median and slowest, and how many
+    /// sides never did.
+    static func discovery(_ f: HandshakeEvaluation.Figures) -> String {
+        guard let median = QualityFigures.percentile(f.discoveries, 0.5), let slowest = f.discoveries.max() else { return "never" }
+        let seconds = { (t: Double) in EvaluationReport.fixed(t, 1) + " s" }
+        return "\(seconds(median)) / \(seconds(slowest))" + (f.neverFound > 0 ? ", \(f.neverFound) never" : "")
     }
 }

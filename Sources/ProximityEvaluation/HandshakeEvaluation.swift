@@ -51,6 +51,12 @@ package enum HandshakeEvaluation {
         /// long the run was.
         package var air = SharedAirStatistics()
         package var seconds = 0.0
+        /// Seconds from the start (every pair is at its booth from the first second) until each
+        /// side's `peer.found` of its partner, and how many sides never found theirs.
+        package var discoveries: [Double] = []
+        package var neverFound = 0
+        /// Pairs none of whose gestures both sides bumped: a rig starved of its nearest peer.
+        package var pairsWithoutBump = 0
         /// Channel 9's frame time per second of the run: past 1 frames overlapped.
         package var airLoad: Double { (air.busyMicroseconds[9] ?? 0) / 1e6 / max(seconds, 1) }
 
@@ -110,11 +116,18 @@ package enum HandshakeEvaluation {
         let ids = driver.identities.mapValues(\.peerID.description)
         try await driver.run()
 
-        // For each pair and side, when each bump id was reported (seconds).
+        // For each pair and side, when each bump id was reported (seconds), and when it first
+        // found the other.
         var reports: [String: [Int: [Double]]] = [:]
+        var found: [String: Double] = [:]
         for line in output.lines {
-            guard let event = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                event["type"] as? String == "bump", let node = event["node"] as? String, let peer = event["peer"] as? String,
+            guard let event = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
+            if event["type"] as? String == "peer.found", let node = event["node"] as? String, let peer = event["peer"] as? String,
+                let ts = event["ts"] as? String, let time = secondsSinceEpoch(ts), found["\(node)>\(peer)"] == nil
+            {
+                found["\(node)>\(peer)"] = time
+            }
+            guard event["type"] as? String == "bump", let node = event["node"] as? String, let peer = event["peer"] as? String,
                 let id = event["bump_id"] as? Int, let ts = event["ts"] as? String, let time = secondsSinceEpoch(ts)
             else { continue }
             reports["\(node)>\(peer)", default: [:]][id, default: []].append(time)
@@ -126,7 +139,11 @@ package enum HandshakeEvaluation {
         for pair in 0..<pairs {
             if let rig = ids["rig\(pair)"], let peer = ids["peer\(pair)"] { partners.formUnion(["\(rig)>\(peer)", "\(peer)>\(rig)"]) }
         }
+        for side in partners.sorted() {
+            if let time = found[side] { figures.discoveries.append(time) } else { figures.neverFound += 1 }
+        }
         figures.falseBumps = reports.filter { !partners.contains($0.key) }.values.reduce(0) { $0 + $1.count }
+        var bumpedPairs: Set<Int> = []
         for gesture in gestures {
             guard let rig = ids["rig\(gesture.pair)"], let peer = ids["peer\(gesture.pair)"] else { continue }
             let rigSide = reports["\(rig)>\(peer)", default: [:]]
@@ -144,11 +161,13 @@ package enum HandshakeEvaluation {
                 figures.repeated += 1
             } else if let id = drops.first, let a = rigSide[id]?.first, let b = peerSide[id]?.first {
                 figures.bothSides += 1
+                bumpedPairs.insert(gesture.pair)
                 figures.latencies += [a - gesture.touch, b - gesture.touch]
             } else {
                 figures.oneSided += 1
             }
         }
+        figures.pairsWithoutBump = Set(gestures.map(\.pair)).subtracting(bumpedPairs).count
         return figures
     }
 

@@ -81,8 +81,10 @@ package struct RadioModel: Codable, Sendable, Equatable {
     /// RSSI at 1 m and the path-loss exponent of the BLE log-distance model.
     package var rssiAtOneMetre: Double = -59
     package var pathLossExponent: Double = 2.0
-    /// The UWB air is shared (`SharedUWBAir`): frames take their real time on their channel and
-    /// are lost to overlapping frames of other rounds. false gives every round private air.
+    /// The air is shared: UWB frames take their real time on their channel and are lost to
+    /// overlapping frames of other rounds (`SharedUWBAir`); adverts collide and controllers hold
+    /// only so many connections (`SharedBLEAir`). false gives every round, advert and connection
+    /// private air.
     package var sharedAir = true
     /// How much stronger (dB) a wanted frame must be than what overlaps it on its channel, and
     /// how much weaker (dB) a frame on another preamble code counts.
@@ -262,7 +264,11 @@ package struct RadioModel: Codable, Sendable, Equatable {
     /// RSSI of one received advert, or nil if it was not received.
     package func advertRSSI(distance: Double, random: inout SplitMix64) -> Int? {
         guard distance <= bleRange, random.unit() >= advertLossProbability else { return nil }
-        let rssi = rssiAtOneMetre - 10 * pathLossExponent * log10(max(distance, 0.1)) + 2 * random.gaussian()
-        return Int(rssi.rounded())
+        return Int((advertLevel(distance: distance) + 2 * random.gaussian()).rounded())
+    }
+
+    /// The level (dBm) an advert sent from `distance` away arrives at, before its noise.
+    package func advertLevel(distance: Double) -> Double {
+        rssiAtOneMetre - 10 * pathLossExponent * log10(max(distance, 0.1))
     }
 }

@@ -121,10 +121,13 @@ package struct Scenario: Codable, Sendable, Equatable {
         package var stopAt: Double?
         /// What an Android phone's app speaks to the rig.
         package var oob: AndroidOOB?
+        /// LE connections its controller holds at once on the shared air; unset: a Raspberry
+        /// Pi's built-in controller's (`SharedBLEAir.connectionLimit`, 8).
+        package var bleConnections: Int?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case name, path, card, external, crowd, uwbSessions, uci, rssi, loop, boardOffset, groupKey, allowInsecurePeers, attack, kind,
-                phoneServices, stopAt, oob
+                phoneServices, stopAt, oob, bleConnections
         }
 
         package enum Kind: String, Codable, Sendable {
@@ -281,6 +284,9 @@ package struct Scenario: Codable, Sendable, Equatable {
                 }
             } else if node.stopAt != nil {
                 throw Invalid.rule("node \(node.name): stopAt is for a phone (\"kind\": \"iphone\" or \"android\")")
+            }
+            if let limit = node.bleConnections, limit < 1 {
+                throw Invalid.rule("node \(node.name): bleConnections must be 1 or more (connections its controller holds)")
             }
             if node.oob != nil, node.kind != .android {
                 throw Invalid.rule("node \(node.name): oob is for an Android phone (\"kind\": \"android\")")

@@ -16,40 +16,40 @@ package final class World: Sendable {
     typealias DeviceOutput = @Sendable ([UInt8]) -> Void
     typealias AirHandler = @Sendable (BLEEvent) -> Void
 
-    private struct Device {
+    struct Device {
         var uwbs: VirtualUWBS
         var output: DeviceOutput
         var outbox: [UInt8] = []
     }
 
-    private struct Endpoint {
+    struct Endpoint {
         var handler: AirHandler
         var advertisingData: [UInt8]?
         var scanning = false
         var outbox: [BLEEvent] = []
     }
 
-    private struct Link {
+    struct Link {
         var initiator: Int
         var target: Int
     }
 
     /// A keyed body's LE privacy: its identity resolving key and the address of the current
     /// rotation period.
-    private struct Privacy {
+    struct Privacy {
         var irk: [UInt8]
         var seed: UInt64
         var period: Int64 = -1
         var address = BLEAddress(bytes: [0, 0, 0, 0, 0, 0])
     }
 
-    private struct Delivery {
+    struct Delivery {
         var at: Int64
         var body: Int
         var event: BLEEvent
     }
 
-    private struct State {
+    struct State {
         var now: Int64 = 0
         var random: SplitMix64
         var devices: [Int: Device] = [:]
@@ -85,19 +85,19 @@ package final class World: Sendable {
         }
     }
 
-    private struct SentOn: Hashable {
+    struct SentOn: Hashable {
         var link: LinkID
         var body: Int
     }
 
     /// A controller session's round: its body, session handle and nominal start (ms).
-    private struct AirRound: Hashable {
+    struct AirRound: Hashable {
         var body: Int
         var handle: UInt32
         var nominal: Int64
     }
 
-    private struct Pair: Hashable {
+    struct Pair: Hashable {
         var low: Int
         var high: Int
         init(_ a: Int, _ b: Int) { (low, high) = (min(a, b), max(a, b)) }
@@ -109,7 +109,8 @@ package final class World: Sendable {
     package let boardOffsets: [Double]
     /// Each body's board clock error, parts per million (within ±`RadioModel.clockTolerance`).
     let clockErrors: [Double]
-    private let air: SharedUWBAir
+    let air: SharedUWBAir
+    let bleAir = SharedBLEAir()
     private let state: Mutex<State>
     /// Adverts reach scanners this often.
     static let advertPeriodMilliseconds: Int64 = 250
@@ -315,6 +316,10 @@ package final class World: Sendable {
                 s.deliveries.append(Delivery(at: at, body: body, event: .linkClosed(id)))
                 return id
             }
+            if radio.sharedAir, let refusal = connectionRefusal(from: body, to: target, s) {
+                s.deliveries.append(Delivery(at: s.now + refusal, body: body, event: .linkClosed(id)))
+                return id
+            }
             s.links[id] = Link(initiator: body, target: target)
             s.deliveries.append(
                 Delivery(at: at, body: body, event: .linkOpened(id, peer: address, initiatedLocally: true)))
@@ -322,6 +327,19 @@ package final class World: Sendable {
                 Delivery(at: at, body: target, event: .linkOpened(id, peer: airAddress(body, &s), initiatedLocally: false)))
             return id
         }
+    }
+
+    /// On the shared air, when a connection fails for want of a controller's resources (ms until
+    /// the initiator hears so), or nil: an initiator whose controller holds its limit refuses
+    /// at once (Limited Resources, 0x0D); a target that holds its limit does not answer, and the
+    /// initiator's link layer gives up (`SharedBLEAir.establishTimeoutMilliseconds`).
+    private func connectionRefusal(from body: Int, to target: Int, _ s: borrowing State) -> Int64? {
+        func full(_ end: Int) -> Bool {
+            let held = s.links.values.reduce(0) { $0 + ($1.initiator == end || $1.target == end ? 1 : 0) }
+            return held >= scenario.nodes[end].bleConnections ?? bleAir.connectionLimit
+        }
+        if full(body) { return Self.airLatencyMilliseconds }
+        return full(target) ? bleAir.establishTimeoutMilliseconds : nil
     }
 
     func send(_ sdu: [UInt8], on link: LinkID, from body: Int) throws(BLEAdapterError) {
@@ -471,141 +489,6 @@ package final class World: Sendable {
         emit(&s, body: body, handle: session.handle, measurements: measurements)
     }
 
-    // MARK: Shared air
-
-    /// Lays out on the air every active controller session's rounds around those due now. The
-    /// world runs rounds on its step grid, where sessions started by nodes acting at the same step
-    /// would stay in lock step for ever; on the air each session's rounds keep their own phase
-    /// within the interval, as sessions that boards started at unrelated moments do, and move on
-    /// each board's own clock (`clockErrors`). A board runs one round at a time and knows when
-    /// the rounds it joins as a controlee come: its own rounds start after its previous one ends
-    /// and outside those (as planned before anyone moved: an approximation).
-    private func buildAir(_ s: inout State) {
-        s.air = []
-        s.airRounds = [:]
-        s.airFramesOfRound = []
-        var planned: [PlannedRound] = []
-        for body in s.devices.keys.sorted() {
-            for session in s.devices[body]!.uwbs.sessions.values.sorted(by: { $0.handle < $1.handle })
-            where session.state == .active && session.isController {
-                let controlees = session.isOneToMany
-                    ? session.destinations.compactMap { findPartner(s, body: body, session: session, address: $0)?.0 }
-                    : findPartner(s, body: body, session: session).map { [$0.0] } ?? []
-                let interval = max(session.intervalMilliseconds, 1)
-                var draw = SplitMix64(seed: UInt64(session.id) ^ UInt64(session.handle) << 32 ^ UInt64(body) << 48)
-                let phase = Double(draw.next() % UInt64(interval * 1000))
-                let length = frames(of: session, body: body, controlees: controlees, round: 0, start: 0).map(\.end).max() ?? 0
-                for k in Int64(-2)...1 {
-                    let nominal = session.nextRoundMilliseconds + k * interval
-                    let start = Double(nominal) * 1000 * (1 + clockErrors[body] * 1e-6) + phase
-                        + Self.hopOffset(session, block: nominal / interval)
-                    planned.append(
-                        PlannedRound(
-                            key: AirRound(body: body, handle: session.handle, nominal: nominal), session: session, controlees: controlees,
-                            start: start, length: length))
-                }
-            }
-        }
-        var joined: [Int: [(start: Double, end: Double)]] = [:]
-        for round in planned {
-            for controlee in round.controlees { joined[controlee, default: []].append((round.start, round.start + round.length)) }
-        }
-        let byBody = Dictionary(grouping: planned, by: \.key.body)
-        for body in byBody.keys.sorted() {
-            let busy = joined[body] ?? []
-            var free = -Double.infinity
-            for round in byBody[body]!.sorted(by: { ($0.start, $0.key.handle) < ($1.start, $1.key.handle) }) {
-                var start = max(round.start, free)
-                for _ in 0..<8 {
-                    guard let clash = busy.first(where: { start < $0.end && $0.start < start + round.length }) else { break }
-                    start = clash.end + Self.roundGapMicroseconds
-                }
-                let id = s.airFramesOfRound.count
-                s.airRounds[round.key] = id
-                let frames = frames(of: round.session, body: body, controlees: round.controlees, round: id, start: start)
-                free = (frames.map(\.end).max() ?? start) + Self.roundGapMicroseconds
-                s.air += frames
-                s.airFramesOfRound.append(frames)
-            }
-        }
-        s.air.sort { $0.start < $1.start }
-        s.airLongestFrame = s.air.map { $0.end - $0.start }.max() ?? 0
-    }
-
-    /// The frames on the air that can overlap `frame`: those starting within the longest frame
-    /// before it, up to its end (a binary search in the frames by start).
-    private func airAround(_ frame: UWBAirFrame, _ s: borrowing State) -> ArraySlice<UWBAirFrame> {
-        func firstIndex(startingAtOrAfter time: Double) -> Int {
-            var (low, high) = (0, s.air.count)
-            while low < high {
-                let middle = (low + high) / 2
-                if s.air[middle].start < time { low = middle + 1 } else { high = middle }
-            }
-            return low
-        }
-        return s.air[firstIndex(startingAtOrAfter: frame.start - s.airLongestFrame)..<firstIndex(startingAtOrAfter: frame.end)]
-    }
-
-    /// Between two rounds of one board.
-    static let roundGapMicroseconds = 100.0
-
-    /// Where a hopping session's round sits in ranging block `block` (µs after the block's
-    /// start): FiRa round hopping divides the block (RANGING_DURATION) into rounds of
-    /// SLOTS_PER_RR slots and runs each block's ranging in one of them, chosen anew per block by
-    /// a sequence both boards follow. The world draws it from the session id and block index,
-    /// not FiRa's own sequence: what matters on the air is that two sessions which meet in one
-    /// block are unlikely to meet in the next. Zero for a session that does not hop.
-    static func hopOffset(_ session: VirtualUWBS.Session, block: Int64) -> Double {
-        guard session.hops else { return 0 }
-        let timing = UWBFrameTiming(config: session.config)
-        let round = Double(session.config[.slotsPerRangingRound]?.first ?? 6) * timing.slotMicroseconds
-        let rounds = UInt64(max(1, Double(max(session.intervalMilliseconds, 1)) * 1000 / round))
-        var draw = SplitMix64(seed: UInt64(session.id) << 32 ^ UInt64(bitPattern: block))
-        return Double(draw.next() % rounds) * round
-    }
-
-    private struct PlannedRound {
-        var key: AirRound
-        var session: VirtualUWBS.Session
-        var controlees: [Int]
-        var start: Double
-        var length: Double
-    }
-
-    private func frames(of session: VirtualUWBS.Session, body: Int, controlees: [Int], round: Int, start: Double) -> [UWBAirFrame] {
-        SharedUWBAir.roundFrames(
-            round: round, start: start, timing: UWBFrameTiming(config: session.config), channel: session.config[.channelNumber]?.first ?? 9,
-            preambleCode: session.config[.preambleCodeIndex]?.first ?? 10, controller: body,
-            controllerInitiates: session.config[.deviceRole] != [0], controlees: controlees)
-    }
-
-    /// The bodies of a round now due whose measurement is lost on the shared air, and those
-    /// that miss only the report; counted in the statistics.
-    private func airLosses(_ s: inout State, body: Int, session: VirtualUWBS.Session) -> (measurement: Set<Int>, report: Set<Int>) {
-        guard radio.sharedAir, let id = s.airRounds[AirRound(body: body, handle: session.handle, nominal: session.nextRoundMilliseconds)]
-        else { return ([], []) }
-        let now = s.now
-        let budget = LinkBudget(levelAtOneMetreDBm: radio.levelAtOneMetre)
-        var measurement: Set<Int> = []
-        var report: Set<Int> = []
-        var counted: Set<Int> = []
-        let link = { (from: Int, to: Int) -> (metres: Double, level: Double) in
-            let metres = self.distance(between: from, and: to, at: now)
-            return (metres, budget.level(atMetres: metres))
-        }
-        for frame in s.airFramesOfRound[id] {
-            if counted.insert(frame.slot).inserted {
-                s.airStatistics.busyMicroseconds[frame.channel, default: 0] += frame.end - frame.start
-            }
-            guard air.lost(frame, among: airAround(frame, s), link: link) else { continue }
-            let controlee = frame.transmitter == body ? frame.receiver! : frame.transmitter
-            if frame.kind == .report { report.insert(frame.receiver!) } else { measurement.insert(controlee) }
-        }
-        s.airStatistics.rounds += 1
-        if !measurement.isEmpty { s.airStatistics.lostRounds += 1 }
-        return (measurement, report)
-    }
-
     /// What the shared air did so far: rounds run, rounds whose measurement it lost, and how
     /// long each channel carried frames (µs).
     package var sharedAirStatistics: SharedAirStatistics { state.withLock { $0.airStatistics } }
@@ -644,7 +527,7 @@ package final class World: Sendable {
     /// The active session on another device that this one can range with: same session id and
     /// air parameters, opposite device type, and each naming the other's address.
     /// With `address`, only a partner with that address (one controlee of a one-to-many controller).
-    private func findPartner(_ s: State, body: Int, session: VirtualUWBS.Session, address: UInt16? = nil) -> (Int, UInt32)? {
+    func findPartner(_ s: State, body: Int, session: VirtualUWBS.Session, address: UInt16? = nil) -> (Int, UInt32)? {
         guard let own = session.ownAddress else { return nil }
         for other in s.devices.keys.sorted() where other != body {
             for candidate in s.devices[other]!.uwbs.sessions.values.sorted(by: { $0.handle < $1.handle })
@@ -673,13 +556,25 @@ package final class World: Sendable {
             && !(scenario.nodes[scanner].crowd == true && scenario.nodes[advertiser].crowd == true)
     }
 
+    /// Each listening scanner hears each advertiser in range, unless the radio model loses the
+    /// advert or, on the shared air, the other adverts it hears collide with all of the
+    /// advertiser's events this period (drawn apart from the world's random stream, so a run's
+    /// other draws stay as they were).
     private func reportAdverts(_ s: inout State) {
         let bodies = s.endpoints.keys.sorted()
         for scanner in bodies where listens(scanner, s) {
-            for advertiser in bodies where reaches(advertiser, scanner, s) {
-                guard let data = s.endpoints[advertiser]!.advertisingData else { continue }
-                let d = distance(between: scanner, and: advertiser, at: s.now)
+            let onAir = bodies.filter { reaches($0, scanner, s) && s.endpoints[$0]!.advertisingData != nil }
+            let distances = onAir.map { distance(between: scanner, and: $0, at: s.now) }
+            let levels = zip(onAir, distances).filter { $0.1 <= radio.bleRange }.map { radio.advertLevel(distance: $0.1) }.sorted()
+            for (advertiser, d) in zip(onAir, distances) {
+                let data = s.endpoints[advertiser]!.advertisingData!
                 guard let rssi = radio.advertRSSI(distance: d, random: &s.random) else { continue }
+                if radio.sharedAir {
+                    let interferers = bleAir.interferers(of: radio.advertLevel(distance: d), amongAscending: levels)
+                    var draw = SplitMix64(seed: UInt64(s.now) << 24 ^ UInt64(scanner) << 12 ^ UInt64(advertiser) ^ 0xB1E_A1)
+                    let period = Double(Self.advertPeriodMilliseconds)
+                    guard bleAir.heard(interferers: interferers, periodMilliseconds: period, draw: draw.unit()) else { continue }
+                }
                 let address = airAddress(advertiser, &s)
                 s.endpoints[scanner]!.outbox.append(.advertisement(address, rssi: rssi, data: data))
             }

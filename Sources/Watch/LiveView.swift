@@ -43,6 +43,10 @@ package struct LiveView: Sendable {
         package var shedRanges = 0
         package var shedInputs = 0
         package var lastBumpAt: Int64?
+        /// What its last `stats` said of the UWB air: the share of rounds that failed, percent,
+        /// and whether that is full; nil until one said.
+        package var roundFailurePercent: Int?
+        package var airFull: Bool?
     }
 
     package private(set) var rigs: [String: Rig] = [:]
@@ -65,7 +69,7 @@ package struct LiveView: Sendable {
         case bump(peer: String, id: Int, distance: Double?, card: String?)
         case band(peer: String?, band: String?, ranged: Bool)
         case lost(peer: String, reason: String)
-        case stats(shedRanges: Int, shedInputs: Int)
+        case stats(shedRanges: Int, shedInputs: Int, air: Event.Stats.Air?)
         /// A type this version does not know: counted, otherwise ignored (the schema's rule).
         case unknown
     }
@@ -101,7 +105,9 @@ package struct LiveView: Sendable {
         case ("nearest", _): update = .band(peer: peer, band: event["band"] as? String, ranged: true)
         case ("rough", let peer?): update = .band(peer: peer, band: event["band"] as? String, ranged: false)
         case ("peer.lost", let peer?): update = .lost(peer: peer, reason: event["reason"] as? String ?? "lost")
-        case ("stats", _): update = .stats(shedRanges: event["shed_ranges"] as? Int ?? 0, shedInputs: event["shed_inputs"] as? Int ?? 0)
+        case ("stats", _):
+            let air = (event["round_failure_percent"] as? Int).map { Event.Stats.Air(roundFailurePercent: $0, full: event["air_full"] as? Bool ?? false) }
+            update = .stats(shedRanges: event["shed_ranges"] as? Int ?? 0, shedInputs: event["shed_inputs"] as? Int ?? 0, air: air)
         default: update = .unknown
         }
         apply(update, node: node, at: ts)
@@ -126,7 +132,7 @@ package struct LiveView: Sendable {
         case .nearest(let nearest): update = .band(peer: nearest.peer, band: nearest.band?.rawValue, ranged: true)
         case .rough(let rough): update = .band(peer: rough.peer, band: rough.band.rawValue, ranged: false)
         case .peerLost(let lost): update = .lost(peer: lost.peer, reason: lost.reason.rawValue)
-        case .stats(let stats): update = .stats(shedRanges: stats.shedRanges, shedInputs: stats.shedInputs)
+        case .stats(let stats): update = .stats(shedRanges: stats.shedRanges, shedInputs: stats.shedInputs, air: stats.air)
         }
         apply(update, node: event.node, at: ts)
     }
@@ -180,9 +186,10 @@ package struct LiveView: Sendable {
             break
         case .lost(let peer, let reason):
             rig.peers[peer]?.lost = reason
-        case .stats(let shedRanges, let shedInputs):
+        case .stats(let shedRanges, let shedInputs, let air):
             rig.shedRanges += shedRanges
             rig.shedInputs += shedInputs
+            if let air { (rig.roundFailurePercent, rig.airFull) = (air.roundFailurePercent, air.full) }
         case .unknown:
             break
         }
@@ -205,7 +212,7 @@ package struct LiveView: Sendable {
         rows.append((Self.fit("nearby-bridge watch   \(rigs.count) rig\(rigs.count == 1 ? "" : "s"), \(peerCount) peer\(peerCount == 1 ? "" : "s"), \(String(format: "%.1f", rate(now: now))) events/s", width), false))
         for rig in rigs.values.sorted(by: { $0.node < $1.node }) {
             rows.append(("", false))
-            rows.append((Self.fit("rig \(rig.node)  uwb \(rig.uwb ?? "?")  ble \(rig.ble ?? "?")", width), false))
+            rows.append((Self.fit("rig \(rig.node)  uwb \(rig.uwb ?? "?")  ble \(rig.ble ?? "?")" + Self.air(rig), width), false))
             rows.append((Self.fit(Self.header(), width), false))
             let peers = rig.peers.values.sorted { a, b in
                 if (a.lost == nil) != (b.lost == nil) { return a.lost == nil }
@@ -222,6 +229,12 @@ package struct LiveView: Sendable {
         while screen.count < height - 1 { screen.append(("", false)) }
         screen.append((Self.fit("q quits   lines \(lines)   unreadable \(unreadable)   shed ranges \(shed.0) inputs \(shed.1)", width), false))
         return screen.map { styled && $0.reverse ? "\u{1B}[7m" + $0.text + "\u{1B}[0m" : $0.text }
+    }
+
+    /// The rig's air as its last `stats` said, or nothing before one did.
+    static func air(_ rig: Rig) -> String {
+        guard let percent = rig.roundFailurePercent else { return "" }
+        return "  air \(percent) % of rounds failed" + (rig.airFull == true ? ", full" : "")
     }
 
     /// Column widths: 78 characters in all, so a row fits an 80-column terminal.

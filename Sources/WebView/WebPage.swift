@@ -34,6 +34,7 @@ function apply(e) {
   const r = rig(e.node), t = Date.parse(e.ts) || now();
   lines += 1;
   if (e.type === "device") { r[e.radio] = e.state + (e.backend ? " (" + e.backend + ")" : ""); return; }
+  if (e.type === "stats") { if (e.round_failure_percent != null) r.air = { percent: e.round_failure_percent, full: e.air_full }; return; }
   if (!e.peer) return;
   const p = peer(r, e.peer); p.seen = t; p.lost = null;
   switch (e.type) {
@@ -69,7 +70,7 @@ function ago(t) { const s = Math.max(0, Math.round((now() - t) / 1000)); return 
 function render() {
   const root = document.getElementById("rigs"); root.replaceChildren();
   for (const r of Object.values(rigs).sort((a, b) => a.node < b.node ? -1 : 1)) {
-    const h = document.createElement("h2"); h.textContent = "rig " + r.node + " · uwb " + r.uwb + " · ble " + r.ble; root.append(h);
+    const h = document.createElement("h2"); h.textContent = "rig " + r.node + " · uwb " + r.uwb + " · ble " + r.ble + (r.air ? " · air " + r.air.percent + " % of rounds failed" + (r.air.full ? ", full" : "") : ""); root.append(h);
     const table = document.createElement("table"); table.className = "peers"; table.dataset.rig = r.node;
     table.innerHTML = "<tr><th>peer</th><th>distance</th><th>zone</th><th>band</th><th>bump</th><th>seen</th><th>last 60 s</th><th></th></tr>";
     const peers = Object.values(r.peers).sort((a, b) => (a.lost ? 1 : 0) - (b.lost ? 1 : 0) || (a.distance ?? 1e9) - (b.distance ?? 1e9));
@@ -91,6 +92,7 @@ fetch("/state" + q).then(r => r.json()).then(s => {
   near = s.near; far = s.far;
   for (const r of s.rigs) {
     const x = rig(r.node); x.uwb = r.uwb || "?"; x.ble = r.ble || "?";
+    if (r.roundFailurePercent != null) x.air = { percent: r.roundFailurePercent, full: r.airFull };
     for (const p of Object.values(r.peers)) Object.assign(peer(x, p.id), { name: p.name, distance: p.distance ?? null, zone: p.isNear ? "near" : (p.ranged ? "far" : "-"), band: p.band || "-", ranged: p.ranged, azimuth: p.azimuth ?? null, lost: p.lost ?? null, bump: p.lastBump ? { id: p.lastBump.id, at: p.lastBump.at, card: p.lastBump.card } : null, seen: p.lastHeard });
   }
   render();

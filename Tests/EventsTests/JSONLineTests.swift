@@ -46,6 +46,10 @@ import Testing
                 .stats(.init(peers: 1000, ranging: 8, budget: 8, shedRanges: 12, shedInputs: 0, evicted: 3)),
                 #""peers":1000,"ranging":8,"budget":8,"shed_ranges":12,"shed_inputs":0,"evicted":3}"#
             ),
+            (
+                .stats(.init(peers: 40, ranging: 8, budget: 8, shedRanges: 0, shedInputs: 0, evicted: 0, air: .init(roundFailurePercent: 31, full: true))),
+                #""peers":40,"ranging":8,"budget":8,"shed_ranges":0,"shed_inputs":0,"evicted":0,"round_failure_percent":31,"air_full":true}"#
+            ),
         ]
         for (body, tail) in cases {
             let line = JSONLine.render(Event(node: node, body: body), seq: 7, timestampMilliseconds: 1_700_000_000_123)

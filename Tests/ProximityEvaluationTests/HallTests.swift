@@ -7,7 +7,7 @@ import Testing
 /// ranges everyone all the time: its rounds meet each other, and bumps are missed (the negative
 /// control: a model that lost nothing, or a hall that did not share its air, passes it). The
 /// adaptive scheduling sheds far peers while the air is full and bumps every gesture again, on
-/// time; nobody bumps a rig they never touched.
+/// time; nobody bumps a rig they never touched, and every rig finds its booth partner at once.
 struct HallTests {
     @Test func tenRigsBumpOnTheSharedAirOnlyWhenTheySpareIt() async throws {
         let report = try await HallReport.run(rigs: [10], minutes: 1, seed: 1)
@@ -17,6 +17,8 @@ struct HallTests {
         for figures in [adaptive, fixed, ideal] {
             #expect(figures.gestures >= 15 && figures.gestures == ideal.gestures)
             #expect(figures.falseBumps == 0 && figures.repeated == 0 && figures.oneSided == 0)
+            // every side found its booth partner, within the first seconds, adverts colliding or not
+            #expect(figures.neverFound == 0 && figures.discoveries.count == 10 && (figures.discoveries.max() ?? 99) < 2)
         }
         #expect(ideal.bothSides == ideal.gestures && ideal.air.rounds == 0)
 

@@ -18,6 +18,9 @@ import Testing
         "not json at all",
         #"{"v":1,"seq":8,"ts":"2026-01-01T00:00:04.000Z","type":"stats","node":"00000000000000aa","peers":1,"ranging":1,"budget":4,"shed_ranges":7,"shed_inputs":2,"evicted":0}"#,
     ]
+    /// A later `stats` of a rig whose air is full.
+    static let fullAir =
+        #"{"v":1,"seq":9,"ts":"2026-01-01T00:00:14.000Z","type":"stats","node":"00000000000000aa","peers":40,"ranging":8,"budget":8,"shed_ranges":0,"shed_inputs":0,"evicted":0,"round_failure_percent":31,"air_full":true}"#
     static let start: Int64 = 1_767_225_600_000
 
     static func view(_ lines: [String] = lines) -> LiveView {
@@ -40,6 +43,18 @@ import Testing
         // The unknown type was taken and ignored; the line that is not JSON was counted.
         #expect(view.lines == 9 && view.unreadable == 1)
         #expect(view.latest == Self.start + 4_000)
+    }
+
+    /// `stats` without the air's fields leave the rig's air unknown; one with them is shown on
+    /// the rig's line.
+    @Test func theRigsAirIsWhatItsLastStatsSaid() throws {
+        #expect(Self.view().rigs[Self.rig]?.roundFailurePercent == nil)
+        #expect(!Self.view().screen(width: 120, height: 20, now: Self.start + 5_000, highlight: 0, styled: false).joined().contains("air"))
+        let view = Self.view(Self.lines + [Self.fullAir])
+        let rig = try #require(view.rigs[Self.rig])
+        #expect(rig.roundFailurePercent == 31 && rig.airFull == true)
+        let screen = view.screen(width: 120, height: 20, now: Self.start + 15_000, highlight: 0, styled: false)
+        #expect(screen.contains { $0.hasPrefix("rig 00000000000000aa") && $0.hasSuffix("air 31 % of rounds failed, full") })
     }
 
     @Test func aLostPeerSaysWhyAndComesBackWhenHeardAgain() throws {

@@ -5,20 +5,24 @@ import UCI
 
 /// What the core reports on its own: `stats` and `nearest` at a tick, and how full the air is.
 extension NodeCore {
-    /// Every stats interval, while the node has more peers than sessions or dropped anything.
+    /// Every stats interval, while the node has more peers than sessions, finds the air full or
+    /// dropped anything.
     mutating func reportStats(ranging: Int) {
         guard now - lastStatsAt >= config.statsIntervalMilliseconds else { return }
         lastStatsAt = now
         let shed = environment.takeShed()
         defer { (evicted, invalidReadings) = (0, 0) }
-        guard peers.count > scheduler.budget || shed.ranges > 0 || shed.inputs > 0 || evicted > 0 || invalidReadings > 0 else { return }
+        let busy = peers.count > scheduler.budget || airLoad.isFull
+        guard busy || shed.ranges > 0 || shed.inputs > 0 || evicted > 0 || invalidReadings > 0 else { return }
+        let air = airLoad.hasWindow
+            ? Event.Stats.Air(roundFailurePercent: Int((airLoad.failureShare * 100).rounded()), full: airLoad.isFull) : nil
         events.append(
             Event(
                 node: tag,
                 body: .stats(
                     .init(
                         peers: peers.count, ranging: ranging, budget: scheduler.budget, shedRanges: shed.ranges,
-                        shedInputs: shed.inputs, evicted: evicted, invalidReadings: invalidReadings))))
+                        shedInputs: shed.inputs, evicted: evicted, invalidReadings: invalidReadings, air: air))))
     }
 
     /// Writes a `nearest` event when the closest peer or its band differs from the last one written.
