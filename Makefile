@@ -13,8 +13,8 @@ RATE ?= 2
 flood:         ## a keyed rig beside 50 and 200 attacker nodes of each kind (RATE (2) attempts/s each, SECONDS_PER_RUN (40) a run; FLOOD_OPEN=1: an open event): bump delay, CPU, RSS, events, SIGTERM (not in CI)
 	scripts/flood $(SECONDS_PER_RUN) $(RATE)
 
-RIGS ?= 10,30,100
-hall:          ## a crowded hall of RIGS (10,30,100) rigs on the shared UWB air: adaptive and fixed scheduling and private air side by side (docs/PROXIMITY.md, Shared air; not in CI)
+RIGS ?= 10,30,100,200
+hall:          ## crowded halls of RIGS (10,30,100,200) rigs on the shared UWB and BLE air: adaptive and fixed scheduling and private air side by side (docs/PROXIMITY.md, Shared air; about an hour; not in CI)
 	swift build -c release --product proximity-eval && .build/release/proximity-eval --hall $(RIGS)
 
 fuzz-long:     ## every libFuzzer target to 10^6 executions (about 25 min); corpus kept in .build-fuzz/corpus

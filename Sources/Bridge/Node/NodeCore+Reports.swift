@@ -6,9 +6,12 @@ import UCI
 /// What the core reports on its own: `stats` and `nearest` at a tick, and how full the air is.
 extension NodeCore {
     /// Every stats interval, while the node has more peers than sessions, finds the air full or
-    /// dropped anything.
+    /// dropped anything. Intervals are counted on the clock's grid, not from the node's start: a
+    /// replay starts its nodes at the first recorded input, not when the rig started, and must
+    /// write them at the same ticks.
     mutating func reportStats(ranging: Int) {
-        guard now - lastStatsAt >= config.statsIntervalMilliseconds else { return }
+        let interval = config.statsIntervalMilliseconds
+        guard now / interval != lastStatsAt / interval else { return }
         lastStatsAt = now
         let shed = environment.takeShed()
         defer { (evicted, invalidReadings) = (0, 0) }
