@@ -50,6 +50,7 @@ struct CapturedNode {
             }
         }
         var opened: Set<LinkID> = []
+        var disconnected: Set<LinkID> = []
         var sentSDUs = SDUReassembler()
         var receivedSDUs = SDUReassembler()
         var pendingScanResponse: (BLEAddress, Int, [UInt8], Int64)?
@@ -64,8 +65,10 @@ struct CapturedNode {
             guard b.count >= 5 else { continue }
             let h4 = Array(b.dropFirst(4))
             guard b[3] == 1 else {
-                // Sent: only the first SDU on each link is kept, to check the replay by.
+                // Sent: only the first SDU on each link is kept, to check the replay by, and
+                // which links the node itself disconnected (HCI_Disconnect, opcode 0x0406).
                 if h4[0] == 0x02, let (link, sdu) = sentSDUs.add(h4), firstSent[link] == nil { firstSent[link] = sdu }
+                if h4.count >= 6, h4[0] == 0x01, h4[1] == 0x06, h4[2] == 0x04 { disconnected.insert(LinkID(UInt16(h4[4]) | UInt16(h4[5]) << 8)) }
                 continue
             }
             if let handle = Self.phoneHandle(h4) {
@@ -107,6 +110,9 @@ struct CapturedNode {
                 flushAdvert()
                 let link = LinkID(UInt16(h4[4]) | UInt16(h4[5]) << 8)
                 if !opened.contains(link) { localLinks.append(link) }  // our connect that never opened (older captures)
+                // The end of a link the node disconnected itself: its adapter never told it.
+                // Delivered, it reached the node in the step it disconnected, before its tick did.
+                guard !disconnected.contains(link) else { continue }
                 timeline.append((record.microseconds, .ble(.linkClosed(link))))
             default:
                 continue

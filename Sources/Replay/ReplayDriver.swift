@@ -28,17 +28,26 @@ package final class ReplayDriver: Sendable {
     private let manifest: CaptureManifest
     private let replayed: [Replayed]
     private let time = ReplayTime()
+    /// When the recorded nodes started; nil when nothing was recorded.
+    private let start: Int64?
     /// Ticks for a rig's capture, which ticked on the wall clock every 200 ms.
     static let rigTickMilliseconds: Int64 = 200
 
     package init(directory: String, events: EventStream, logger: Logger) throws {
         manifest = try CaptureManifest.read(from: directory)
         let secrets = try CaptureSecrets.read(from: directory)
-        var replayed: [Replayed] = []
-        for spec in manifest.nodes {
+        let recordings = try manifest.nodes.map { spec in
             let database = try spec.gatt.map { try Self.database($0, path: "\(directory)/capture.json") }
             let captured = try CapturedNode(
                 uciPcap: "\(directory)/\(spec.name)/uci.pcap", blePcap: "\(directory)/\(spec.name)/ble.pcap", gatt: database)
+            return (spec: spec, database: database, captured: captured)
+        }
+        // The nodes are made at the recorded start (the bring-up's first command): what they count
+        // from then (stats) must fall on the recorded steps.
+        start = recordings.compactMap(\.captured.firstMicroseconds).min().map { $0 / 1000 }
+        time.set(milliseconds: start ?? 0)
+        var replayed: [Replayed] = []
+        for (spec, database, captured) in recordings {
             let gatt = database.map { _ in ReplayGATTBackend() }
             let tracker = WorkTracker()
             let transport = ReplayTransport(responses: captured.responses, tracker: tracker, description: spec.uwbBackend)
@@ -66,9 +75,7 @@ package final class ReplayDriver: Sendable {
 
     package func run() async throws {
         let all = replayed.flatMap { $0.captured.timeline.map(\.microseconds) }
-        guard let first = replayed.compactMap(\.captured.firstMicroseconds).min(), let last = all.max() else { return }
-        let start = first / 1000
-        time.set(milliseconds: start)
+        guard let start, let last = all.max() else { return }
         for entry in replayed { try await entry.node.start() }
         let loops = replayed.map { entry in Task { await entry.node.run() } }
         for entry in replayed { await entry.tracker.waitUntilIdle() }

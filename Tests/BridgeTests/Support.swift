@@ -36,22 +36,24 @@ final class CollectedLog: Sendable {
 /// A driver that runs `scenario` as fast as possible into the returned collector, for tests that
 /// inject faults into its world or read its identities.
 func fastDriver(
-    _ scenario: Scenario, seed: UInt64 = 1, ranges: Bool, duration: Double? = nil
+    _ scenario: Scenario, seed: UInt64 = 1, ranges: Bool, duration: Double? = nil, epoch: Int64 = fixedEpoch
 ) -> (driver: SimulationDriver, output: CollectedEvents) {
     let output = CollectedEvents()
     var options = SimulationDriver.Options()
     options.seed = seed
     options.speed = nil
     options.duration = duration
-    options.epochMilliseconds = fixedEpoch
+    options.epochMilliseconds = epoch
     let driver = SimulationDriver(
         scenario: scenario, options: options, events: EventStream(output: output, includesRanges: ranges), logger: quietLogger)
     return (driver, output)
 }
 
 /// Runs a scenario as fast as possible and returns every line written.
-func runScenario(_ scenario: Scenario, seed: UInt64 = 1, ranges: Bool, duration: Double? = nil) async throws -> [String] {
-    let (driver, output) = fastDriver(scenario, seed: seed, ranges: ranges, duration: duration)
+func runScenario(
+    _ scenario: Scenario, seed: UInt64 = 1, ranges: Bool, duration: Double? = nil, epoch: Int64 = fixedEpoch
+) async throws -> [String] {
+    let (driver, output) = fastDriver(scenario, seed: seed, ranges: ranges, duration: duration, epoch: epoch)
     try await driver.run()
     return output.lines
 }

@@ -6,12 +6,10 @@ import UCI
 /// What the core reports on its own: `stats` and `nearest` at a tick, and how full the air is.
 extension NodeCore {
     /// Every stats interval, while the node has more peers than sessions, finds the air full or
-    /// dropped anything. Intervals are counted on the clock's grid, not from the node's start: a
-    /// replay starts its nodes at the first recorded input, not when the rig started, and must
-    /// write them at the same ticks.
+    /// dropped anything. Intervals count from the node's start, not on the clock's own grid: a
+    /// simulation's clock starts at the wall time of its run, and its stream must not depend on it.
     mutating func reportStats(ranging: Int) {
-        let interval = config.statsIntervalMilliseconds
-        guard now / interval != lastStatsAt / interval else { return }
+        guard now - lastStatsAt >= config.statsIntervalMilliseconds else { return }
         lastStatsAt = now
         let shed = environment.takeShed()
         defer { (evicted, invalidReadings) = (0, 0) }
