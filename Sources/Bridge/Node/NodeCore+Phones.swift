@@ -81,7 +81,7 @@ extension NodeCore {
             return nil
         }
         var id: PeerID
-        repeat { id = PeerID(random.next()) } while peers[id] != nil || phones[id] != nil || id == identity.peerID
+        repeat { id = PeerID(random.next()) } while knows(id) || phones[id] != nil || id == identity.peerID
         phones[id] = PhonePeer(
             session: newSession(phoneProtocol), client: client, answerOn: AccessoryGATTService.qorvoTX, proximity: newProximity(id),
             lastHeard: now)
@@ -158,9 +158,7 @@ extension NodeCore {
     mutating func startWaitingPhones() {
         let waiting = phones.compactMap { id, phone in phone.waiting.map { (id, $0) } }.sorted { ($0.1.since, $0.0) < ($1.1.since, $1.0) }
         guard !waiting.isEmpty else { return }
-        var demand = RangingScheduler.Demand()
-        for (other, peer) in peers where peer.granted { demand.add(sharing: sharesSession(other), place: peer.sharedPlace) }
-        var used = scheduler.sessionsNeeded(demand)
+        var used = scheduler.sessionsNeeded(grantedDemand())
         var holding = phones.values.count { $0.board != nil }
         used += holding
         for (id, request) in waiting {

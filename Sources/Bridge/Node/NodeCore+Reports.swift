@@ -45,7 +45,8 @@ extension NodeCore {
     mutating func countAirRound(with peer: PeerID, status: StatusCode) {
         guard let index = peers.index(forKey: peer) else { return }
         let failed = AirLoad.failed(status)
-        if let full = airLoad.record(failed: failed, lastSuccess: peers.values[index].lastGoodRound, now: now) {
+        let lastGoodRound = inPlace(at: index) { $0.lastGoodRound }
+        if let full = airLoad.record(failed: failed, lastSuccess: lastGoodRound, now: now) {
             reportAirLoad(full: full)
         }
         if !failed { peers.values[index].lastGoodRound = now }

@@ -195,7 +195,8 @@ struct NodeCore {
     /// input was a tick.
     @discardableResult
     private mutating func feed(_ id: PeerID, _ input: PeerInput) -> SessionReport? {
-        guard let actions = peers[id]?.machine.receive(input, now: now) else { return nil }
+        guard let index = peers.index(forKey: id) else { return nil }
+        let actions = peers.values[index].machine.receive(input, now: now)
         var report: SessionReport?
         var ended: Event.PeerLost.Reason?
         for action in actions {
@@ -217,12 +218,12 @@ struct NodeCore {
             case .emit(let body): events.append(Event(node: tag, body: body))
             case .bindLink(let link):
                 peerByLink[link] = id
-                peers[id]?.links.insert(link)
+                inPlace(id) { $0.links.insert(link) }
             case .unbindLink(let link):
                 if peerByLink[link] == id { peerByLink[link] = nil }
-                peers[id]?.links.remove(link)
+                inPlace(id) { $0.links.remove(link) }
             case .route(let route): setRoute(route, of: id)
-            case .consumeContact: peers[id]?.proximity.processor.consumeContact()
+            case .consumeContact: inPlace(id) { $0.proximity.processor.consumeContact() }
             case .report(let r): report = r
             case .end(let reason): ended = reason
             }
@@ -231,8 +232,8 @@ struct NodeCore {
         return report
     }
 
-    private func view(of peer: PeerID) -> ProximityView {
-        peers[peer]?.proximity.view ?? ProximityView()
+    private mutating func view(of peer: PeerID) -> ProximityView {
+        inPlace(peer) { $0.proximity.view } ?? ProximityView()
     }
 
     /// Creates the peer (and reports it found) on first contact. A new peer gets a ranging session
@@ -240,13 +241,10 @@ struct NodeCore {
     private mutating func peerFor(
         _ id: PeerID, name: String?, rssi: Int?, version: PeerMessage.Version = .v1, capabilities: Advertisement.Capabilities = []
     ) {
-        guard peers[id] == nil else {
-            peers[id]?.lastHeard = now
-            return
-        }
+        let now = self.now
+        guard inPlace(id, { $0.lastHeard = now }) == nil else { return }
         if peers.count >= config.maxPeers { evictOne() }
-        var demand = RangingScheduler.Demand()
-        for (other, peer) in peers where peer.granted { demand.add(sharing: sharesSession(other), place: peer.sharedPlace) }
+        var demand = grantedDemand()
         demand.add(sharing: sharesSession(id, capabilities: capabilities), place: nil)
         let grant = scheduler.sessionsNeeded(demand) <= rigSessions
         let machine = PeerMachine(
@@ -269,19 +267,19 @@ struct NodeCore {
     }
 
     /// Whether this peer, once granted, ranges in a one-to-many session we control.
-    func sharesSession(_ peer: PeerID, capabilities: Advertisement.Capabilities? = nil) -> Bool {
+    mutating func sharesSession(_ peer: PeerID, capabilities: Advertisement.Capabilities? = nil) -> Bool {
         config.controleesPerSession > 1 && identity.peerID < peer
-            && (capabilities ?? peers[peer]?.capabilities ?? []).contains(.oneToMany)
+            && (capabilities ?? inPlace(peer, { $0.capabilities }) ?? []).contains(.oneToMany)
     }
 
     private mutating func setRoute(_ route: UWBRoute?, of peer: PeerID) {
-        if let old = peers[peer]?.route, peerByRoute[old] == peer { peerByRoute[old] = nil }
-        peers[peer]?.route = route
+        if let old = inPlace(peer, { $0.route }) ?? nil, peerByRoute[old] == peer { peerByRoute[old] = nil }
+        inPlace(peer) { $0.route = route }
         if let route { peerByRoute[route] = peer }
     }
 
     private mutating func remove(_ id: PeerID, reason: Event.PeerLost.Reason) {
-        guard peers[id] != nil else { return }
+        guard knows(id) else { return }
         feed(id, .close(sayGoodbye: false))
         guard let peer = peers.removeValue(forKey: id) else { return }
         for link in peer.links where peerByLink[link] == id { peerByLink[link] = nil }
@@ -317,7 +315,7 @@ struct NodeCore {
             // A link we gave up on (connect timeout) that opened after all has no peer: close it.
             guard let peer = peerByLink[link] else { return disconnect(link) }
             opened(link)
-            let version = peers[peer]?.version ?? .v1
+            let version = inPlace(peer) { $0.version } ?? .v1
             if let handshake = channels.openOutgoing(link, peerVersion: version, now: now) {
                 effects.append(.send(handshake, on: link))  // the link is the peer's once the handshake completes
                 feed(peer, .handshakeStarted(link))
@@ -334,10 +332,10 @@ struct NodeCore {
             linksAwaitingHello[link] = nil
             channels.close(link)
             guard let peer = peerByLink.removeValue(forKey: link) else { return }
-            peers[peer]?.links.remove(link)
+            inPlace(peer) { $0.links.remove(link) }
             feed(peer, .linkClosed(link))
         case .connectRefused(let link):
-            guard let peer = peerByLink[link], let address = peers[peer]?.machine.attemptAddress(of: link) else { return }
+            guard let peer = peerByLink[link], let address = inPlace(peer, { $0.machine.attemptAddress(of: link) }) ?? nil else { return }
             logger.info(
                 "channel refused: no bridge listens at that address now; its adverts no longer count as the peer",
                 metadata: ["peer": "\(peer)", "address": "\(address)"])
@@ -355,12 +353,9 @@ struct NodeCore {
                 "unbound:\(advert.peerID)", "ignoring a rig's private advert heard from an address its radio does not send from (a replay)",
                 ["peer": "\(advert.peerID)", "address": "\(address)"])
         }
-        if departedAdverts.isDeparted(address, peer: advert.peerID, now: now), peers[advert.peerID] == nil { return }
+        if departedAdverts.isDeparted(address, peer: advert.peerID, now: now), !knows(advert.peerID) { return }
         let name = AdvertisingData(data).localName
-        if peers[advert.peerID] != nil {
-            peers[advert.peerID]?.version = version
-            peers[advert.peerID]?.capabilities = advert.capabilities
-        }
+        inPlace(advert.peerID) { ($0.version, $0.capabilities) = (version, advert.capabilities) }
         peerFor(advert.peerID, name: name, rssi: rssi, version: version, capabilities: advert.capabilities)
         feed(advert.peerID, .heard(advert, name: name, address: address, rssi: rssi))
     }
@@ -525,7 +520,7 @@ struct NodeCore {
         if let peer = peerByLink[link] {
             feed(peer, .refused(link))
             peerByLink[link] = nil
-            peers[peer]?.links.remove(link)
+            inPlace(peer) { $0.links.remove(link) }
         }
         disconnect(link)
     }
@@ -564,7 +559,8 @@ struct NodeCore {
                 if outcome.measured { peers.values[index].proximity.lastMeasuredAt = now }
                 record(outcome, of: peer)
             }
-            nearest.update(peer: peer.rawValue, distance: peers.values[index].proximity.processor.proximity.filtered, time: now)
+            let filtered = inPlace(at: index) { $0.proximity.processor.proximity.filtered }
+            nearest.update(peer: peer.rawValue, distance: filtered, time: now)
         }
         for (peer, distance) in contacts {
             if phones[peer] != nil { phoneContact(peer, distance: distance) } else { feed(peer, .contact(distance: distance)) }
@@ -656,8 +652,7 @@ struct NodeCore {
             if report.timedOut {
                 remove(peer, reason: .timeout)
             } else {
-                peers[peer]?.lastHeard = report.lastHeard
-                peers[peer]?.sharedPlace = report.sharedSession
+                inPlace(peer) { ($0.lastHeard, $0.sharedPlace) = (report.lastHeard, report.sharedSession) }
                 reports.append((peer, report))
             }
         }
@@ -672,25 +667,29 @@ struct NodeCore {
     /// Gives the radio's sessions to the peers the scheduler picks: takes them from peers that
     /// had their turn, and hands them to the next ones.
     private mutating func schedule(_ reports: [(PeerID, SessionReport)]) {
-        let candidates = reports.map { peer, report in
-            RangingScheduler.Candidate(
-                peer: peer, granted: peers[peer]?.granted == true, since: peers[peer]?.since ?? now, holdsPriority: report.holdsPriority,
-                rssi: report.rssi, available: report.available, sharesSession: sharesSession(peer),
-                sharedSession: report.sharedSession)
+        let now = self.now
+        var candidates: [RangingScheduler.Candidate] = []
+        candidates.reserveCapacity(reports.count)
+        for (peer, report) in reports {
+            let (granted, since) = inPlace(peer) { ($0.granted, $0.since) } ?? (false, now)
+            candidates.append(
+                RangingScheduler.Candidate(
+                    peer: peer, granted: granted, since: since, holdsPriority: report.holdsPriority, rssi: report.rssi,
+                    available: report.available, sharesSession: sharesSession(peer), sharedSession: report.sharedSession))
         }
         var rigs = scheduler
         rigs.budget = rigSessions
         rigs.shedsFarPeers = airLoad.isFull && config.shedsFarPeersWhenAirIsFull
         let chosen = rigs.choose(candidates, now: now)
-        let granted = Set(peers.lazy.filter { $0.value.granted }.map(\.key))
+        let granted = grantedPeers()
         guard chosen != granted else { return }
         let retryAfter = self.retryAfter
         for peer in granted.subtracting(chosen).sorted() {
-            peers[peer]?.since = now
+            inPlace(peer) { $0.since = now }
             feed(peer, .revoked(retryAfter: retryAfter))
         }
         for peer in chosen.subtracting(granted).sorted() {
-            peers[peer]?.since = now
+            inPlace(peer) { $0.since = now }
             feed(peer, .granted)
         }
     }
