@@ -10,7 +10,12 @@ struct VirtualUWBS {
         var id: UInt32
         var handle: UInt32
         var state: SessionState
-        var config: [AppConfigID: [UInt8]] = [:]
+        var config: [AppConfigID: [UInt8]] = [:] {
+            didSet { airParameters = Self.airParameters(of: config) }
+        }
+        /// Everything both sides must share to hear each other, the round's shape included: kept
+        /// as the config changes (at set-up), since the world compares it at every round.
+        private(set) var airParameters = Self.airParameters(of: [:])
         var nextRoundMilliseconds: Int64 = 0
         var sequence: UInt32 = 0
 
@@ -25,11 +30,10 @@ struct VirtualUWBS {
             guard let b = config[.rangingDuration], b.count == 4 else { return 200 }
             return Int64(UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24)
         }
-        /// Everything both sides must share to hear each other, the round's shape included.
-        var airParameters: [[UInt8]?] {
+        private static func airParameters(of config: [AppConfigID: [UInt8]]) -> [[UInt8]?] {
             [
                 config[.channelNumber], config[.preambleCodeIndex], config[.stsConfig], config[.vendorID], config[.staticSTSIV],
-                config[.sessionKey], config[.multiNodeMode], config[.slotsPerRangingRound], hops ? [1] : nil,
+                config[.sessionKey], config[.multiNodeMode], config[.slotsPerRangingRound], config[.hoppingMode] == [1] ? [1] : nil,
             ]
         }
         /// FiRa round hopping (HOPPING_MODE 1): each ranging block's round at another place in

@@ -27,14 +27,15 @@ extension World {
                 let interval = max(session.intervalMilliseconds, 1)
                 var draw = SplitMix64(seed: UInt64(session.id) ^ UInt64(session.handle) << 32 ^ UInt64(body) << 48)
                 let phase = Double(draw.next() % UInt64(interval * 1000))
-                let length = frames(of: session, body: body, controlees: controlees, round: 0, start: 0).map(\.end).max() ?? 0
+                let shape = RoundShape(session, timing: UWBFrameTiming(config: session.config))
+                let length = frames(shape, body: body, controlees: controlees, round: 0, start: 0).map(\.end).max() ?? 0
                 for k in Int64(-2)...1 {
                     let nominal = session.nextRoundMilliseconds + k * interval
                     let start = Double(nominal) * 1000 * (1 + clockErrors[body] * 1e-6) + phase
-                        + Self.hopOffset(session, block: nominal / interval)
+                        + Self.hopOffset(session, timing: shape.timing, block: nominal / interval)
                     planned.append(
                         PlannedRound(
-                            key: AirRound(body: body, handle: session.handle, nominal: nominal), session: session, controlees: controlees,
+                            key: AirRound(body: body, handle: session.handle, nominal: nominal), shape: shape, controlees: controlees,
                             start: start, length: length))
                 }
             }
@@ -55,7 +56,7 @@ extension World {
                 }
                 let id = s.airFramesOfRound.count
                 s.airRounds[round.key] = id
-                let frames = frames(of: round.session, body: body, controlees: round.controlees, round: id, start: start)
+                let frames = frames(round.shape, body: body, controlees: round.controlees, round: id, start: start)
                 free = (frames.map(\.end).max() ?? start) + Self.roundGapMicroseconds
                 s.air += frames
                 s.airFramesOfRound.append(frames)
@@ -88,9 +89,8 @@ extension World {
     /// a sequence both boards follow. The world draws it from the session id and block index,
     /// not FiRa's own sequence: what matters on the air is that two sessions which meet in one
     /// block are unlikely to meet in the next. Zero for a session that does not hop.
-    static func hopOffset(_ session: VirtualUWBS.Session, block: Int64) -> Double {
+    static func hopOffset(_ session: VirtualUWBS.Session, timing: UWBFrameTiming, block: Int64) -> Double {
         guard session.hops else { return 0 }
-        let timing = UWBFrameTiming(config: session.config)
         let round = Double(session.config[.slotsPerRangingRound]?.first ?? 6) * timing.slotMicroseconds
         let rounds = UInt64(max(1, Double(max(session.intervalMilliseconds, 1)) * 1000 / round))
         var draw = SplitMix64(seed: UInt64(session.id) << 32 ^ UInt64(bitPattern: block))
@@ -99,17 +99,31 @@ extension World {
 
     private struct PlannedRound {
         var key: AirRound
-        var session: VirtualUWBS.Session
+        var shape: RoundShape
         var controlees: [Int]
         var start: Double
         var length: Double
     }
 
-    private func frames(of session: VirtualUWBS.Session, body: Int, controlees: [Int], round: Int, start: Double) -> [UWBAirFrame] {
+    /// What a session's config says of its rounds on the air, read once per session and step.
+    private struct RoundShape {
+        var timing: UWBFrameTiming
+        var channel: UInt8
+        var preambleCode: UInt8
+        var controllerInitiates: Bool
+
+        init(_ session: VirtualUWBS.Session, timing: UWBFrameTiming) {
+            self.timing = timing
+            channel = session.config[.channelNumber]?.first ?? 9
+            preambleCode = session.config[.preambleCodeIndex]?.first ?? 10
+            controllerInitiates = session.config[.deviceRole] != [0]
+        }
+    }
+
+    private func frames(_ shape: RoundShape, body: Int, controlees: [Int], round: Int, start: Double) -> [UWBAirFrame] {
         SharedUWBAir.roundFrames(
-            round: round, start: start, timing: UWBFrameTiming(config: session.config), channel: session.config[.channelNumber]?.first ?? 9,
-            preambleCode: session.config[.preambleCodeIndex]?.first ?? 10, controller: body,
-            controllerInitiates: session.config[.deviceRole] != [0], controlees: controlees)
+            round: round, start: start, timing: shape.timing, channel: shape.channel, preambleCode: shape.preambleCode, controller: body,
+            controllerInitiates: shape.controllerInitiates, controlees: controlees)
     }
 
     /// The bodies of a round now due whose measurement is lost on the shared air, and those

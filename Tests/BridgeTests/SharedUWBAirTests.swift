@@ -129,15 +129,18 @@ struct SharedUWBAirTests {
             ]
             return session
         }
+        func offset(_ session: VirtualUWBS.Session, block: Int64) -> Double {
+            World.hopOffset(session, timing: UWBFrameTiming(config: session.config), block: block)
+        }
         let blocks = Int64(0)..<800
-        let a = blocks.map { World.hopOffset(session(id: 0x1234_5678, hops: true), block: $0) }
-        let b = blocks.map { World.hopOffset(session(id: 0x0BAD_CAFE, hops: true), block: $0) }
+        let a = blocks.map { offset(session(id: 0x1234_5678, hops: true), block: $0) }
+        let b = blocks.map { offset(session(id: 0x0BAD_CAFE, hops: true), block: $0) }
         let round = 12_000.0
         #expect(Set(a) == Set((0..<8).map { Double($0) * round }))
         #expect(zip(a, a.dropFirst()).filter { $0 == $1 }.count < 200)
         let met = zip(a, b).filter { $0 == $1 }.count
         #expect(met > 50 && met < 150)
-        #expect(blocks.allSatisfy { World.hopOffset(session(id: 0x1234_5678, hops: false), block: $0) == 0 })
+        #expect(blocks.allSatisfy { offset(session(id: 0x1234_5678, hops: false), block: $0) == 0 })
     }
 
     // MARK: In the world
