@@ -270,12 +270,22 @@ package final class BlueZAdapter: BLEAdapter {
 
     // MARK: Advertising and discovery
 
+    /// An Add Advertising the kernel answers Busy (another client's request in progress, e.g.
+    /// bluetoothd's own advertising or discovery being set up) is not an error: the refresh every
+    /// `advertisingRefresh` adds it again. Failing the start for it stopped a rig (CI, two-rigs
+    /// `btd-first`, 2026-12-02).
     package func advertise(_ data: [UInt8], scanResponse: [UInt8]) async throws {
         let first = state.withLock { s in
             defer { s.advertising = (Self.withoutFlags(data), scanResponse) }
             return s.advertising == nil
         }
-        try await addAdvertising()
+        do {
+            try await addAdvertising()
+        } catch BlueZError.command(let command, .busy) {
+            logger.warning(
+                "the kernel answered Busy to our advertising; trying again every refresh",
+                metadata: ["adapter": "\(name)", "command": "\(command)", "retry in": "\(Self.advertisingRefresh)"])
+        }
         guard first else { return }
         Task { [weak self] in
             while let self, self.state.withLock({ $0.advertising != nil }) {
