@@ -33,12 +33,13 @@ struct VirtualUWBS {
         private static func airParameters(of config: [AppConfigID: [UInt8]]) -> [[UInt8]?] {
             [
                 config[.channelNumber], config[.preambleCodeIndex], config[.stsConfig], config[.vendorID], config[.staticSTSIV],
-                config[.sessionKey], config[.multiNodeMode], config[.slotsPerRangingRound], config[.hoppingMode] == [1] ? [1] : nil,
+                config[.sessionKey], config[.multiNodeMode], config[.slotsPerRangingRound], hops(config) ? [1] : nil,
             ]
         }
         /// FiRa round hopping (HOPPING_MODE 1): each ranging block's round at another place in
         /// the block (`World.buildAir`).
-        var hops: Bool { config[.hoppingMode] == [1] }
+        var hops: Bool { Self.hops(config) }
+        private static func hops(_ config: [AppConfigID: [UInt8]]) -> Bool { config[.hoppingMode] == [1] }
         var isConfigured: Bool {
             config[.deviceType] != nil && config[.deviceRole] != nil && ownAddress != nil && !destinations.isEmpty
                 && config[.channelNumber] != nil

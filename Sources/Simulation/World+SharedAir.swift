@@ -27,7 +27,7 @@ extension World {
                 let interval = max(session.intervalMilliseconds, 1)
                 var draw = SplitMix64(seed: UInt64(session.id) ^ UInt64(session.handle) << 32 ^ UInt64(body) << 48)
                 let phase = Double(draw.next() % UInt64(interval * 1000))
-                let shape = RoundShape(session, timing: UWBFrameTiming(config: session.config))
+                let shape = RoundShape(session)
                 let length = frames(shape, body: body, controlees: controlees, round: 0, start: 0).map(\.end).max() ?? 0
                 for k in Int64(-2)...1 {
                     let nominal = session.nextRoundMilliseconds + k * interval
@@ -112,8 +112,8 @@ extension World {
         var preambleCode: UInt8
         var controllerInitiates: Bool
 
-        init(_ session: VirtualUWBS.Session, timing: UWBFrameTiming) {
-            self.timing = timing
+        init(_ session: VirtualUWBS.Session) {
+            timing = UWBFrameTiming(config: session.config)
             channel = session.config[.channelNumber]?.first ?? 9
             preambleCode = session.config[.preambleCodeIndex]?.first ?? 10
             controllerInitiates = session.config[.deviceRole] != [0]

@@ -19,30 +19,25 @@ extension NodeCore {
         body(&peers.values[index])
     }
 
-    /// What the peers holding one of the radio's ranging sessions need of it. Walks `peers` by
-    /// index: iterating the dictionary copies each entry, and holding its `keys` or `indices`
-    /// while an entry is changed in place would copy the whole dictionary.
-    mutating func grantedDemand() -> RangingScheduler.Demand {
-        var demand = RangingScheduler.Demand()
+    /// The peers holding one of the radio's ranging sessions, with the one-to-many place each has
+    /// as our controlee. Walks `peers` by index: iterating the dictionary copies each entry, and
+    /// holding its `keys` or `indices` while an entry is changed in place would copy the whole
+    /// dictionary.
+    mutating func grantedPeers() -> [(peer: PeerID, sharedPlace: UInt32?)] {
+        var granted: [(peer: PeerID, sharedPlace: UInt32?)] = []
         var index = peers.startIndex
         while index != peers.endIndex {
-            if let place = inPlace(at: index, { $0.granted ? .some($0.sharedPlace) : nil }) {
-                demand.add(sharing: sharesSession(peers.keys[index]), place: place)
-            }
-            peers.formIndex(after: &index)
-        }
-        return demand
-    }
-
-    /// The peers holding one of the radio's ranging sessions (walked as `grantedDemand` does).
-    mutating func grantedPeers() -> Set<PeerID> {
-        var granted = Set<PeerID>()
-        var index = peers.startIndex
-        while index != peers.endIndex {
-            if inPlace(at: index, { $0.granted }) { granted.insert(peers.keys[index]) }
+            if let place = inPlace(at: index, { $0.granted ? .some($0.sharedPlace) : nil }) { granted.append((peers.keys[index], place)) }
             peers.formIndex(after: &index)
         }
         return granted
+    }
+
+    /// What the peers holding one of the radio's ranging sessions need of it.
+    mutating func grantedDemand() -> RangingScheduler.Demand {
+        var demand = RangingScheduler.Demand()
+        for (peer, place) in grantedPeers() { demand.add(sharing: sharesSession(peer), place: place) }
+        return demand
     }
 
     /// Whether `id` is a peer, without copying its entry (`peers[id] != nil` would).

@@ -681,7 +681,7 @@ struct NodeCore {
         rigs.budget = rigSessions
         rigs.shedsFarPeers = airLoad.isFull && config.shedsFarPeersWhenAirIsFull
         let chosen = rigs.choose(candidates, now: now)
-        let granted = grantedPeers()
+        let granted = Set(grantedPeers().map(\.peer))
         guard chosen != granted else { return }
         let retryAfter = self.retryAfter
         for peer in granted.subtracting(chosen).sorted() {
