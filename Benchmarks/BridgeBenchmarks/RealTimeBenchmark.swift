@@ -36,6 +36,7 @@ func realTimeBenchmark() {
                 .custom("node context switches per 100 notifications", useScalingFactor: false),
                 .custom("baseline context switches per 100 notifications", useScalingFactor: false),
                 .custom("node / baseline CPU, median of turns (×100)", useScalingFactor: false),
+                .custom("range path's work alone: CPU per notification (ns)", useScalingFactor: false),
             ],
             warmupIterations: 0, scalingFactor: .one, maxDuration: .seconds(120), maxIterations: 1)
     ) { benchmark in
@@ -53,14 +54,20 @@ func realTimeBenchmark() {
         // turn's own ratio.
         var nodeTurns: [RealTimeResult] = []
         var baselineTurns: [RealTimeResult] = []
+        var workTurns: [Double] = []
         for _ in 0..<rounds {
             nodeTurns.append(try await measureNode(count: count, warmup: warmup, eventLoop: true))
             baselineTurns.append(try await measureBaseline(count: count, warmup: warmup))
+            workTurns.append(measureWorkAlone(count: count))
         }
         let handOff = environment["REALTIME_HANDOFF"] == "0" ? nodeTurns[0] : try await measureNode(count: count, warmup: warmup, eventLoop: false)
         let ratios = zip(nodeTurns, baselineTurns).map { $0.cpuPerNotification / $1.cpuPerNotification }
         let node = median(nodeTurns)
         let baseline = median(baselineTurns)
+        let work = medianOf(workTurns)
+        // A host that does the range path's work at its cheapest on top of the minimal reader's
+        // wake-up, read and write: the least ratio any node could reach in these turns.
+        let floors = zip(baselineTurns, workTurns).map { ($0.cpuPerNotification + $1) / $0.cpuPerNotification }
 
         benchmark.measurement(.custom("node CPU per notification (ns)", useScalingFactor: false), Int(node.cpuPerNotification * 1e9))
         benchmark.measurement(.custom("baseline CPU per notification (ns)", useScalingFactor: false), Int(baseline.cpuPerNotification * 1e9))
@@ -73,6 +80,7 @@ func realTimeBenchmark() {
         benchmark.measurement(.custom("node context switches per 100 notifications", useScalingFactor: false), Int(node.switchesPerNotification * 100))
         benchmark.measurement(.custom("baseline context switches per 100 notifications", useScalingFactor: false), Int(baseline.switchesPerNotification * 100))
         benchmark.measurement(.custom("node / baseline CPU, median of turns (×100)", useScalingFactor: false), Int(medianOf(ratios) * 100))
+        benchmark.measurement(.custom("range path's work alone: CPU per notification (ns)", useScalingFactor: false), Int(work * 1e9))
 
         func row(_ name: String, _ value: Double, _ base: Double, _ unit: String) -> String {
             let ratio = base > 0 ? String(format: "%.1f×", value / base) : "-"
@@ -89,6 +97,8 @@ func realTimeBenchmark() {
             \(row("latency max", Double(node.latencies.percentile(100)), Double(baseline.latencies.percentile(100)), "µs"))
             \(row("context switches per notification", node.switchesPerNotification, baseline.switchesPerNotification, "  "))
             CPU ratio, median of the turns: \(String(format: "%.2f×", medianOf(ratios))) (turns: \(ratios.map { String(format: "%.2f", $0) }.joined(separator: ", ")); node µs: \(nodeTurns.map { String(format: "%.1f", $0.cpuPerNotification * 1e6) }.joined(separator: ", ")); baseline µs: \(baselineTurns.map { String(format: "%.1f", $0.cpuPerNotification * 1e6) }.joined(separator: ", ")))
+            the range path's work alone (decode, proximity, JSON line; one thread, hot caches, no I/O): \(String(format: "%.2f", work * 1e6)) µs per notification (turns: \(workTurns.map { String(format: "%.2f", $0 * 1e6) }.joined(separator: ", ")))
+            so no host doing that work on top of the minimal reader's could go below \(String(format: "%.2f×", medianOf(floors))) (median of turns: \(floors.map { String(format: "%.2f", $0) }.joined(separator: ", ")))
             the same node with a reader thread handing bytes to the global pool (no event loop):
             \(row("CPU per notification", handOff.cpuPerNotification * 1e6, baseline.cpuPerNotification * 1e6, "µs"))
             \(row("latency p99", Double(handOff.latencies.percentile(99)), Double(baseline.latencies.percentile(99)), "µs"))
@@ -248,6 +258,20 @@ private func measureNode(count: Int, warmup: Int, eventLoop: Bool) async throws 
         cpuPerNotification: (end.cpu - begun.cpu - boardCPU) / Double(count),
         switchesPerNotification: Double(end.switches - begun.switches) / Double(count), latencies: latencies, boardCPU: boardCPU,
         threads: threads)
+}
+
+/// CPU seconds per notification of `RangePathWork` over `count` of the benchmark's notifications,
+/// on this thread, after one unmeasured pass that brings every peer's processor to its steady state.
+private func measureWorkAlone(count: Int) -> Double {
+    let notifications = Fixtures.notificationStream(peers: 100, rounds: count / 100 + 1)
+    var path = RangePathWork(peers: 100)
+    var written = 0
+    for bytes in notifications.prefix(count) { written &+= path.run(bytes) }
+    let start = threadCPUSeconds()
+    for bytes in notifications.prefix(count) { written &+= path.run(bytes) }
+    let spent = threadCPUSeconds() - start
+    blackHole(written)
+    return spent / Double(count)
 }
 
 /// The session handle and distance of a two-way SESSION_INFO_NTF with one short-address
