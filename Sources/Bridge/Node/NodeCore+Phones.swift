@@ -251,11 +251,14 @@ extension NodeCore {
     }
 
     /// A phone's readings of the batch, as a rig's.
-    mutating func processPhone(_ phone: PeerID, correction: RangeCorrection) {
+    mutating func processPhone(
+        _ phone: PeerID, readings: ArraySlice<RangeBatch.Reading>, of rounds: [RangeData], correction: RangeCorrection
+    ) {
         guard phones[phone] != nil else { return }
         phones[phone]?.proximity.processor.correction = correction
-        for entry in batchReadings where entry.peer == phone {
-            guard let outcome = phones[phone]?.proximity.processor.process(entry.reading.measurement, of: entry.reading.round, hostTime: now)
+        for reading in readings {
+            let round = rounds[reading.round]
+            guard let outcome = phones[phone]?.proximity.processor.process(round.measurements[reading.measurement], of: round, hostTime: now)
             else { continue }
             if outcome.measured { phones[phone]?.proximity.lastMeasuredAt = now }
             record(outcome, of: phone)

@@ -70,10 +70,8 @@ struct NodeCore {
     /// ticks report it, so the ranges of one round (one peer after another) make one event.
     var nearest: NearestTracker
     var reportedNearest: NearestTracker.Nearest?
-    /// A range batch's readings with their peers, and the peers in order of first reading: kept
-    /// between batches (emptied), so the range path allocates nothing to sort a batch out.
-    var batchReadings: [(peer: PeerID, reading: RangeReading)] = []
-    private var batchPeers: [PeerID] = []
+    /// The range batch being handled, sorted out by peer (kept between batches, emptied).
+    var batch = RangeBatch()
     private var contacts: [(PeerID, Double)] = []
     var scheduler: RangingScheduler
     /// The share of this rig's rounds that failed: when the air is full, far peers are shed.
@@ -531,31 +529,31 @@ struct NodeCore {
     /// address; each peer's readings run in order, peers in the order their first reading came,
     /// and all their events go out together. Machines hear only of contacts.
     private mutating func handle(_ rounds: [RangeData]) {
-        batchReadings.removeAll(keepingCapacity: true)
-        batchPeers.removeAll(keepingCapacity: true)
+        batch.removeAll()
         contacts.removeAll(keepingCapacity: true)
-        for round in rounds {
-            for measurement in round.measurements {
+        for (roundIndex, round) in rounds.enumerated() {
+            for (measurementIndex, measurement) in round.measurements.enumerated() {
                 guard case .short(let address) = measurement.address else { continue }
                 let route = UWBRoute(token: round.session, peerAddress: address)
                 guard let peer = peerByRoute[route] ?? (phoneByToken.isEmpty ? nil : phone(for: route)) else { continue }
-                batchReadings.append((peer, RangeReading(round: round, measurement: measurement)))
+                batch.add(.init(round: roundIndex, measurement: measurementIndex), of: peer)
                 countAirRound(with: peer, status: measurement.status)
-                // A batch holds the rounds of one radio read: nearly always one peer's.
-                if !batchPeers.contains(peer) { batchPeers.append(peer) }
             }
         }
+        batch.sort()
         let correction = environment.boardCorrection.correction
-        events.reserveCapacity(events.count + batchReadings.count)
-        for peer in batchPeers {
+        events.reserveCapacity(events.count + batch.count)
+        for slot in batch.peers.indices {
+            let peer = batch.peers[slot]
             // Updated where it lies in the dictionary: one lookup, no copy of the peer's state.
             guard let index = peers.index(forKey: peer) else {
-                processPhone(peer, correction: correction)
+                processPhone(peer, readings: batch.readings(ofPeerAt: slot), of: rounds, correction: correction)
                 continue
             }
             peers.values[index].proximity.processor.correction = correction
-            for entry in batchReadings where entry.peer == peer {
-                let outcome = peers.values[index].proximity.processor.process(entry.reading.measurement, of: entry.reading.round, hostTime: now)
+            for reading in batch.readings(ofPeerAt: slot) {
+                let round = rounds[reading.round]
+                let outcome = peers.values[index].proximity.processor.process(round.measurements[reading.measurement], of: round, hostTime: now)
                 if outcome.measured { peers.values[index].proximity.lastMeasuredAt = now }
                 record(outcome, of: peer)
             }
