@@ -97,11 +97,17 @@ package final class BlueZAdapter: BLEAdapter {
 
     // MARK: Start
 
-    package func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws {
-        let socket = try MgmtSocket()
+    /// Takes `socket` as the adapter's management channel and `events` as where its news go: the
+    /// start's first step, and how a stand-in kernel's socket reaches the adapter in tests.
+    func adopt(_ socket: MgmtSocket, events: @escaping @Sendable (BLEEvent) -> Void) {
         mgmt.withLock { $0 = socket }
         state.withLock { $0.handler = events }
         socket.onEvent { [weak self] index, event in self?.handle(event, index: index) }
+    }
+
+    package func start(events: @escaping @Sendable (BLEEvent) -> Void) async throws {
+        let socket = try MgmtSocket()
+        adopt(socket, events: events)
 
         let indexes = try controllerIndexes(returnParameters: try await socket.send(.readControllerIndexList, index: MgmtPacket.noController))
         guard indexes.contains(index) else {
