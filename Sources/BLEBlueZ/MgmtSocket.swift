@@ -56,6 +56,8 @@ final class MgmtSocket: Sendable {
         var opcode: UInt16
         var index: UInt16
         var reply: Reply
+        /// The command has been written: only a reply read after that can be its own.
+        var written = false
     }
 
     private struct State {
@@ -131,7 +133,17 @@ final class MgmtSocket: Sendable {
         if let stopped { throw stopped }
         let timer = loop.schedule(at: ContinuousClock.now + timeout) { reply.resume(with: .failure(.timeout(command.code))) }
         let bytes = command.packet(index: index).encoded()
-        if let error = write(bytes) { reply.resume(with: .failure(error)) }
+        // Written from the loop's thread once it has handled what it had received: a reply
+        // already waiting there (the late answer of an earlier command that timed out, with the
+        // same opcode) came before this command and must not answer it.
+        _ = loop.schedule(at: .now) { [self] in
+            guard descriptor.acquire() else { return }  // closed: `stop` failed the command
+            defer { descriptor.release() }
+            var unread: BlueZError?
+            _ = readAvailable(failure: &unread)  // a failure ends the watch at its next wake-up
+            state.withLock { s in if s.pending?.reply === reply { s.pending?.written = true } }
+            if let error = write(bytes) { reply.resume(with: .failure(error)) }
+        }
         let result = await reply.result
         loop.cancel(timer)
         state.withLock { s in if s.pending?.reply === reply { s.pending = nil } }
@@ -160,7 +172,7 @@ final class MgmtSocket: Sendable {
 
     private func resolve(opcode: UInt16, index: UInt16, with result: (MgmtStatus, [UInt8])) {
         let waiting = state.withLock { s -> Pending? in
-            guard let pending = s.pending, pending.opcode == opcode, pending.index == index else { return nil }
+            guard let pending = s.pending, pending.written, pending.opcode == opcode, pending.index == index else { return nil }
             s.pending = nil
             return pending
         }
