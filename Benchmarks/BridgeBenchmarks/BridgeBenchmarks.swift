@@ -79,7 +79,7 @@ struct RangePathWork {
     private var processors: [UInt32: RangeProcessor]
     private var time: Int64 = 0
     private var seq: UInt64 = 0
-    private var line: [UInt8] = []
+    private(set) var line: [UInt8] = []
     private let node = NodeHarness.identity.tag
 
     init(peers: Int) {
@@ -96,6 +96,11 @@ struct RangePathWork {
 
     /// The length of the line `bytes` (one notification) gave, 0 if none.
     mutating func run(_ bytes: [UInt8]) -> Int {
+        bytes.withUnsafeBytes { run($0) }
+    }
+
+    /// The same for bytes read into a buffer; the line is then in `line`.
+    mutating func run(_ bytes: UnsafeRawBufferPointer) -> Int {
         decoder.append(bytes)
         time += 1
         guard case .rangeData(let data)? = try? decoder.next().map(UCINotification.init),

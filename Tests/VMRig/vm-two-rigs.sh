@@ -433,7 +433,7 @@ if [ $BTD = 1 ]; then
   rm -f /tmp/btd-first.done
   btctl btd-first.log "select $ADDR0" "scan on" "wait /tmp/btd-first.done" "scan off" "sleep 1" &
   S=$!
-  wait_until 20 grep -q "Controller $ADDR0 Discovering: yes" btd-first.log \
+  wait_until 20 grep -qs "Controller $ADDR0 Discovering: yes" btd-first.log \
     || echo "VM: btd-first: bluetoothd did not start discovery on hci0"
   T1=$(now)
   start_b f open
