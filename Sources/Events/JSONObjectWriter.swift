@@ -134,16 +134,19 @@ struct JSONObjectWriter {
         appendDigits(magnitude, width: width, to: &out)
     }
 
-    /// Exactly `width` decimal digits of `value`, zero-padded.
+    /// Exactly `width` decimal digits of `value` (at most 20, all a `UInt64` has), zero-padded:
+    /// written backwards into a buffer on the stack, then appended at once.
     static func appendDigits(_ value: UInt64, width: Int, to out: inout [UInt8]) {
-        let start = out.count
-        out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width))
-        var rest = value
-        var index = start + width - 1
-        while index >= start {
-            out[index] = UInt8(ascii: "0") + UInt8(rest % 10)
-            rest /= 10
-            index -= 1
+        precondition(width <= 20, "a UInt64 has at most 20 digits")
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var rest = value
+            var index = width - 1
+            while index >= 0 {
+                digits[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+                index -= 1
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[0..<width]))
         }
     }
 
@@ -155,6 +158,16 @@ struct JSONObjectWriter {
 
     static func appendQuoted(_ string: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Nearly every value (hex ids, states, names) needs no escape: copied whole.
+        let copied = string.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            out.append(contentsOf: utf8)
+            return true
+        }
+        if copied == true {
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])

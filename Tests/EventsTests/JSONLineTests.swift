@@ -79,6 +79,13 @@ import Testing
         #expect(line.last == "\n")
     }
 
+    /// Each character that needs an escape, alone in its value: a value without any is copied
+    /// whole, so each must send its value the slow way by itself.
+    @Test(arguments: [("x\"y", #""x\"y""#), ("x\\y", #""x\\y""#), ("x\ty", #""x\ty""#), ("\u{1F}", #""\u001f""#), ("e0ab", #""e0ab""#), ("", #""""#)])
+    func eachEscapeAloneInAValue(value: String, quoted: String) {
+        #expect(JSONObjectWriter.quoted(value) == quoted)
+    }
+
     @Test func fixedPointRoundsHalfAwayFromZeroAndDropsNegativeZero() {
         #expect(JSONObjectWriter.fixed(0.0005, decimals: 3) == "0.001")
         #expect(JSONObjectWriter.fixed(-0.0004, decimals: 3) == "0.000")
