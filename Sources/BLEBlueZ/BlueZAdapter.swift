@@ -299,6 +299,8 @@ package final class BlueZAdapter: BLEAdapter {
                 do {
                     try await self.addAdvertising()
                 } catch {
+                    // A failure the adapter's stop caused is not worth a word.
+                    guard self.state.withLock({ $0.advertising != nil }) else { return }
                     self.logger.warning("could not refresh advertising", metadata: ["adapter": "\(self.name)", "error": "\(error)"])
                 }
             }
@@ -391,6 +393,8 @@ package final class BlueZAdapter: BLEAdapter {
     private func restartDiscovery() async {
         guard let socket = try? socket(), state.withLock({ $0.scanning }) else { return }
         let (stopped, started, error) = await stopThenStartDiscovery(on: socket)
+        // The adapter stopping failed the restart: nothing to weigh or report.
+        guard state.withLock({ $0.scanning }) else { return }
         switch state.withLock({ $0.discoveryWatchdog.restarted(stop: stopped, start: started) }) {
         case .fine:
             if let error { logger.warning("could not restart discovery", metadata: ["adapter": "\(name)", "error": "\(error)"]) }
@@ -647,11 +651,10 @@ package final class BlueZAdapter: BLEAdapter {
             return (s.instance, s.listener, Array(s.links.values))
         }
         // One deadline for both: what was sent last (the goodbyes) may leave until then, and the
-        // kernel's answers to the clean-up are waited for until then. Those answers queue behind
-        // the kernel's other HCI work (a connection being set up holds them for seconds: seen
-        // with attackers connecting); what is not removed by then goes with the instance's
-        // timeout. Then the owners (the reader threads, the accept thread) close the sockets
-        // once woken.
+        // kernel's answers to the clean-up (written at once, `MgmtSocket.finish`) are waited for
+        // until then. Those answers queue behind the kernel's other HCI work (a connection being
+        // set up holds them for seconds: seen with attackers connecting). Then the owners (the
+        // reader threads, the accept thread) close the sockets once woken.
         let deadline = ContinuousClock.now + Self.sendGrace
         async let drained: Void = withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             IOThread.detach(name: "l2cap-drain") {
@@ -660,10 +663,7 @@ package final class BlueZAdapter: BLEAdapter {
             }
         }
         if let socket = try? socket() {
-            socket.close(at: deadline)
-            _ = try? await socket.send(.removeAdvertising(instance: instance), index: index)
-            _ = try? await socket.send(.stopDiscovery(addressTypes: 0x06), index: index)
-            socket.close()
+            await socket.finish(with: [.removeAdvertising(instance: instance), .stopDiscovery(addressTypes: 0x06)], index: index, deadline: deadline)
         }
         await drained
         for socket in links { socket.shutdown() }

@@ -62,8 +62,12 @@ final class MgmtSocket: Sendable {
 
     private struct State {
         var pending: Pending?
-        /// Why the reading stopped (closed, or the socket failed): later commands fail at once.
+        /// Why the reading stopped (closed, or the socket failed), or that the client finishes:
+        /// later commands fail at once.
         var stopped: BlueZError?
+        /// `finish`'s commands not answered yet, and what waits for their answers.
+        var finishing: [(opcode: UInt16, index: UInt16)] = []
+        var finished: ReplySlot<Void, Never>?
     }
 
     private let descriptor: ClosableDescriptor
@@ -161,22 +165,31 @@ final class MgmtSocket: Sendable {
 
     /// Reading stopped: the command waiting fails with `error`, and so does every later one.
     private func stop(with error: BlueZError) {
-        let waiting = state.withLock { s in
+        let (waiting, finished) = state.withLock { s in
             if s.stopped == nil { s.stopped = error }
-            defer { s.pending = nil }
-            return s.pending
+            defer {
+                s.pending = nil
+                s.finished = nil
+            }
+            return (s.pending, s.finished)
         }
         waiting?.reply.resume(with: .failure(error))
+        finished?.resume(with: .success(()))
         loop.shutdown()
     }
 
     private func resolve(opcode: UInt16, index: UInt16, with result: (MgmtStatus, [UInt8])) {
-        let waiting = state.withLock { s -> Pending? in
-            guard let pending = s.pending, pending.written, pending.opcode == opcode, pending.index == index else { return nil }
-            s.pending = nil
-            return pending
+        let (waiting, finished) = state.withLock { s -> (Pending?, ReplySlot<Void, Never>?) in
+            if let pending = s.pending, pending.written, pending.opcode == opcode, pending.index == index {
+                s.pending = nil
+                return (pending, nil)
+            }
+            guard let answered = s.finishing.firstIndex(where: { $0.opcode == opcode && $0.index == index }) else { return (nil, nil) }
+            s.finishing.remove(at: answered)
+            return (nil, s.finishing.isEmpty ? s.finished : nil)
         }
         waiting?.reply.resume(with: .success(result))
+        finished?.resume(with: .success(()))
     }
 
     /// Handles every datagram waiting (the descriptor stays blocking for writes; reads don't
@@ -212,10 +225,36 @@ final class MgmtSocket: Sendable {
         }
     }
 
-    /// Closes the socket at `deadline` if it is still open then: the command in flight and those
-    /// waiting for their turn fail, so a client that stops waits for the kernel until then at most.
-    func close(at deadline: ContinuousClock.Instant) {
-        _ = loop.schedule(at: deadline) { [self] in close() }
+    /// A client's last commands as it stops (its clean-up), then the close. They are written at
+    /// once, in order, behind only what was written already; commands still waiting for their
+    /// turn fail instead. Their answers are waited for until `deadline` at most (the kernel's
+    /// answers queue behind slow HCI work, such as a connection being set up), then the socket
+    /// closes and the command in flight fails. Why not `send` them: a rig whose Stop Discovery
+    /// waited its turn behind an unanswered command until the deadline never sent it, and left
+    /// the kernel discovering for another 10 s (CI, two-rigs `btd-first`, 2026-12-03).
+    func finish(with commands: [MgmtCommand], index: UInt16, deadline: ContinuousClock.Instant) async {
+        let finished = ReplySlot<Void, Never>()
+        let open = state.withLock { s -> Bool in
+            guard s.stopped == nil, !commands.isEmpty else { return false }
+            s.stopped = .socket(call: "write(mgmt)", errno: ESHUTDOWN)
+            s.finishing = commands.map { ($0.opcode, index) }
+            s.finished = finished
+            return true
+        }
+        if open {
+            let timer = loop.schedule(at: deadline) { finished.resume(with: .success(())) }
+            let packets = commands.map { $0.packet(index: index).encoded() }
+            // On the loop's thread, after the write of a command already let through.
+            _ = loop.schedule(at: .now) { [self] in
+                for bytes in packets where write(bytes) != nil {
+                    finished.resume(with: .success(()))
+                    return
+                }
+            }
+            _ = await finished.result
+            loop.cancel(timer)
+        }
+        close()
     }
 
     /// Ends the reading (the loop lets the descriptor go, which closes it) and the loop's thread;

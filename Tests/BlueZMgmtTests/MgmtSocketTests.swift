@@ -106,18 +106,43 @@ import Testing
         await #expect(throws: BlueZError.self) { try await socket.send(.readVersion, index: 0) }
     }
 
-    /// A client that stops gives the kernel until a deadline: then the command in flight and the
-    /// one waiting for its turn both fail (each would otherwise wait out its own hour), as
-    /// `BlueZAdapter.stop` relies on when the kernel's answers queue behind slow HCI work.
-    @Test func closingAtADeadlineFailsTheCommandInFlightAndTheOneWaitingItsTurn() async throws {
+    /// A client that stops writes its clean-up at once, behind the command in flight but not
+    /// behind the one waiting for its turn (which fails unwritten), and gives the kernel until
+    /// the deadline to answer: then the command in flight fails and the socket closes.
+    @Test func finishingWritesTheCleanUpAtOnceAndClosesAtTheDeadline() async throws {
         let (socket, kernel) = try Self.socket()
         defer { Glibc.close(kernel.fd) }
-        let inFlight = Task { try await socket.send(.setPowered(true), index: 0, timeout: .seconds(3600)) }
-        _ = try await kernel.nextCommand()
-        let waitingItsTurn = Task { try await socket.send(.stopDiscovery(addressTypes: 0x06), index: 0, timeout: .seconds(3600)) }
-        socket.close(at: .now + .milliseconds(100))
+        let inFlight = Task { try await socket.send(.startDiscovery(addressTypes: 0x06), index: 0, timeout: .seconds(3600)) }
+        #expect(try await kernel.nextCommand().code == MgmtOpcode.startDiscovery.rawValue)
+        let waitingItsTurn = Task { try await socket.send(.setPowered(true), index: 0, timeout: .seconds(3600)) }
+        let finished = Task {
+            await socket.finish(with: [.removeAdvertising(instance: 5), .stopDiscovery(addressTypes: 0x06)], index: 0, deadline: .now + .milliseconds(300))
+        }
+        // Written while Start Discovery is still unanswered (they waited for it before).
+        let removal = try await kernel.nextCommand()
+        #expect(removal.code == MgmtOpcode.removeAdvertising.rawValue && removal.parameters == [5])
+        let stop = try await kernel.nextCommand()
+        #expect(stop.code == MgmtOpcode.stopDiscovery.rawValue && stop.parameters == [0x06])
+        await finished.value
         await #expect(throws: BlueZError.socket(call: "read(mgmt)", errno: EBADF)) { try await inFlight.value }
-        await #expect(throws: BlueZError.self) { try await waitingItsTurn.value }
+        await #expect(throws: BlueZError.socket(call: "write(mgmt)", errno: ESHUTDOWN)) { try await waitingItsTurn.value }
+        // Closed, and nothing after the clean-up: Set Powered was never written.
         #expect(kernel.peerClosed)
+    }
+
+    /// The clean-up's answers end the wait: no deadline of an hour is waited out.
+    @Test func finishingEndsWhenTheCleanUpIsAnswered() async throws {
+        let (socket, kernel) = try Self.socket()
+        defer { Glibc.close(kernel.fd) }
+        let finished = Task {
+            await socket.finish(with: [.removeAdvertising(instance: 5), .stopDiscovery(addressTypes: 0x06)], index: 0, deadline: .now + .seconds(3600))
+        }
+        _ = try await kernel.nextCommand()
+        _ = try await kernel.nextCommand()
+        kernel.complete(.removeAdvertising, [5])
+        kernel.complete(.stopDiscovery, [0x06])
+        await finished.value
+        #expect(kernel.peerClosed)
+        await #expect(throws: BlueZError.self) { try await socket.send(.readVersion, index: 0) }
     }
 }

@@ -433,8 +433,11 @@ if [ $BTD = 1 ]; then
   rm -f /tmp/btd-first.done
   btctl btd-first.log "select $ADDR0" "scan on" "wait /tmp/btd-first.done" "scan off" "sleep 1" &
   S=$!
-  wait_until 20 grep -qs "Controller $ADDR0 Discovering: yes" btd-first.log \
-    || echo "VM: btd-first: bluetoothd did not start discovery on hci0"
+  if ! wait_until 20 grep -qs "Controller $ADDR0 Discovering: yes" btd-first.log; then
+    echo "VM: btd-first: bluetoothd did not start discovery on hci0"
+    # what bluetoothctl was told (e.g. InProgress: the kernel still discovering for a rig that ended)
+    sed 's/\x1b\[[0-9;]*m//g; s/\r//g' btd-first.log | grep -a "iscover" | sed 's/^/VM: btd-first: bluetoothctl: /'
+  fi
   T1=$(now)
   start_b f open
   start_a e open
