@@ -65,9 +65,15 @@ final class MgmtSocket: Sendable {
         /// Why the reading stopped (closed, or the socket failed), or that the client finishes:
         /// later commands fail at once.
         var stopped: BlueZError?
-        /// `finish`'s commands not answered yet, and what waits for their answers.
+        /// `finish`'s commands not answered yet, how many were, and what waits for their answers
+        /// (and for the command in flight's).
         var finishing: [(opcode: UInt16, index: UInt16)] = []
+        var cleanUpAnswered = 0
         var finished: ReplySlot<Void, Never>?
+        /// The command in flight was answered after part of the clean-up: it may have undone it.
+        var undone = false
+        /// The reading ended: nothing more is written.
+        var ended = false
     }
 
     private let descriptor: ClosableDescriptor
@@ -167,6 +173,7 @@ final class MgmtSocket: Sendable {
     private func stop(with error: BlueZError) {
         let (waiting, finished) = state.withLock { s in
             if s.stopped == nil { s.stopped = error }
+            s.ended = true
             defer {
                 s.pending = nil
                 s.finished = nil
@@ -180,13 +187,18 @@ final class MgmtSocket: Sendable {
 
     private func resolve(opcode: UInt16, index: UInt16, with result: (MgmtStatus, [UInt8])) {
         let (waiting, finished) = state.withLock { s -> (Pending?, ReplySlot<Void, Never>?) in
+            var waiting: Pending?
             if let pending = s.pending, pending.written, pending.opcode == opcode, pending.index == index {
                 s.pending = nil
-                return (pending, nil)
+                waiting = pending
+                if s.finished != nil && s.cleanUpAnswered > 0 { s.undone = true }
+            } else if let answered = s.finishing.firstIndex(where: { $0.opcode == opcode && $0.index == index }) {
+                s.finishing.remove(at: answered)
+                s.cleanUpAnswered += 1
             }
-            guard let answered = s.finishing.firstIndex(where: { $0.opcode == opcode && $0.index == index }) else { return (nil, nil) }
-            s.finishing.remove(at: answered)
-            return (nil, s.finishing.isEmpty ? s.finished : nil)
+            guard s.finished != nil, s.finishing.isEmpty, s.pending == nil else { return (waiting, nil) }
+            defer { s.finished = nil }
+            return (waiting, s.finished)
         }
         waiting?.reply.resume(with: .success(result))
         finished?.resume(with: .success(()))
@@ -227,23 +239,31 @@ final class MgmtSocket: Sendable {
 
     /// A client's last commands as it stops (its clean-up), then the close. They are written at
     /// once, in order, behind only what was written already; commands still waiting for their
-    /// turn fail instead. Their answers are waited for until `deadline` at most (the kernel's
-    /// answers queue behind slow HCI work, such as a connection being set up), then the socket
-    /// closes and the command in flight fails. Why not `send` them: a rig whose Stop Discovery
-    /// waited its turn behind an unanswered command until the deadline never sent it, and left
-    /// the kernel discovering for another 10 s (CI, two-rigs `btd-first`, 2026-12-03).
+    /// turn fail instead. Their answers, and the command in flight's, are waited for until
+    /// `deadline` at most (the kernel's answers queue behind slow HCI work, such as a connection
+    /// being set up); then the socket closes, failing what is still in flight.
+    ///
+    /// Why not `send` them: a rig whose Stop Discovery waited its turn behind an unanswered
+    /// command until the deadline never sent it, and left the kernel discovering for another
+    /// 10 s (CI, two-rigs `btd-first`, 2026-12-03). And a command in flight that the kernel
+    /// answers only after part of the clean-up may have undone it: a Start Discovery not yet
+    /// started makes the kernel refuse Stop Discovery (Rejected: nothing to stop), then starts.
+    /// So the clean-up is written once more after it.
     func finish(with commands: [MgmtCommand], index: UInt16, deadline: ContinuousClock.Instant) async {
-        let finished = ReplySlot<Void, Never>()
-        let open = state.withLock { s -> Bool in
-            guard s.stopped == nil, !commands.isEmpty else { return false }
-            s.stopped = .socket(call: "write(mgmt)", errno: ESHUTDOWN)
-            s.finishing = commands.map { ($0.opcode, index) }
-            s.finished = finished
-            return true
-        }
-        if open {
+        let packets = commands.map { $0.packet(index: index).encoded() }
+        for round in 1...2 {
+            let finished = ReplySlot<Void, Never>()
+            let go = state.withLock { s -> Bool in
+                guard !commands.isEmpty, !s.ended, round == 1 ? s.stopped == nil : s.undone else { return false }
+                s.stopped = .socket(call: "write(mgmt)", errno: ESHUTDOWN)
+                s.finishing = commands.map { ($0.opcode, index) }
+                s.cleanUpAnswered = 0
+                s.undone = false
+                s.finished = finished
+                return true
+            }
+            guard go else { break }
             let timer = loop.schedule(at: deadline) { finished.resume(with: .success(())) }
-            let packets = commands.map { $0.packet(index: index).encoded() }
             // On the loop's thread, after the write of a command already let through.
             _ = loop.schedule(at: .now) { [self] in
                 for bytes in packets where write(bytes) != nil {
@@ -255,6 +275,7 @@ final class MgmtSocket: Sendable {
             loop.cancel(timer)
         }
         close()
+        await loop.waitUntilEnded()  // the descriptor is closed once the loop has let it go
     }
 
     /// Ends the reading (the loop lets the descriptor go, which closes it) and the loop's thread;

@@ -29,7 +29,15 @@ import Testing
         #expect(removal.code == MgmtOpcode.removeAdvertising.rawValue && removal.parameters == [1])
         let stop = try await kernel.nextCommand()
         #expect(stop.code == MgmtOpcode.stopDiscovery.rawValue && stop.parameters == [0x06])
+        // As Linux answers: Stop Discovery refused at once (the start is still pending), then
+        // the start done, then the removal (queued behind it).
+        kernel.complete(.stopDiscovery, status: .rejected, [0x06])
         kernel.complete(.startDiscovery, [0x06])
+        kernel.complete(.removeAdvertising, status: .invalidParameters, [1])
+        // The discovery that started after the stop's Stop Discovery is stopped too.
+        #expect(try await kernel.nextCommand().code == MgmtOpcode.removeAdvertising.rawValue)
+        let stopAgain = try await kernel.nextCommand()
+        #expect(stopAgain.code == MgmtOpcode.stopDiscovery.rawValue && stopAgain.parameters == [0x06])
         kernel.complete(.removeAdvertising, status: .invalidParameters, [1])
         kernel.complete(.stopDiscovery, [0x06])
         await stopped.value

@@ -145,4 +145,48 @@ import Testing
         #expect(kernel.peerClosed)
         await #expect(throws: BlueZError.self) { try await socket.send(.readVersion, index: 0) }
     }
+
+    /// The kernel refuses Stop Discovery while a Start Discovery it has not started yet is in
+    /// flight (Rejected: nothing to stop; net/bluetooth/mgmt.c `stop_discovery`), then starts
+    /// discovering: a command in flight answered after part of the clean-up gets it once more.
+    @Test func aCommandInFlightAnsweredAfterTheCleanUpGetsTheCleanUpAgain() async throws {
+        let (socket, kernel) = try Self.socket()
+        defer { Glibc.close(kernel.fd) }
+        let inFlight = Task { try await socket.send(.startDiscovery(addressTypes: 0x06), index: 0, timeout: .seconds(3600)) }
+        _ = try await kernel.nextCommand()
+        let finished = Task {
+            await socket.finish(with: [.removeAdvertising(instance: 5), .stopDiscovery(addressTypes: 0x06)], index: 0, deadline: .now + .seconds(3600))
+        }
+        #expect(try await kernel.nextCommand().code == MgmtOpcode.removeAdvertising.rawValue)
+        #expect(try await kernel.nextCommand().code == MgmtOpcode.stopDiscovery.rawValue)
+        kernel.complete(.stopDiscovery, status: .rejected, [0x06])
+        kernel.complete(.removeAdvertising, [5])
+        kernel.complete(.startDiscovery, [0x06])
+        #expect(try await inFlight.value == [0x06])
+        let again = [try await kernel.nextCommand(), try await kernel.nextCommand()]
+        #expect(again.map(\.code) == [MgmtOpcode.removeAdvertising.rawValue, MgmtOpcode.stopDiscovery.rawValue])
+        kernel.complete(.removeAdvertising, status: .invalidParameters, [5])
+        kernel.complete(.stopDiscovery, [0x06])
+        await finished.value
+        #expect(kernel.peerClosed)  // and no third round
+    }
+
+    /// A command in flight answered before any of the clean-up changes nothing: one round.
+    @Test func aCommandInFlightAnsweredFirstNeedsNoSecondRound() async throws {
+        let (socket, kernel) = try Self.socket()
+        defer { Glibc.close(kernel.fd) }
+        let inFlight = Task { try await socket.send(.startDiscovery(addressTypes: 0x06), index: 0, timeout: .seconds(3600)) }
+        _ = try await kernel.nextCommand()
+        let finished = Task {
+            await socket.finish(with: [.removeAdvertising(instance: 5), .stopDiscovery(addressTypes: 0x06)], index: 0, deadline: .now + .seconds(3600))
+        }
+        _ = try await kernel.nextCommand()
+        _ = try await kernel.nextCommand()
+        kernel.complete(.startDiscovery, [0x06])
+        kernel.complete(.removeAdvertising, [5])
+        kernel.complete(.stopDiscovery, [0x06])
+        _ = try await inFlight.value
+        await finished.value
+        #expect(kernel.peerClosed)
+    }
 }
