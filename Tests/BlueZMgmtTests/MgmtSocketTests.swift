@@ -106,26 +106,40 @@ import Testing
         await #expect(throws: BlueZError.self) { try await socket.send(.readVersion, index: 0) }
     }
 
+    /// The clean-up of these tests, as `BlueZAdapter.stop` sends it.
+    static let cleanUp: [MgmtCommand] = [.removeAdvertising(instance: 5), .stopDiscovery(addressTypes: 0x06)]
+
+    /// A Start Discovery the kernel has not answered yet, then `finish` with `cleanUp` (until
+    /// `deadline`) and any `waitingItsTurn` command sent between the two.
+    static func finishing(
+        deadline: ContinuousClock.Instant, waitingItsTurn: MgmtCommand? = nil
+    ) async throws -> (kernel: Kernel, inFlight: Task<[UInt8], any Error>, waitingItsTurn: Task<[UInt8], any Error>?, finished: Task<Void, Never>) {
+        let (socket, kernel) = try Self.socket()
+        let inFlight = Task { try await socket.send(.startDiscovery(addressTypes: 0x06), index: 0, timeout: .seconds(3600)) }
+        #expect(try await kernel.nextCommand().code == MgmtOpcode.startDiscovery.rawValue)
+        let waiting = waitingItsTurn.map { command in Task { try await socket.send(command, index: 0, timeout: .seconds(3600)) } }
+        let finished = Task { await socket.finish(with: cleanUp, index: 0, deadline: deadline) }
+        return (kernel, inFlight, waiting, finished)
+    }
+
+    /// The next two commands are the clean-up.
+    static func expectCleanUp(from kernel: Kernel) async throws {
+        let commands = [try await kernel.nextCommand(), try await kernel.nextCommand()]
+        #expect(commands.map(\.code) == [MgmtOpcode.removeAdvertising.rawValue, MgmtOpcode.stopDiscovery.rawValue])
+        #expect(commands.map(\.parameters) == [[5], [0x06]])
+    }
+
     /// A client that stops writes its clean-up at once, behind the command in flight but not
     /// behind the one waiting for its turn (which fails unwritten), and gives the kernel until
     /// the deadline to answer: then the command in flight fails and the socket closes.
     @Test func finishingWritesTheCleanUpAtOnceAndClosesAtTheDeadline() async throws {
-        let (socket, kernel) = try Self.socket()
+        let (kernel, inFlight, waitingItsTurn, finished) = try await Self.finishing(deadline: .now + .milliseconds(300), waitingItsTurn: .setPowered(true))
         defer { Glibc.close(kernel.fd) }
-        let inFlight = Task { try await socket.send(.startDiscovery(addressTypes: 0x06), index: 0, timeout: .seconds(3600)) }
-        #expect(try await kernel.nextCommand().code == MgmtOpcode.startDiscovery.rawValue)
-        let waitingItsTurn = Task { try await socket.send(.setPowered(true), index: 0, timeout: .seconds(3600)) }
-        let finished = Task {
-            await socket.finish(with: [.removeAdvertising(instance: 5), .stopDiscovery(addressTypes: 0x06)], index: 0, deadline: .now + .milliseconds(300))
-        }
         // Written while Start Discovery is still unanswered (they waited for it before).
-        let removal = try await kernel.nextCommand()
-        #expect(removal.code == MgmtOpcode.removeAdvertising.rawValue && removal.parameters == [5])
-        let stop = try await kernel.nextCommand()
-        #expect(stop.code == MgmtOpcode.stopDiscovery.rawValue && stop.parameters == [0x06])
+        try await Self.expectCleanUp(from: kernel)
         await finished.value
         await #expect(throws: BlueZError.socket(call: "read(mgmt)", errno: EBADF)) { try await inFlight.value }
-        await #expect(throws: BlueZError.socket(call: "write(mgmt)", errno: ESHUTDOWN)) { try await waitingItsTurn.value }
+        await #expect(throws: BlueZError.socket(call: "write(mgmt)", errno: ESHUTDOWN)) { try await waitingItsTurn!.value }
         // Closed, and nothing after the clean-up: Set Powered was never written.
         #expect(kernel.peerClosed)
     }
@@ -134,11 +148,8 @@ import Testing
     @Test func finishingEndsWhenTheCleanUpIsAnswered() async throws {
         let (socket, kernel) = try Self.socket()
         defer { Glibc.close(kernel.fd) }
-        let finished = Task {
-            await socket.finish(with: [.removeAdvertising(instance: 5), .stopDiscovery(addressTypes: 0x06)], index: 0, deadline: .now + .seconds(3600))
-        }
-        _ = try await kernel.nextCommand()
-        _ = try await kernel.nextCommand()
+        let finished = Task { await socket.finish(with: Self.cleanUp, index: 0, deadline: .now + .seconds(3600)) }
+        try await Self.expectCleanUp(from: kernel)
         kernel.complete(.removeAdvertising, [5])
         kernel.complete(.stopDiscovery, [0x06])
         await finished.value
@@ -150,21 +161,14 @@ import Testing
     /// flight (Rejected: nothing to stop; net/bluetooth/mgmt.c `stop_discovery`), then starts
     /// discovering: a command in flight answered after part of the clean-up gets it once more.
     @Test func aCommandInFlightAnsweredAfterTheCleanUpGetsTheCleanUpAgain() async throws {
-        let (socket, kernel) = try Self.socket()
+        let (kernel, inFlight, _, finished) = try await Self.finishing(deadline: .now + .seconds(3600))
         defer { Glibc.close(kernel.fd) }
-        let inFlight = Task { try await socket.send(.startDiscovery(addressTypes: 0x06), index: 0, timeout: .seconds(3600)) }
-        _ = try await kernel.nextCommand()
-        let finished = Task {
-            await socket.finish(with: [.removeAdvertising(instance: 5), .stopDiscovery(addressTypes: 0x06)], index: 0, deadline: .now + .seconds(3600))
-        }
-        #expect(try await kernel.nextCommand().code == MgmtOpcode.removeAdvertising.rawValue)
-        #expect(try await kernel.nextCommand().code == MgmtOpcode.stopDiscovery.rawValue)
+        try await Self.expectCleanUp(from: kernel)
         kernel.complete(.stopDiscovery, status: .rejected, [0x06])
         kernel.complete(.removeAdvertising, [5])
         kernel.complete(.startDiscovery, [0x06])
         #expect(try await inFlight.value == [0x06])
-        let again = [try await kernel.nextCommand(), try await kernel.nextCommand()]
-        #expect(again.map(\.code) == [MgmtOpcode.removeAdvertising.rawValue, MgmtOpcode.stopDiscovery.rawValue])
+        try await Self.expectCleanUp(from: kernel)
         kernel.complete(.removeAdvertising, status: .invalidParameters, [5])
         kernel.complete(.stopDiscovery, [0x06])
         await finished.value
@@ -173,15 +177,9 @@ import Testing
 
     /// A command in flight answered before any of the clean-up changes nothing: one round.
     @Test func aCommandInFlightAnsweredFirstNeedsNoSecondRound() async throws {
-        let (socket, kernel) = try Self.socket()
+        let (kernel, inFlight, _, finished) = try await Self.finishing(deadline: .now + .seconds(3600))
         defer { Glibc.close(kernel.fd) }
-        let inFlight = Task { try await socket.send(.startDiscovery(addressTypes: 0x06), index: 0, timeout: .seconds(3600)) }
-        _ = try await kernel.nextCommand()
-        let finished = Task {
-            await socket.finish(with: [.removeAdvertising(instance: 5), .stopDiscovery(addressTypes: 0x06)], index: 0, deadline: .now + .seconds(3600))
-        }
-        _ = try await kernel.nextCommand()
-        _ = try await kernel.nextCommand()
+        try await Self.expectCleanUp(from: kernel)
         kernel.complete(.startDiscovery, [0x06])
         kernel.complete(.removeAdvertising, [5])
         kernel.complete(.stopDiscovery, [0x06])
