@@ -6,7 +6,7 @@ import Testing
 
 @testable import Bridge
 
-/// Each link's security as the registry sees it: what a keyed rig does with the first frames a
+/// Each link's security as the node sees it: what a keyed rig does with the first frames a
 /// peer sends, honest or not.
 @Suite struct PeerChannelsTests {
     static let key = try! GroupKey(bytes: Array(repeating: 0x33, count: 32))

@@ -3,10 +3,10 @@ import Events
 import Logging
 import PeerProtocol
 
-/// What the machine wants done. The peer's actor runs the radio effects; the registry applies the
-/// rest (routes, events, removal), in order.
+/// What the machine wants done, in order: `NodeCore` turns the radio effects into the node's
+/// effects and applies the rest (routes, events, removal) itself.
 enum PeerAction: Sendable, Equatable {
-    // Effects, run by `PeerSession`.
+    // Radio effects, which `NodeCore` hands to the effect runner.
     case send(PeerMessage, on: LinkID)
     case connect(BLEAddress)
     case disconnect(LinkID)
@@ -16,7 +16,7 @@ enum PeerAction: Sendable, Equatable {
     case closeUWB
     case reserveSharedPlace(controlee: UInt16)
     case log(Logger.Level, String, Logger.Metadata)
-    // Outputs, applied by `PeerRegistry`.
+    // Outputs, which `NodeCore` applies.
     case emit(Event.Body)
     case bindLink(LinkID)
     case unbindLink(LinkID)

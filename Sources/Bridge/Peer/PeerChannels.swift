@@ -25,7 +25,7 @@ final class PeerChannels: Sendable {
         var answeredInitiations = HandshakeReplayCache()
     }
 
-    /// What a received SDU means for the registry.
+    /// What a received SDU means for the node.
     enum Received {
         case message(PeerMessage)
         /// A handshake frame to send back (the responder's answer, again if asked again).

@@ -2,7 +2,7 @@ import BLE
 import PeerProtocol
 import UCI
 
-/// Everything that happens to one peer, as the machine sees it: radio input, the registry's
+/// Everything that happens to one peer, as the machine sees it: radio input, the node's
 /// decisions, and the completions of the effects it asked for.
 enum PeerInput: Sendable {
     case heard(Advertisement, name: String?, address: BLEAddress, rssi: Int)

@@ -5,7 +5,7 @@ import PeerProtocol
 
 // Each input's handler answers in its own small vocabulary, so its type says what that input can
 // set off (a grant can only connect, a lost board only drops a route). `receive` flattens the
-// answers, in order, into the `PeerAction`s the session and the registry run.
+// answers, in order, into the `PeerAction`s `NodeCore` carries out.
 
 /// An answer of one input's handler, flattened into `PeerAction`s.
 protocol PeerActionConvertible {

@@ -57,7 +57,7 @@ struct PeerMachine: Sendable {
     /// to a retransmitted card. The next gesture uses the id after it.
     var lastDrop: (bumpID: UInt32, completed: Bool)?
     var lastBumpID: UInt32 { lastDrop?.bumpID ?? 0 }
-    /// Whether the registry's scheduler gives this peer one of the radio's ranging sessions.
+    /// Whether the node's scheduler gives this peer one of the radio's ranging sessions.
     /// Without one the peer is still tracked, with rough proximity from its adverts.
     private(set) var granted: Bool
     private var rough = RoughProximity()
@@ -392,7 +392,7 @@ struct PeerMachine: Sendable {
         }
     }
 
-    /// Closes our link, whose peer broke the protocol; the peer keeps its registry entry.
+    /// Closes our link, whose peer broke the protocol; the peer keeps its entry in the node.
     private mutating func violation(_ reason: String) -> [MessageAction] {
         endLink(disconnect: true).map { [.violation(reason: reason, $0)] } ?? []
     }

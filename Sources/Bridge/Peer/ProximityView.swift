@@ -1,5 +1,5 @@
-/// What the registry's proximity state says about a peer when an input reaches its machine. The
-/// registry is the only owner of proximity (it runs every ranging round); the machine reads this
+/// What the node's proximity state says about a peer when an input reaches its machine. The
+/// node core is the only owner of proximity (it runs every ranging round); the machine reads this
 /// snapshot and answers with `.consumeContact` when it takes the gesture's contact.
 struct ProximityView: Sendable, Equatable {
     var contactArmed = false

@@ -1,4 +1,4 @@
-/// What the registry's scheduler needs to know about a session, produced on each tick.
+/// What the node's scheduler needs to know about a session, produced on each tick.
 struct SessionReport: Sendable, Equatable {
     var timedOut: Bool
     var holdsPriority: Bool

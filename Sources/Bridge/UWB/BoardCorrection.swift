@@ -9,7 +9,7 @@ func usbSerial(inTransport description: String) -> String? {
 }
 
 /// The correction in force for the board the node has now: set at each bring-up (the board may
-/// have been swapped during a replug), read by the registry once per batch of ranges.
+/// have been swapped during a replug), read by the node core once per batch of ranges.
 final class BoardCorrection: Sendable {
     private let current: Mutex<RangeCorrection>
 
