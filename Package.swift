@@ -250,7 +250,7 @@ if ProcessInfo.processInfo.environment["NEARBY_BRIDGE_BENCHMARKS"] == "1" {
         .executableTarget(
             name: "BridgeBenchmarks",
             dependencies: [
-                "BLE", "Bridge", "Events", "MQTTOutput", "PeerProtocol", "PeerSecurity", "Proximity", "Simulation", "StreamIO", "UCI",
+                "BLE", "Bridge", "CLinux", "Events", "MQTTOutput", "PeerProtocol", "PeerSecurity", "Proximity", "Simulation", "StreamIO", "UCI",
                 "UCIHost", "WebView", .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),

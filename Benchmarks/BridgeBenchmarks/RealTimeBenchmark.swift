@@ -1,5 +1,6 @@
 import Benchmark
 import Bridge
+import CLinux
 import Events
 import Foundation
 import Glibc
@@ -37,6 +38,7 @@ func realTimeBenchmark() {
                 .custom("baseline context switches per 100 notifications", useScalingFactor: false),
                 .custom("node / baseline CPU, median of turns (×100)", useScalingFactor: false),
                 .custom("minimal reader doing the range path's work: CPU per notification (ns)", useScalingFactor: false),
+                .custom("the same waiting in epoll_wait: CPU per notification (ns)", useScalingFactor: false),
             ],
             warmupIterations: 0, scalingFactor: .one, maxDuration: .seconds(120), maxIterations: 1)
     ) { benchmark in
@@ -55,10 +57,12 @@ func realTimeBenchmark() {
         var nodeTurns: [RealTimeResult] = []
         var baselineTurns: [RealTimeResult] = []
         var workTurns: [RealTimeResult] = []
+        var epollTurns: [RealTimeResult] = []
         for _ in 0..<rounds {
             nodeTurns.append(try await measureNode(count: count, warmup: warmup, eventLoop: true))
-            baselineTurns.append(try await measureBaseline(count: count, warmup: warmup, doingTheWork: false))
-            workTurns.append(try await measureBaseline(count: count, warmup: warmup, doingTheWork: true))
+            baselineTurns.append(try await measureBaseline(count: count, warmup: warmup, doingTheWork: false, waitingInEpoll: false))
+            workTurns.append(try await measureBaseline(count: count, warmup: warmup, doingTheWork: true, waitingInEpoll: false))
+            epollTurns.append(try await measureBaseline(count: count, warmup: warmup, doingTheWork: true, waitingInEpoll: true))
         }
         let handOff = environment["REALTIME_HANDOFF"] == "0" ? nodeTurns[0] : try await measureNode(count: count, warmup: warmup, eventLoop: false)
         let ratios = zip(nodeTurns, baselineTurns).map { $0.cpuPerNotification / $1.cpuPerNotification }
@@ -68,6 +72,10 @@ func realTimeBenchmark() {
         // core, no peers' state beyond proximity): about the least any node's ratio could be.
         let work = median(workTurns)
         let floors = zip(workTurns, baselineTurns).map { $0.cpuPerNotification / $1.cpuPerNotification }
+        // The same reader waiting in `epoll_wait` before each `read`, as any host must that waits
+        // for more than one thing (a board, an adapter, timers): the floor of an event loop.
+        let epoll = median(epollTurns)
+        let epollFloors = zip(epollTurns, baselineTurns).map { $0.cpuPerNotification / $1.cpuPerNotification }
 
         benchmark.measurement(.custom("node CPU per notification (ns)", useScalingFactor: false), Int(node.cpuPerNotification * 1e9))
         benchmark.measurement(.custom("baseline CPU per notification (ns)", useScalingFactor: false), Int(baseline.cpuPerNotification * 1e9))
@@ -82,6 +90,8 @@ func realTimeBenchmark() {
         benchmark.measurement(.custom("node / baseline CPU, median of turns (×100)", useScalingFactor: false), Int(medianOf(ratios) * 100))
         benchmark.measurement(
             .custom("minimal reader doing the range path's work: CPU per notification (ns)", useScalingFactor: false), Int(work.cpuPerNotification * 1e9))
+        benchmark.measurement(
+            .custom("the same waiting in epoll_wait: CPU per notification (ns)", useScalingFactor: false), Int(epoll.cpuPerNotification * 1e9))
 
         func row(_ name: String, _ value: Double, _ base: Double, _ unit: String) -> String {
             let ratio = base > 0 ? String(format: "%.1f×", value / base) : "-"
@@ -101,6 +111,9 @@ func realTimeBenchmark() {
             the minimal reader doing the range path's work (decode, proximity, the node's JSON line), i.e. about the least a node could cost:
             \(row("CPU per notification", work.cpuPerNotification * 1e6, baseline.cpuPerNotification * 1e6, "µs"))
             CPU ratio, median of the turns: \(String(format: "%.2f×", medianOf(floors))) (turns: \(floors.map { String(format: "%.2f", $0) }.joined(separator: ", ")))
+            the same reader doing the work, waiting in epoll_wait before each read (as any host waiting for more than one thing):
+            \(row("CPU per notification", epoll.cpuPerNotification * 1e6, baseline.cpuPerNotification * 1e6, "µs"))
+            CPU ratio, median of the turns: \(String(format: "%.2f×", medianOf(epollFloors))) (turns: \(epollFloors.map { String(format: "%.2f", $0) }.joined(separator: ", ")))
             the same node with a reader thread handing bytes to the global pool (no event loop):
             \(row("CPU per notification", handOff.cpuPerNotification * 1e6, baseline.cpuPerNotification * 1e6, "µs"))
             \(row("latency p99", Double(handOff.latencies.percentile(99)), Double(baseline.latencies.percentile(99)), "µs"))
@@ -274,8 +287,9 @@ private func distanceOf(_ frame: UnsafeRawBufferPointer) -> (session: UInt32, ce
 }
 
 /// The minimal reader's turn; `doingTheWork`: it also does the range path's work (`RangePathWork`)
-/// and writes the node's line instead of its short one.
-private func measureBaseline(count: Int, warmup: Int, doingTheWork: Bool) async throws -> RealTimeResult {
+/// and writes the node's line instead of its short one; `waitingInEpoll`: it waits in
+/// `epoll_wait` for the socket before each `read` instead of blocking in the `read`.
+private func measureBaseline(count: Int, warmup: Int, doingTheWork: Bool, waitingInEpoll: Bool) async throws -> RealTimeResult {
     let notifications = Fixtures.notificationStream(peers: 100, rounds: (warmup + count) / 100 + 1)
     // The decoder below must agree with the real one on the fixture.
     var decoder = UCIStreamDecoder()
@@ -291,7 +305,8 @@ private func measureBaseline(count: Int, warmup: Int, doingTheWork: Bool) async 
     precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
     let (hostFD, boardFD) = (fds[0], fds[1])
     let null = open("/dev/null", O_WRONLY)
-    let reader = MinimalReader(fd: hostFD, output: null, clock: clock, work: doingTheWork ? RangePathWork(peers: 100) : nil)
+    let reader = MinimalReader(
+        fd: hostFD, output: null, clock: clock, work: doingTheWork ? RangePathWork(peers: 100) : nil, waitingInEpoll: waitingInEpoll)
     reader.start()
     let window = Window()
     let threadsAtStart = Mutex<[Int32: (name: String, nanoseconds: Int)]>([:])
@@ -319,19 +334,22 @@ private func measureBaseline(count: Int, warmup: Int, doingTheWork: Bool) async 
 }
 
 /// The baseline host: one thread, a fixed buffer, `read` → distance → `write`; or, given the
-/// range path's `work`, `read` → that work → its line → `write`.
+/// range path's `work`, `read` → that work → its line → `write`; `waitingInEpoll`, an
+/// `epoll_wait` for the socket before each `read`.
 final class MinimalReader: @unchecked Sendable {
     let fd: Int32
     let output: Int32
     let clock: LineClock
+    let waitingInEpoll: Bool
     /// Only the reader's thread touches it.
     private var work: RangePathWork?
 
-    init(fd: Int32, output: Int32, clock: LineClock, work: RangePathWork?) {
+    init(fd: Int32, output: Int32, clock: LineClock, work: RangePathWork?, waitingInEpoll: Bool) {
         self.fd = fd
         self.output = output
         self.clock = clock
         self.work = work
+        self.waitingInEpoll = waitingInEpoll
     }
 
     func start() {
@@ -342,7 +360,14 @@ final class MinimalReader: @unchecked Sendable {
         let input = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 8)
         let line = UnsafeMutableRawBufferPointer.allocate(byteCount: 128, alignment: 8)
         var filled = 0
+        let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        defer { close(epoll) }
+        var watched = epoll_event()
+        watched.events = EPOLLIN.rawValue
+        precondition(epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &watched) == 0)
+        var ready = epoll_event()
         while true {
+            if waitingInEpoll, epoll_wait(epoll, &ready, 1, -1) < 0 { continue }
             let got = read(fd, input.baseAddress! + filled, input.count - filled)
             if got < 0, errno == EINTR { continue }
             guard got > 0 else { return }
