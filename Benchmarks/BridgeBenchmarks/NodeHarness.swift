@@ -23,6 +23,9 @@ final class NodeHarness: Sendable {
     let socketDevice: SocketUWBS?
     private let uwbs: Task<Void, Never>
     private let loop: Task<Void, Never>
+    /// The node's event loop (with `eventLoop`), ended by `stop`: one turn's loop thread does not
+    /// outlive it.
+    private let nodeLoop: EventLoop?
     /// Ours is the highest peer id, so every peer is the initiator and UWB controller.
     static let identity = NodeIdentity(
         peerID: PeerID(.max - 1), name: "rig", group: 1, card: try! ProfileCard(json: #"{"name":"rig"}"#), uwbShortAddress: 0x0001)
@@ -63,6 +66,7 @@ final class NodeHarness: Sendable {
             identity: Self.identity, config: config, uwbTransport: host, ble: air, events: events, time: SystemClock(),
             logger: logger, seed: 1, tracker: tracker, loop: nodeLoop)
         self.node = node
+        self.nodeLoop = nodeLoop
         try await node.start()
         loop = Task { await node.run() }
     }
@@ -96,6 +100,8 @@ final class NodeHarness: Sendable {
         device?.close()
         socketDevice?.close()
         await uwbs.value
+        nodeLoop?.shutdown()
+        await nodeLoop?.waitUntilEnded()
     }
 }
 
