@@ -62,6 +62,9 @@ package final class BlueZAdapter: BLEAdapter {
     /// privacy; nil for an open event's rig.
     private let identityResolvingKey: [UInt8]?
     private let logger: Logger
+    /// How long a closing link may take to send what was sent on it last, and a stopping
+    /// adapter the kernel's answers to its clean-up.
+    private let sendGrace: Duration
     private let state = Mutex(State())
     private let mgmt: Mutex<MgmtSocket?> = Mutex(nil)
     /// Discovery is restarted this often to keep RSSI samples coming.
@@ -79,7 +82,11 @@ package final class BlueZAdapter: BLEAdapter {
     /// `identityResolvingKey`: turn on LE privacy with this key at start (a rig of a keyed event,
     /// whose adverts must not be linkable through the adapter's fixed address, and whose peers
     /// resolve its addresses with the key they derive too).
-    package init(name: String, psm: UInt8, identityResolvingKey: [UInt8]? = nil, logger: Logger) throws(BlueZError) {
+    /// `sendGrace`: see the property (tests that answer for the kernel give it more than a
+    /// stalled test process could take).
+    package init(
+        name: String, psm: UInt8, identityResolvingKey: [UInt8]? = nil, logger: Logger, sendGrace: Duration = .seconds(1)
+    ) throws(BlueZError) {
         guard name.hasPrefix("hci"), let index = UInt16(name.dropFirst(3)) else {
             throw .noAdapter(requested: name, available: [])
         }
@@ -88,6 +95,7 @@ package final class BlueZAdapter: BLEAdapter {
         self.psm = psm
         self.identityResolvingKey = identityResolvingKey
         self.logger = logger
+        self.sendGrace = sendGrace
     }
 
     private func socket() throws(BlueZError) -> MgmtSocket {
@@ -637,11 +645,8 @@ package final class BlueZAdapter: BLEAdapter {
             s.closedLocally.insert(link)
             return socket
         }
-        socket?.shutdownWhenSent(within: Self.sendGrace)
+        socket?.shutdownWhenSent(within: sendGrace)
     }
-
-    /// How long a closing link may take to send what was sent on it last.
-    static let sendGrace: Duration = .seconds(1)
 
     package func stop() async {
         let (instance, listener, links) = state.withLock { s in
@@ -655,7 +660,7 @@ package final class BlueZAdapter: BLEAdapter {
         // until then. Those answers queue behind the kernel's other HCI work (a connection being
         // set up holds them for seconds: seen with attackers connecting). Then the owners (the
         // reader threads, the accept thread) close the sockets once woken.
-        let deadline = ContinuousClock.now + Self.sendGrace
+        let deadline = ContinuousClock.now + sendGrace
         async let drained: Void = withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             IOThread.detach(name: "l2cap-drain") {
                 for socket in links { socket.waitUntilSent(deadline: deadline) }

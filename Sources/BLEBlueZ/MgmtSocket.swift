@@ -263,14 +263,17 @@ final class MgmtSocket: Sendable {
                 return true
             }
             guard go else { break }
-            let timer = loop.schedule(at: deadline) { finished.resume(with: .success(())) }
-            // On the loop's thread, after the write of a command already let through.
-            _ = loop.schedule(at: .now) { [self] in
+            // On the loop's thread, after the write of a command already let through, and before
+            // the deadline's end even when the deadline has passed already (a stalled process):
+            // timers due at the same instant run in the order they were scheduled.
+            let now = ContinuousClock.now
+            _ = loop.schedule(at: now) { [self] in
                 for bytes in packets where write(bytes) != nil {
                     finished.resume(with: .success(()))
                     return
                 }
             }
+            let timer = loop.schedule(at: max(deadline, now)) { finished.resume(with: .success(())) }
             _ = await finished.result
             loop.cancel(timer)
         }
