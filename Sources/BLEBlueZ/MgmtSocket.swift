@@ -65,10 +65,10 @@ final class MgmtSocket: Sendable {
         /// Why the reading stopped (closed, or the socket failed), or that the client finishes:
         /// later commands fail at once.
         var stopped: BlueZError?
-        /// `finish`'s commands not answered yet, how many were, and what waits for their answers
-        /// (and for the command in flight's).
+        /// `finish`'s commands not answered yet, whether one was, and what waits for their
+        /// answers (and for the command in flight's).
         var finishing: [(opcode: UInt16, index: UInt16)] = []
-        var cleanUpAnswered = 0
+        var cleanUpAnswered = false
         var finished: ReplySlot<Void, Never>?
         /// The command in flight was answered after part of the clean-up: it may have undone it.
         var undone = false
@@ -191,10 +191,10 @@ final class MgmtSocket: Sendable {
             if let pending = s.pending, pending.written, pending.opcode == opcode, pending.index == index {
                 s.pending = nil
                 waiting = pending
-                if s.finished != nil && s.cleanUpAnswered > 0 { s.undone = true }
+                if s.finished != nil && s.cleanUpAnswered { s.undone = true }
             } else if let answered = s.finishing.firstIndex(where: { $0.opcode == opcode && $0.index == index }) {
                 s.finishing.remove(at: answered)
-                s.cleanUpAnswered += 1
+                s.cleanUpAnswered = true
             }
             guard s.finished != nil, s.finishing.isEmpty, s.pending == nil else { return (waiting, nil) }
             defer { s.finished = nil }
@@ -257,7 +257,7 @@ final class MgmtSocket: Sendable {
                 guard !commands.isEmpty, !s.ended, round == 1 ? s.stopped == nil : s.undone else { return false }
                 s.stopped = .socket(call: "write(mgmt)", errno: ESHUTDOWN)
                 s.finishing = commands.map { ($0.opcode, index) }
-                s.cleanUpAnswered = 0
+                s.cleanUpAnswered = false
                 s.undone = false
                 s.finished = finished
                 return true

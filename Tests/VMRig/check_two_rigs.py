@@ -379,6 +379,10 @@ if with_bluetoothd:
         if len(found) != 1:
             fail(f"btd-first: the VM script reported '{pattern}' {len(found)} times")
         return found[0]
+    if any(line.startswith("VM: btd-first: bluetoothd did not start discovery on hci0") for line in console):
+        told = [line.split("bluetoothctl: ", 1)[1].strip() for line in console if line.startswith("VM: btd-first: bluetoothctl: ")]
+        fail("btd-first: bluetoothd did not start discovery on hci0 with no rig running (the rigs stopped before must leave "
+             f"the kernel not discovering: their Stop Discovery); bluetoothctl said: {told}")
     E, F = (streams[n][0]["node"] if streams[n] else None for n in "ef")
     if not (E and F):
         fail("btd-first: a restarted rig wrote no event")
@@ -390,10 +394,6 @@ if with_bluetoothd:
     # Ranging is reported, not required: in 1 of 6 runs (2026-11-29) the restarted rigs' LE link,
     # kept up by bluetoothd from before, refused every new channel with "source CID already
     # allocated" (Tests/VMRig/README.md, "A channel refused for a link's lifetime").
-    if any(line.startswith("VM: btd-first: bluetoothd did not start discovery on hci0") for line in console):
-        told = [line.split("bluetoothctl: ", 1)[1].strip() for line in console if line.startswith("VM: btd-first: bluetoothctl: ")]
-        fail("btd-first: bluetoothd did not start discovery on hci0 with no rig running (the rigs stopped before must leave "
-             f"the kernel not discovering: their Stop Discovery); bluetoothctl said: {told}")
     busy = said(r"rig-a's discovery answered Busy (\d+) time\(s\) in the (\d+) s since it started")
     answered, seconds = int(busy.group(1)), int(busy.group(2))
     if answered < 1:

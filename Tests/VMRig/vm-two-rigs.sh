@@ -45,6 +45,8 @@ now() { echo $(( $(cut -d. -f1 /proc/uptime) - t0 )); }
 count() { grep -c -- "$2" "$1" 2>/dev/null; }
 lines() { wc -l <"$1" | tr -d ' '; }
 # wait_until SECONDS COMMAND...: polls every 0.2 s; returns 1 on timeout
+# plain LOG: bluetoothctl's log without its colour codes and carriage returns
+plain() { sed 's/\x1b\[[0-9;]*m//g; s/\r//g' "$1"; }
 wait_until() {
   limit=$(( $1 * 5 )); shift; n=0
   until "$@"; do
@@ -75,7 +77,7 @@ dump() {
   echo "--- gadgets"; cat ga.err gb.err
   echo "--- world (last 10 lines)"; tail -n 10 world.err
   if [ $BTD = 1 ]; then
-    for f in btd-scan btd-adv btd-power btd-first; do echo "--- bluetoothctl: $f"; sed 's/\x1b\[[0-9;]*m//g; s/\r//g' $f.log | grep -v '^\s*$' | tail -n 25; done
+    for f in btd-scan btd-adv btd-power btd-first; do echo "--- bluetoothctl: $f"; plain $f.log | grep -v '^\s*$' | tail -n 25; done
     echo "--- bluetoothd"; cat btd.log
   fi
   echo "VM: done at $(now)s"
@@ -99,7 +101,7 @@ stuck() {
   if [ $BTD = 1 ]; then
     echo "VM-x| bluetoothd says: hci0 $(bluetoothctl show "$ADDR0" 2>/dev/null | grep -o 'Powered: [a-z]*'), hci1 $(bluetoothctl show "$ADDR1" 2>/dev/null | grep -o 'Powered: [a-z]*')"
     for f in btd-power btd-scan; do
-      [ -f $f.log ] && sed 's/\x1b\[[0-9;]*m//g; s/\r//g' $f.log | grep -a "Changing\|Powered:\|Failed\|Discovering:" | tail -n 4 | sed "s/^/VM-x| $f: /"
+      [ -f $f.log ] && plain $f.log | grep -a "Changing\|Powered:\|Failed\|Discovering:" | tail -n 4 | sed "s/^/VM-x| $f: /"
     done
     grep -a "Failed to\|error" btd.log | tail -n 3 | cut -c1-220 | sed 's/^/VM-x| bluetoothd: /'
     dmesg | grep -ai "bluetooth\|hci[01]" | tail -n 3 | cut -c1-220 | sed 's/^/VM-x| kernel: /'
@@ -240,7 +242,7 @@ if [ $BTD = 1 ]; then
   powered_on=0
   for try in 1 2 3 4; do
     btctl btd-power-$try.log "select $ADDR0" "power on" "until Controller $ADDR0 Powered: yes"
-    sed 's/\x1b\[[0-9;]*m//g; s/\r//g' btd-power-$try.log | grep -ao "Changing power on .*\|Failed.*\|Controller $ADDR0 Powered: .*" \
+    plain btd-power-$try.log | grep -ao "Changing power on .*\|Failed.*\|Controller $ADDR0 Powered: .*" \
       | sed "s/^/VM: bluetoothctl power on, try $try at $(now)s: /" | tee -a btd-power.notes
     # bluetoothctl shows the change to Powered: yes, or, when hci0 was on again already by the
     # time it asked, only that the power-on succeeded: `show` says the rest. (In 1 of 30 runs on
@@ -436,7 +438,7 @@ if [ $BTD = 1 ]; then
   if ! wait_until 20 grep -qs "Controller $ADDR0 Discovering: yes" btd-first.log; then
     echo "VM: btd-first: bluetoothd did not start discovery on hci0"
     # what bluetoothctl was told (e.g. InProgress: the kernel still discovering for a rig that ended)
-    sed 's/\x1b\[[0-9;]*m//g; s/\r//g' btd-first.log | grep -a "iscover" | sed 's/^/VM: btd-first: bluetoothctl: /'
+    plain btd-first.log | grep -a "iscover" | sed 's/^/VM: btd-first: bluetoothctl: /'
   fi
   T1=$(now)
   start_b f open
