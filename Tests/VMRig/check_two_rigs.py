@@ -144,6 +144,21 @@ def index(events, start=0, **fields):
     return None
 
 
+def naming(events, start, peer, name):
+    """Where a keyed peer was found and where it got its name, as (found, named). Its advert
+    carries no name: found without one, then named by its encrypted hello (peer.named); or, when
+    its hello came first (it connected before this side heard its advert), found with the
+    hello's name, one event for both. (None, None) when neither happened."""
+    found = index(events, start, type="peer.found", peer=peer)
+    if found is None:
+        return None, None
+    if events[found]["name"] == name:
+        return found, found
+    if events[found]["name"] != "":
+        return found, None
+    return found, index(events, found, type="peer.named", peer=peer, name=name)
+
+
 def count(events, **fields):
     return sum(1 for e in events if all(e.get(k) == v for k, v in fields.items()))
 
@@ -162,15 +177,13 @@ for me, other, peer, ble, usb in (("a", "b", B, "hci0", "usb:1-1"), ("b", "a", A
         fail(f"{who}: no UWB board ready on {usb}")
     if index(events, type="device", radio="ble", state="ready", backend=ble) is None:
         fail(f"{who}: Bluetooth adapter {ble} not ready")
-    # A keyed peer's advert carries no name: found without one, named by its encrypted hello.
-    found = index(events, type="peer.found", peer=peer, name="")
-    named = index(events, type="peer.named", peer=peer, name=f"rig-{other}")
+    found, named = naming(events, 0, peer, f"rig-{other}")
     near = index(events, type="near", peer=peer)
     bump = index(events, type="bump", peer=peer)
     far = index(events, type="far", peer=peer)
     if None in (found, named, near, bump, far):
         fail(f"{who}: phase 1 incomplete (peer.found {found}, peer.named {named}, near {near}, bump {bump}, far {far})")
-    if not found < named < near < bump < far:
+    if not found <= named < near < bump < far:
         fail(f"{who}: phase 1 out of order (peer.found {found}, peer.named {named}, near {near}, bump {bump}, far {far})")
     if events[bump]["card"] != cards[other]:
         fail(f"{who}: bump card {events[bump]['card']} is not rig-{other}'s {cards[other]}")
@@ -345,9 +358,10 @@ if lost is None:
 restarted = marks["kill-restart-restarted"]["a"] - marks["kill-restart-start"]["a"]
 if lost > restarted:
     fail("kill-restart: rig-b was reported lost only after its restart")
-found = index(events, lost, type="peer.named", peer=C, name="rig-b")
-if found is None:
-    fail("kill-restart: rig-a did not find the restarted rig-b (new peer id)")
+found, named = naming(events, lost, C, "rig-b")
+if named is None:
+    told = [e for e in events[lost:] if e.get("peer") == C and e["type"] in ("peer.found", "peer.named")]
+    fail(f"kill-restart: rig-a did not find the restarted rig-b (new peer id {C}) and learn its name; it reported {told or 'nothing of it'}")
 if oks(events[found:], C) < 3:
     fail("kill-restart: rig-a did not range with the restarted rig-b")
 c = streams["c"]
@@ -355,8 +369,7 @@ for field in ({"type": "device", "radio": "uwb", "state": "ready", "backend": "u
               {"type": "device", "radio": "ble", "state": "ready", "backend": "hci1"}):
     if index(c, **field) is None:
         fail(f"kill-restart: the restarted rig-b has no {field}")
-# named by rig-a's hello: after its advert (peer.named), or before it when rig-a connected first (peer.found)
-if index(c, type="peer.named", peer=A, name="rig-a") is None and index(c, type="peer.found", peer=A, name="rig-a") is None:
+if naming(c, 0, A, "rig-a")[1] is None:
     fail("kill-restart: the restarted rig-b never named rig-a (peer.found or peer.named)")
 if oks(c, A) < 3:
     fail("kill-restart: the restarted rig-b did not range with rig-a")
