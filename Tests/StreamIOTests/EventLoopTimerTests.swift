@@ -13,31 +13,40 @@ private final class Log: Sendable {
 
 @Suite(.timeLimit(.minutes(1))) struct EventLoopTimerTests {
     /// Timers run on the loop's thread, in deadline order, whatever order they were scheduled in.
+    /// They are scheduled from a job on the loop, so none can run before all three are in, however
+    /// long a loaded machine holds this thread up between two of them.
     @Test func timersRunOnTheLoopThreadInDeadlineOrder() async {
         let loop = EventLoop(name: "test-timer-a")
         let log = Log()
         let last = ReplySlot<Void, Never>()
-        let now = ContinuousClock.now
-        loop.schedule(at: now + .milliseconds(30)) {
-            log.add("30 \(IOThread.currentName() ?? "?")")
-            last.resume(with: .success(()))
-        }
-        loop.schedule(at: now + .milliseconds(10)) { log.add("10 \(IOThread.currentName() ?? "?")") }
-        loop.schedule(at: now + .milliseconds(20)) { log.add("20 \(IOThread.currentName() ?? "?")") }
+        await Task(executorPreference: loop) {
+            let now = ContinuousClock.now
+            loop.schedule(at: now + .milliseconds(30)) {
+                log.add("30 \(IOThread.currentName() ?? "?")")
+                last.resume(with: .success(()))
+            }
+            loop.schedule(at: now + .milliseconds(10)) { log.add("10 \(IOThread.currentName() ?? "?")") }
+            loop.schedule(at: now + .milliseconds(20)) { log.add("20 \(IOThread.currentName() ?? "?")") }
+        }.value
         await last.result.get()
         #expect(log.all == ["10 test-timer-a", "20 test-timer-a", "30 test-timer-a"])
     }
 
-    /// A cancelled timer never runs; cancelling one that ran says so.
+    /// A cancelled timer never runs; cancelling one that ran says so. (Scheduled and cancelled in
+    /// one job on the loop: a thread held up past 10 ms between the two would otherwise see the
+    /// timer run first.)
     @Test func aCancelledTimerNeverRuns() async {
         let loop = EventLoop(name: "test-timer-b")
         let log = Log()
         let later = ReplySlot<Void, Never>()
-        let now = ContinuousClock.now
-        let cancelled = loop.schedule(at: now + .milliseconds(10)) { log.add("cancelled") }
-        let ran = loop.schedule(at: now + .milliseconds(5)) { log.add("ran") }
-        loop.schedule(at: now + .milliseconds(20)) { later.resume(with: .success(())) }
-        #expect(loop.cancel(cancelled))
+        let (cancelled, ran, cancelling) = await Task(executorPreference: loop) {
+            let now = ContinuousClock.now
+            let cancelled = loop.schedule(at: now + .milliseconds(10)) { log.add("cancelled") }
+            let ran = loop.schedule(at: now + .milliseconds(5)) { log.add("ran") }
+            loop.schedule(at: now + .milliseconds(20)) { later.resume(with: .success(())) }
+            return (cancelled, ran, loop.cancel(cancelled))
+        }.value
+        #expect(cancelling)
         await later.result.get()
         #expect(log.all == ["ran"])
         #expect(!loop.cancel(ran))

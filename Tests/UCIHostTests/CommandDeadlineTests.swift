@@ -6,7 +6,7 @@ import UCI
 
 @testable import UCIHost
 
-@Suite struct CommandDeadlineTests {
+@Suite(.timeLimit(.minutes(1))) struct CommandDeadlineTests {
     static func host(_ clock: CountingClock, attempts: Int = 1) async -> (UCIHost, ScriptedDevice) {
         let (hostEnd, deviceEnd) = MemoryTransport.pair()
         let host = UCIHost(transport: hostEnd, commandTimeout: .seconds(2), commandAttempts: attempts, clock: clock, logger: Logger(label: "test")) { _ in }
@@ -85,5 +85,39 @@ import UCI
         clock.advance(by: UCIHost.packetAssemblyLimit)
         try await start
         #expect(clock.sleepsBegun == 2)
+    }
+
+    /// A command whose answer was lost goes out again, byte for byte, once its deadline has
+    /// passed on the host's clock, and the answer to the second copy completes it (issue 16: a
+    /// CORE_DEVICE_RESET answer lost after a reconnect left the board unused for 40 s and more).
+    @Test func aCommandWhoseAnswerWasLostIsSentAgain() async throws {
+        let clock = CountingClock()
+        let (host, scripted) = await Self.host(clock, attempts: 3)
+        var device = scripted
+        async let reset: Void = host.reset()
+        #expect(try await device.nextCommand() == UCIHostTests.deviceReset)
+        await clock.untilSleeping()
+        clock.advance(by: .seconds(2))
+        #expect(try await device.nextCommand() == UCIHostTests.deviceReset)
+        try await device.send(UCIHostTests.deviceResetOK)
+        try await reset
+        #expect(host.unansweredCommands == 0)
+    }
+
+    /// The answer comes late (issue 16: 3 s, past the 2 s timeout): the command has gone out
+    /// again, the late answer completes it, and the second copy's answer, coming after, answers
+    /// nothing: the next command still gets its own.
+    @Test func aLateAnswerCompletesTheCommandAndItsTwinAnswersNothing() async throws {
+        let clock = CountingClock()
+        let (host, scripted) = await Self.host(clock, attempts: 3)
+        var device = scripted
+        async let reset: Void = host.reset()
+        #expect(try await device.nextCommand() == UCIHostTests.deviceReset)
+        await clock.untilSleeping()
+        clock.advance(by: .seconds(2))
+        #expect(try await device.nextCommand() == UCIHostTests.deviceReset)  // sent again
+        try await device.send(UCIHostTests.deviceResetOK)  // the first one's answer, late
+        try await reset
+        try await UCIHostTests.startSession7(on: host, &device, answeringAfter: UCIHostTests.deviceResetOK)  // the second one's
     }
 }

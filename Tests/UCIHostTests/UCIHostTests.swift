@@ -51,34 +51,6 @@ import UCI
     static let deviceReset: [UInt8] = [0x20, 0x00, 0x00, 0x01, 0x00]
     static let deviceResetOK: [UInt8] = [0x40, 0x00, 0x00, 0x01, 0x00]
 
-    /// A command whose answer was lost goes out again, byte for byte, and the answer to the
-    /// second copy completes it (issue 16: a CORE_DEVICE_RESET answer lost after a reconnect
-    /// left the board unused for 40 s and more).
-    @Test func aCommandWhoseAnswerWasLostIsSentAgain() async throws {
-        let (host, scripted, _) = await makeHost(timeout: .milliseconds(100))
-        var device = scripted
-        async let reset: Void = host.reset()
-        #expect(try await device.nextCommand() == Self.deviceReset)
-        #expect(try await device.nextCommand() == Self.deviceReset)
-        try await device.send(Self.deviceResetOK)
-        try await reset
-        #expect(host.unansweredCommands == 0)
-    }
-
-    /// The answer comes late (issue 16: 3 s, past the 2 s timeout): the command has gone out
-    /// again, the late answer completes it, and the second copy's answer, coming after, answers
-    /// nothing: the next command still gets its own.
-    @Test func aLateAnswerCompletesTheCommandAndItsTwinAnswersNothing() async throws {
-        let (host, scripted, _) = await makeHost(timeout: .milliseconds(100))
-        var device = scripted
-        async let reset: Void = host.reset()
-        #expect(try await device.nextCommand() == Self.deviceReset)
-        #expect(try await device.nextCommand() == Self.deviceReset)  // sent again after 100 ms
-        try await device.send(Self.deviceResetOK)  // the first one's answer, late
-        try await reset
-        try await Self.startSession7(on: host, &device, answeringAfter: Self.deviceResetOK)  // the second one's
-    }
-
     /// CORE_GENERIC_ERROR_NTF with STATUS_COMMAND_RETRY (0x0A): the UWBS received the command
     /// damaged and asks for it again; the host resends it at once, without waiting out the timeout.
     @Test func aRetryRequestSendsTheCommandAgain() async throws {
