@@ -87,20 +87,27 @@ import UCI
         #expect(clock.sleepsBegun == 2)
     }
 
-    /// A command whose answer was lost goes out again, byte for byte, once its deadline has
-    /// passed on the host's clock, and the answer to the second copy completes it (issue 16: a
-    /// CORE_DEVICE_RESET answer lost after a reconnect left the board unused for 40 s and more).
-    @Test func aCommandWhoseAnswerWasLostIsSentAgain() async throws {
+    /// A reset unanswered until its deadline passed on the host's clock: the host has sent it
+    /// again, byte for byte.
+    static func resetSentTwice() async throws -> (UCIHost, ScriptedDevice, Task<Void, any Error>) {
         let clock = CountingClock()
         let (host, scripted) = await Self.host(clock, attempts: 3)
         var device = scripted
-        async let reset: Void = host.reset()
+        let reset = Task { try await host.reset() }
         #expect(try await device.nextCommand() == UCIHostTests.deviceReset)
         await clock.untilSleeping()
         clock.advance(by: .seconds(2))
         #expect(try await device.nextCommand() == UCIHostTests.deviceReset)
+        return (host, device, reset)
+    }
+
+    /// A command whose answer was lost goes out again, and the answer to the second copy
+    /// completes it (issue 16: a CORE_DEVICE_RESET answer lost after a reconnect left the board
+    /// unused for 40 s and more).
+    @Test func aCommandWhoseAnswerWasLostIsSentAgain() async throws {
+        let (host, device, reset) = try await Self.resetSentTwice()
         try await device.send(UCIHostTests.deviceResetOK)
-        try await reset
+        try await reset.value
         #expect(host.unansweredCommands == 0)
     }
 
@@ -108,16 +115,10 @@ import UCI
     /// again, the late answer completes it, and the second copy's answer, coming after, answers
     /// nothing: the next command still gets its own.
     @Test func aLateAnswerCompletesTheCommandAndItsTwinAnswersNothing() async throws {
-        let clock = CountingClock()
-        let (host, scripted) = await Self.host(clock, attempts: 3)
+        let (host, scripted, reset) = try await Self.resetSentTwice()
         var device = scripted
-        async let reset: Void = host.reset()
-        #expect(try await device.nextCommand() == UCIHostTests.deviceReset)
-        await clock.untilSleeping()
-        clock.advance(by: .seconds(2))
-        #expect(try await device.nextCommand() == UCIHostTests.deviceReset)  // sent again
         try await device.send(UCIHostTests.deviceResetOK)  // the first one's answer, late
-        try await reset
+        try await reset.value
         try await UCIHostTests.startSession7(on: host, &device, answeringAfter: UCIHostTests.deviceResetOK)  // the second one's
     }
 }
