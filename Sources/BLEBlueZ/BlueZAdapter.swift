@@ -655,6 +655,13 @@ package final class BlueZAdapter: BLEAdapter {
             s.closedLocally.formUnion(s.links.keys)
             return (s.instance, s.listener, Array(s.links.values))
         }
+        // Connects still under way are given up first: the kernel creates an LE connection in
+        // the same queue as its other HCI work, so one pending holds the answer to a Start
+        // Discovery in flight, and the clean-up's Stop Discovery is refused until that start is
+        // done; given up only after the deadline, the start ran once the socket had closed and
+        // left the kernel discovering (CI, two-rigs `btd-first`, 2026-12-03: bluetoothd's
+        // discovery refused, the kernel's LE Create Connection Cancel 1.2 s after the SIGTERM).
+        for socket in links { socket.giveUpConnecting() }
         // One deadline for both: what was sent last (the goodbyes) may leave until then, and the
         // kernel's answers to the clean-up (written at once, `MgmtSocket.finish`) are waited for
         // until then. Those answers queue behind the kernel's other HCI work (a connection being
