@@ -656,11 +656,10 @@ package final class BlueZAdapter: BLEAdapter {
             return (s.instance, s.listener, Array(s.links.values))
         }
         // Connects still under way are given up first: the kernel creates an LE connection in
-        // the same queue as its other HCI work, so one pending holds the answer to a Start
-        // Discovery in flight, and the clean-up's Stop Discovery is refused until that start is
-        // done; given up only after the deadline, the start ran once the socket had closed and
-        // left the kernel discovering (CI, two-rigs `btd-first`, 2026-12-03: bluetoothd's
-        // discovery refused, the kernel's LE Create Connection Cancel 1.2 s after the SIGTERM).
+        // the same queue as its other HCI work, so a pending one delays the answers the clean-up
+        // waits for below, and a Start Discovery in flight with them (the clean-up's Stop
+        // Discovery is refused until that start is done). Given up only after the deadline, as
+        // before, they could hold both past it.
         for socket in links { socket.giveUpConnecting() }
         // One deadline for both: what was sent last (the goodbyes) may leave until then, and the
         // kernel's answers to the clean-up (written at once, `MgmtSocket.finish`) are waited for
@@ -674,8 +673,12 @@ package final class BlueZAdapter: BLEAdapter {
                 done.resume()
             }
         }
-        if let socket = try? socket() {
-            await socket.finish(with: [.removeAdvertising(instance: instance), .stopDiscovery(addressTypes: 0x06)], index: index, deadline: deadline)
+        if let socket = try? socket(),
+            !(await socket.finish(with: [.removeAdvertising(instance: instance), .stopDiscovery(addressTypes: 0x06)], index: index, deadline: deadline))
+        {
+            logger.warning(
+                "the kernel did not answer the adapter's clean-up (Remove Advertising, Stop Discovery) before the stop's deadline: a discovery it had started may run on for up to 10 s, and other programs' Start Discovery answer Busy meanwhile",
+                metadata: ["adapter": "\(name)"])
         }
         await drained
         for socket in links { socket.shutdown() }

@@ -249,7 +249,11 @@ final class MgmtSocket: Sendable {
     /// answers only after part of the clean-up may have undone it: a Start Discovery not yet
     /// started makes the kernel refuse Stop Discovery (Rejected: nothing to stop), then starts.
     /// So the clean-up is written once more after it.
-    func finish(with commands: [MgmtCommand], index: UInt16, deadline: ContinuousClock.Instant) async {
+    ///
+    /// Returns whether the kernel answered the whole clean-up (its last round), and the command
+    /// that was in flight, before the close.
+    @discardableResult
+    func finish(with commands: [MgmtCommand], index: UInt16, deadline: ContinuousClock.Instant) async -> Bool {
         let packets = commands.map { $0.packet(index: index).encoded() }
         for round in 1...2 {
             let finished = ReplySlot<Void, Never>()
@@ -277,8 +281,10 @@ final class MgmtSocket: Sendable {
             _ = await finished.result
             loop.cancel(timer)
         }
+        let answered = commands.isEmpty || state.withLock { $0.finishing.isEmpty && !$0.undone && $0.pending == nil }
         close()
         await loop.waitUntilEnded()  // the descriptor is closed once the loop has let it go
+        return answered
     }
 
     /// Ends the reading (the loop lets the descriptor go, which closes it) and the loop's thread;

@@ -113,7 +113,7 @@ import Testing
     /// `deadline`) and any `waitingItsTurn` command sent between the two.
     static func finishing(
         deadline: ContinuousClock.Instant, waitingItsTurn: MgmtCommand? = nil
-    ) async throws -> (kernel: Kernel, inFlight: Task<[UInt8], any Error>, waitingItsTurn: Task<[UInt8], any Error>?, finished: Task<Void, Never>) {
+    ) async throws -> (kernel: Kernel, inFlight: Task<[UInt8], any Error>, waitingItsTurn: Task<[UInt8], any Error>?, finished: Task<Bool, Never>) {
         let (socket, kernel) = try Self.socket()
         let inFlight = Task { try await socket.send(.startDiscovery(addressTypes: 0x06), index: 0, timeout: .seconds(3600)) }
         #expect(try await kernel.nextCommand().code == MgmtOpcode.startDiscovery.rawValue)
@@ -137,7 +137,7 @@ import Testing
         defer { Glibc.close(kernel.fd) }
         // Written while Start Discovery is still unanswered (they waited for it before).
         try await Self.expectCleanUp(from: kernel)
-        await finished.value
+        #expect(await finished.value == false)  // nothing answered
         await #expect(throws: BlueZError.socket(call: "read(mgmt)", errno: EBADF)) { try await inFlight.value }
         await #expect(throws: BlueZError.socket(call: "write(mgmt)", errno: ESHUTDOWN)) { try await waitingItsTurn!.value }
         // Closed, and nothing after the clean-up: Set Powered was never written.
@@ -151,7 +151,7 @@ import Testing
         let (kernel, inFlight, _, finished) = try await Self.finishing(deadline: .now - .seconds(1))
         defer { Glibc.close(kernel.fd) }
         try await Self.expectCleanUp(from: kernel)
-        await finished.value
+        #expect(await finished.value == false)
         await #expect(throws: BlueZError.socket(call: "read(mgmt)", errno: EBADF)) { try await inFlight.value }
         #expect(kernel.peerClosed)
     }
@@ -164,7 +164,7 @@ import Testing
         try await Self.expectCleanUp(from: kernel)
         kernel.complete(.removeAdvertising, [5])
         kernel.complete(.stopDiscovery, [0x06])
-        await finished.value
+        #expect(await finished.value)
         #expect(kernel.peerClosed)
         await #expect(throws: BlueZError.self) { try await socket.send(.readVersion, index: 0) }
     }
@@ -183,7 +183,7 @@ import Testing
         try await Self.expectCleanUp(from: kernel)
         kernel.complete(.removeAdvertising, status: .invalidParameters, [5])
         kernel.complete(.stopDiscovery, [0x06])
-        await finished.value
+        #expect(await finished.value)
         #expect(kernel.peerClosed)  // and no third round
     }
 
@@ -196,7 +196,20 @@ import Testing
         kernel.complete(.removeAdvertising, [5])
         kernel.complete(.stopDiscovery, [0x06])
         _ = try await inFlight.value
-        await finished.value
+        #expect(await finished.value)
         #expect(kernel.peerClosed)
+    }
+
+    /// The clean-up answered (Stop Discovery refused: the start in flight has not started yet)
+    /// but that start unanswered at the deadline: the kernel may start discovering after the
+    /// close, and `finish` says the clean-up did not complete (the adapter warns).
+    @Test func aStartStillInFlightAtTheDeadlineIsNoCleanStop() async throws {
+        let (kernel, inFlight, _, finished) = try await Self.finishing(deadline: .now + .milliseconds(300))
+        defer { Glibc.close(kernel.fd) }
+        try await Self.expectCleanUp(from: kernel)
+        kernel.complete(.removeAdvertising, [5])
+        kernel.complete(.stopDiscovery, status: .rejected, [0x06])
+        #expect(await finished.value == false)
+        await #expect(throws: BlueZError.self) { try await inFlight.value }
     }
 }

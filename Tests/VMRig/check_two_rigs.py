@@ -394,6 +394,11 @@ if with_bluetoothd:
         return found[0]
     if any(line.startswith("VM: btd-first: bluetoothd did not start discovery on hci0") for line in console):
         told = [line.split("bluetoothctl: ", 1)[1].strip() for line in console if line.startswith("VM: btd-first: bluetoothctl: ")]
+        # the rigs that stopped just before (rig-a, the restarted rig-b): how their stops went
+        for name in "ac":
+            err = out / "diag" / f"{name}.err"
+            for line in (err.read_text(errors="replace").splitlines()[-12:] if err.exists() else ["(no stderr kept)"]):
+                print(f"{labels[name]}.err| {line}", file=sys.stderr)
         fail("btd-first: bluetoothd did not start discovery on hci0 with no rig running (the rigs stopped before must leave "
              f"the kernel not discovering: their Stop Discovery); bluetoothctl said: {told}")
     E, F = (streams[n][0]["node"] if streams[n] else None for n in "ef")
