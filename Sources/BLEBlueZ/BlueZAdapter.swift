@@ -655,11 +655,9 @@ package final class BlueZAdapter: BLEAdapter {
             s.closedLocally.formUnion(s.links.keys)
             return (s.instance, s.listener, Array(s.links.values))
         }
-        // Connects still under way are given up first: the kernel creates an LE connection in
-        // the same queue as its other HCI work, so a pending one delays the answers the clean-up
-        // waits for below, and a Start Discovery in flight with them (the clean-up's Stop
-        // Discovery is refused until that start is done). Given up only after the deadline, as
-        // before, they could hold both past it.
+        // Connects still under way are given up first: a pending LE connection creation holds
+        // the kernel's other HCI work, so the answers the clean-up waits for (below), and a Start
+        // Discovery in flight, whose end the clean-up's Stop Discovery must follow.
         for socket in links { socket.giveUpConnecting() }
         // One deadline for both: what was sent last (the goodbyes) may leave until then, and the
         // kernel's answers to the clean-up (written at once, `MgmtSocket.finish`) are waited for
