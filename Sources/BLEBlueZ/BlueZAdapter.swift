@@ -62,9 +62,15 @@ package final class BlueZAdapter: BLEAdapter {
     /// privacy; nil for an open event's rig.
     private let identityResolvingKey: [UInt8]?
     private let logger: Logger
-    /// How long a closing link may take to send what was sent on it last, and a stopping
-    /// adapter the kernel's answers to its clean-up.
+    /// How long a closing link may take to send what was sent on it last.
     private let sendGrace: Duration
+    /// How long a stopping adapter waits for the kernel's answers to its clean-up. Linux holds
+    /// its HCI work while it creates an LE connection (VM rig, 6.1 + Bumble: 4.0-4.2 s after
+    /// each LE Create Connection, until its own Create Connection Cancel); a stop then, with a
+    /// Start Discovery in flight, has its Stop Discovery refused (the start is pending) and must
+    /// see the start answered to write it again. Closed sooner, it left the kernel discovering
+    /// 10 s (two-rigs `btd-first`, 2026-12-03, read in `hci.log`).
+    static let cleanUpGrace: Duration = .seconds(6)
     private let state = Mutex(State())
     private let mgmt: Mutex<MgmtSocket?> = Mutex(nil)
     /// Discovery is restarted this often to keep RSSI samples coming.
@@ -655,14 +661,8 @@ package final class BlueZAdapter: BLEAdapter {
             s.closedLocally.formUnion(s.links.keys)
             return (s.instance, s.listener, Array(s.links.values))
         }
-        // Connects still under way are given up first: a pending LE connection creation holds
-        // the kernel's other HCI work, so the answers the clean-up waits for (below), and a Start
-        // Discovery in flight, whose end the clean-up's Stop Discovery must follow.
-        for socket in links { socket.giveUpConnecting() }
-        // One deadline for both: what was sent last (the goodbyes) may leave until then, and the
-        // kernel's answers to the clean-up (written at once, `MgmtSocket.finish`) are waited for
-        // until then. Those answers queue behind the kernel's other HCI work (a connection being
-        // set up holds them for seconds: seen with attackers connecting). Then the owners (the
+        // What was sent last (the goodbyes) may leave until `sendGrace`; the clean-up (written
+        // at once, `MgmtSocket.finish`) is answered within `cleanUpGrace`. Then the owners (the
         // reader threads, the accept thread) close the sockets once woken.
         let deadline = ContinuousClock.now + sendGrace
         async let drained: Void = withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
@@ -671,9 +671,8 @@ package final class BlueZAdapter: BLEAdapter {
                 done.resume()
             }
         }
-        if let socket = try? socket(),
-            !(await socket.finish(with: [.removeAdvertising(instance: instance), .stopDiscovery(addressTypes: 0x06)], index: index, deadline: deadline))
-        {
+        let cleanUp: [MgmtCommand] = [.removeAdvertising(instance: instance), .stopDiscovery(addressTypes: 0x06)]
+        if let socket = try? socket(), !(await socket.finish(with: cleanUp, index: index, deadline: .now + max(sendGrace, Self.cleanUpGrace))) {
             logger.warning(
                 "the kernel did not answer the adapter's clean-up (Remove Advertising, Stop Discovery) before the stop's deadline: a discovery it had started may run on for up to 10 s, and other programs' Start Discovery answer Busy meanwhile",
                 metadata: ["adapter": "\(name)"])

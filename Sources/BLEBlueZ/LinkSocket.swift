@@ -111,16 +111,6 @@ final class LinkSocket: Sendable {
         }
     }
 
-    /// Asks a connecting owner to give up (it closes the socket within `connectPollMilliseconds`);
-    /// an open channel is left as it is, so what it still has to send (a goodbye) can leave.
-    func giveUpConnecting() {
-        state.withLock { s in
-            guard s.connecting else { return }
-            s.shutDown = true
-            s.giveUp = true
-        }
-    }
-
     /// `shutdown` was called: a listener's failed `accept` means it is over, not an error.
     var wasShutDown: Bool { state.withLock { $0.shutDown } }
 

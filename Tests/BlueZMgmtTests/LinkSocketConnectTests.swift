@@ -84,29 +84,4 @@ import Testing
         socket.close()
         #expect(!LinkSocketTests.isOpen(fd))
     }
-
-    /// A stopping adapter gives up its connects before its clean-up (`BlueZAdapter.stop`): the
-    /// connecting owner gives up; an open channel is left alone, still sending (its goodbye).
-    @Test(.timeLimit(.minutes(1))) func givingUpConnectsLeavesOpenChannelsAlone() async throws {
-        let (listener, port, fillers) = try Self.fullListener()
-        defer { (fillers + [listener]).forEach { Glibc.close($0) } }
-        let (open, openPort) = try Self.listener(queue: 4)
-        defer { Glibc.close(open) }
-        let openSocket = LinkSocket(FileDescriptor(rawValue: Self.tcpSocket()), connecting: true)
-        #expect(openSocket.connect { Self.connect($0, port: openPort) } == .connected)
-        let connecting = LinkSocket(FileDescriptor(rawValue: Self.tcpSocket()), connecting: true)
-        let outcome = Mutex<LinkSocket.ConnectOutcome?>(nil)
-        let thread = Thread {
-            let result = connecting.connect { Self.connect($0, port: port) }
-            outcome.withLock { $0 = result }
-        }
-        thread.start()
-        for socket in [openSocket, connecting] { socket.giveUpConnecting() }
-        while outcome.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(outcome.withLock { $0 } == .gaveUp)
-        #expect(!openSocket.wasShutDown)
-        try openSocket.send([1, 2, 3], link: 1)
-        openSocket.close()
-        connecting.close()
-    }
 }
