@@ -63,14 +63,14 @@ package final class BlueZAdapter: BLEAdapter {
     private let identityResolvingKey: [UInt8]?
     private let logger: Logger
     /// How long a closing link may take to send what was sent on it last.
-    private let sendGrace: Duration
+    private let sendGrace: Duration = .seconds(1)
     /// How long a stopping adapter waits for the kernel's answers to its clean-up. Linux holds
     /// its HCI work while it creates an LE connection (VM rig, 6.1 + Bumble: 4.0-4.2 s after
     /// each LE Create Connection, until its own Create Connection Cancel); a stop then, with a
     /// Start Discovery in flight, has its Stop Discovery refused (the start is pending) and must
     /// see the start answered to write it again. Closed sooner, it left the kernel discovering
     /// 10 s (two-rigs `btd-first`, 2026-12-03, read in `hci.log`).
-    static let cleanUpGrace: Duration = .seconds(6)
+    private let cleanUpGrace: Duration
     private let state = Mutex(State())
     private let mgmt: Mutex<MgmtSocket?> = Mutex(nil)
     /// Discovery is restarted this often to keep RSSI samples coming.
@@ -88,10 +88,10 @@ package final class BlueZAdapter: BLEAdapter {
     /// `identityResolvingKey`: turn on LE privacy with this key at start (a rig of a keyed event,
     /// whose adverts must not be linkable through the adapter's fixed address, and whose peers
     /// resolve its addresses with the key they derive too).
-    /// `sendGrace`: see the property (tests that answer for the kernel give it more than a
+    /// `cleanUpGrace`: see the property (tests that answer for the kernel give it more than a
     /// stalled test process could take).
     package init(
-        name: String, psm: UInt8, identityResolvingKey: [UInt8]? = nil, logger: Logger, sendGrace: Duration = .seconds(1)
+        name: String, psm: UInt8, identityResolvingKey: [UInt8]? = nil, logger: Logger, cleanUpGrace: Duration = .seconds(6)
     ) throws(BlueZError) {
         guard name.hasPrefix("hci"), let index = UInt16(name.dropFirst(3)) else {
             throw .noAdapter(requested: name, available: [])
@@ -101,7 +101,7 @@ package final class BlueZAdapter: BLEAdapter {
         self.psm = psm
         self.identityResolvingKey = identityResolvingKey
         self.logger = logger
-        self.sendGrace = sendGrace
+        self.cleanUpGrace = cleanUpGrace
     }
 
     private func socket() throws(BlueZError) -> MgmtSocket {
@@ -672,7 +672,7 @@ package final class BlueZAdapter: BLEAdapter {
             }
         }
         let cleanUp: [MgmtCommand] = [.removeAdvertising(instance: instance), .stopDiscovery(addressTypes: 0x06)]
-        if let socket = try? socket(), !(await socket.finish(with: cleanUp, index: index, deadline: .now + max(sendGrace, Self.cleanUpGrace))) {
+        if let socket = try? socket(), !(await socket.finish(with: cleanUp, index: index, deadline: .now + cleanUpGrace)) {
             logger.warning(
                 "the kernel did not answer the adapter's clean-up (Remove Advertising, Stop Discovery) before the stop's deadline: a discovery it had started may run on for up to 10 s, and other programs' Start Discovery answer Busy meanwhile",
                 metadata: ["adapter": "\(name)"])

@@ -15,7 +15,7 @@ import Testing
         defer { Glibc.close(kernel.fd) }
         // The kernel's answers come when this test gives them, however long a loaded machine
         // stalls it: the stop's deadline is not what is tested.
-        let adapter = try BlueZAdapter(name: "hci0", psm: 0x80, logger: Logger(label: "test"), sendGrace: .seconds(3600))
+        let adapter = try BlueZAdapter(name: "hci0", psm: 0x80, logger: Logger(label: "test"), cleanUpGrace: .seconds(3600))
         adapter.adopt(socket) { _ in }
         let scanning = Task { try await adapter.startScanning() }
         // The start stops a discovery a predecessor may have left, then starts its own.

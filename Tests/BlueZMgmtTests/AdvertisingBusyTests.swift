@@ -12,7 +12,7 @@ import Testing
         let (socket, kernel) = try MgmtSocketTests.socket()
         defer { Glibc.close(kernel.fd) }
         // The stop at the end waits for this test's answers however long a loaded machine stalls it.
-        let adapter = try BlueZAdapter(name: "hci0", psm: 0x80, logger: Logger(label: "test"), sendGrace: .seconds(3600))
+        let adapter = try BlueZAdapter(name: "hci0", psm: 0x80, logger: Logger(label: "test"), cleanUpGrace: .seconds(3600))
         adapter.adopt(socket) { _ in }
         // Flags, then manufacturer data: the adapter drops the Flags (the kernel writes its own).
         let advertised = Task { try await adapter.advertise([0x02, 0x01, 0x06, 0x04, 0xFF, 0xFF, 0xFF, 0x01], scanResponse: []) }
