@@ -35,7 +35,17 @@ import Testing
 
         /// MGMT_EV_CMD_COMPLETE for `opcode` on controller `index`.
         func complete(_ opcode: MgmtOpcode, index: UInt16 = 0, status: MgmtStatus = .success, _ parameters: [UInt8] = []) {
-            send(MgmtPacket(code: 0x0001, index: index, parameters: [UInt8(opcode.rawValue & 0xFF), UInt8(opcode.rawValue >> 8), status.rawValue] + parameters))
+            send(Self.completion(opcode, index: index, status: status, parameters))
+        }
+
+        /// `complete` racing the socket's close: sent if the socket is still open.
+        func completeIfOpen(_ opcode: MgmtOpcode, status: MgmtStatus = .success, _ parameters: [UInt8] = []) {
+            let bytes = Self.completion(opcode, index: 0, status: status, parameters).encoded()
+            _ = Glibc.send(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL))
+        }
+
+        static func completion(_ opcode: MgmtOpcode, index: UInt16, status: MgmtStatus, _ parameters: [UInt8]) -> MgmtPacket {
+            MgmtPacket(code: 0x0001, index: index, parameters: [UInt8(opcode.rawValue & 0xFF), UInt8(opcode.rawValue >> 8), status.rawValue] + parameters)
         }
 
         /// Whether the socket's end is closed: recv sees the end of the stream.
@@ -203,12 +213,16 @@ import Testing
     /// The clean-up answered (Stop Discovery refused: the start in flight has not started yet)
     /// but that start unanswered at the deadline: the kernel may start discovering after the
     /// close, and `finish` says the clean-up did not complete (the adapter warns).
+    ///
+    /// The answers race the deadline: in a process stalled past it (CI, 2026-12-03: every test
+    /// 19 s late) the socket has closed before they go, and `finish` still says not clean; only
+    /// a `finish` that ignored the start in flight fails, whenever it runs.
     @Test func aStartStillInFlightAtTheDeadlineIsNoCleanStop() async throws {
         let (kernel, inFlight, _, finished) = try await Self.finishing(deadline: .now + .milliseconds(300))
         defer { Glibc.close(kernel.fd) }
         try await Self.expectCleanUp(from: kernel)
-        kernel.complete(.removeAdvertising, [5])
-        kernel.complete(.stopDiscovery, status: .rejected, [0x06])
+        kernel.completeIfOpen(.removeAdvertising, [5])
+        kernel.completeIfOpen(.stopDiscovery, status: .rejected, [0x06])
         #expect(await finished.value == false)
         await #expect(throws: BlueZError.self) { try await inFlight.value }
     }

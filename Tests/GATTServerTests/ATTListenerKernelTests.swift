@@ -79,8 +79,9 @@ private final class LinkLog: Sendable {
     func waitUntilClosed() -> Bool { wait { $0.closed ? true : nil } ?? false }
 
     private func wait<T>(_ ready: (State) -> T?) -> T? {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
+        // 1000 polls 10 ms apart, counted rather than timed: a process stalled for seconds
+        // (seen in CI beside a sanitizer build) stalls this thread too, and costs it one poll.
+        for _ in 0..<1000 {
             if let value = state.withLock({ ready($0) }) { return value }
             usleep(10_000)
         }
