@@ -154,9 +154,9 @@ import Testing
         #expect(kernel.peerClosed)
     }
 
-    /// A deadline already past when the client finishes (a process stalled for seconds: seen in
-    /// CI, every test of a run 20 s late beside a sanitizer build) still lets the clean-up out
-    /// before the close.
+    /// A deadline already past when the client finishes (a process stalled for seconds, or a
+    /// task waiting that long for a thread: seen in CI, every test of a run 20 s late) still lets
+    /// the clean-up out before the close.
     @Test func aDeadlinePassedAlreadyStillLetsTheCleanUpOutFirst() async throws {
         let (kernel, inFlight, _, finished) = try await Self.finishing(deadline: .now - .seconds(1))
         defer { Glibc.close(kernel.fd) }
@@ -214,7 +214,8 @@ import Testing
     /// but that start unanswered at the deadline: the kernel may start discovering after the
     /// close, and `finish` says the clean-up did not complete (the adapter warns).
     ///
-    /// The answers race the deadline: in a process stalled past it (CI, 2026-12-03: every test
+    /// The answers race the deadline: when this test waits past it for a thread of the
+    /// cooperative pool (CI, 2026-12-03: the pool held by CPU-bound tests, every test of the run
     /// 19 s late) the socket has closed before they go, and `finish` still says not clean; only
     /// a `finish` that ignored the start in flight fails, whenever it runs.
     @Test func aStartStillInFlightAtTheDeadlineIsNoCleanStop() async throws {
