@@ -181,22 +181,10 @@ private final class ChannelLink: Sendable {
 
     /// What the server handed up once there are `count` of them (the answer goes out first).
     func waitForActions(_ count: Int) -> [ATTServerAction] {
-        poll { actions.withLock { $0.count } >= count }
-        return actions.withLock { $0 }
+        polled(10_000, every: 1_000) { actions.withLock { $0.count >= count ? $0 : nil } } ?? actions.withLock { $0 }
     }
 
     func waitUntilEnded() -> Bool {
-        poll { ended.withLock { $0 } }
-        return ended.withLock { $0 }
-    }
-
-    /// Up to 10 000 polls 1 ms apart, counted rather than timed: a process stalled for seconds
-    /// (seen in CI beside a sanitizer build) stalls this thread too, and costs it one poll.
-    private func poll(until done: () -> Bool) {
-        var polls = 0
-        while polls < 10_000, !done() {
-            usleep(1_000)
-            polls += 1
-        }
+        polled(10_000, every: 1_000) { ended.withLock { $0 } ? true : nil } ?? false
     }
 }

@@ -79,12 +79,6 @@ private final class LinkLog: Sendable {
     func waitUntilClosed() -> Bool { wait { $0.closed ? true : nil } ?? false }
 
     private func wait<T>(_ ready: (State) -> T?) -> T? {
-        // 1000 polls 10 ms apart, counted rather than timed: a process stalled for seconds
-        // (seen in CI beside a sanitizer build) stalls this thread too, and costs it one poll.
-        for _ in 0..<1000 {
-            if let value = state.withLock({ ready($0) }) { return value }
-            usleep(10_000)
-        }
-        return nil
+        polled(1000, every: 10_000) { state.withLock { ready($0) } }
     }
 }

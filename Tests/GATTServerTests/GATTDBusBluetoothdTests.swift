@@ -117,12 +117,6 @@ private final class EventLog: Sendable {
     @Sendable func record(_ event: GATTDBusEvent) { events.withLock { $0.append(event) } }
 
     func wait<T>(_ ready: ([GATTDBusEvent]) -> T?) -> T? {
-        // 1500 polls 10 ms apart, counted rather than timed: a process stalled for seconds
-        // (seen in CI beside a sanitizer build) stalls this thread too, and costs it one poll.
-        for _ in 0..<1500 {
-            if let value = events.withLock({ ready($0) }) { return value }
-            usleep(10_000)
-        }
-        return nil
+        polled(1500, every: 10_000) { events.withLock { ready($0) } }
     }
 }
